@@ -1,0 +1,126 @@
+# fuselab - build, run, test, bench, install.
+#
+#   make            build build/fuselab (installs missing Debian packages first)
+#   make run        build, then open fuselab on the built-in sample
+#   make test       unit + command-line tests, then the same under ASan+UBSan
+#   make test SAN=1 only the sanitizer pass
+#   make install PREFIX=/usr/local
+#
+# Objects go to build/<variant>/ so the plain and sanitizer builds coexist.
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+CC       ?= cc
+SAN      ?= 0
+
+PKGS     := isl libcgraph libgvc libcjson ncurses
+DEPS_OK  := $(shell scripts/install-deps.sh >&2 && echo yes)
+ifneq ($(DEPS_OK),yes)
+$(error missing packages: see the message above)
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+TEST_LIBS  := $(shell pkg-config --libs cmocka)
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
+	     $(CFLAGS) -Iengine -Iapp -Iviews -DFL_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
+
+ifeq ($(SAN),1)
+VARIANT  := san
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=undefined -O1
+LDSAN    := -fsanitize=address,undefined
+else
+VARIANT  := plain
+LDSAN    :=
+endif
+B        := build/$(VARIANT)
+
+ENGINE_SRC := engine/fl_error.c engine/shape.c engine/attrs.c engine/ops.c \
+	      engine/ops_prim.c engine/ops_compound.c engine/graph.c \
+	      engine/expand.c engine/loader.c engine/interp.c engine/rng.c
+APP_SRC    := app/main.c app/options.c app/batch.c app/tui.c views/view_ops.c
+TEST_SRC   := tests/test_main.c tests/test_util.c tests/test_shape.c \
+	      tests/test_ops.c tests/test_compound.c tests/test_loader.c \
+	      tests/test_interp.c tests/test_samples.c tests/test_cli.c
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
+APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
+TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
+
+BIN        := $(B)/fuselab
+TEST_BIN   := $(B)/fuselab-tests
+DEFAULT_SAMPLE := samples/bert_encoder.json
+
+.PHONY: all run test test-plain test-san install uninstall clean deps bench
+all: $(BIN) build/fuselab
+
+build/fuselab: $(BIN)
+	@ln -sf $(VARIANT)/fuselab $@
+
+$(BIN): $(APP_OBJ) $(B)/libfuselab.a
+	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
+
+$(B)/libfuselab.a: $(ENGINE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/gen/builtin_sample.c: $(DEFAULT_SAMPLE) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh fl_builtin_sample_json $< > $@.tmp && mv $@.tmp $@
+
+$(B)/gen/builtin_sample.o: $(B)/gen/builtin_sample.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(TEST_BIN): $(TEST_OBJ) $(B)/libfuselab.a
+	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(TEST_LIBS) -lm -ldl -lpthread
+
+run: all
+	$(BIN)
+
+# The plain pass first, then the sanitizer pass; the suite's own summary
+# line (cmocka's) is the last thing printed.
+ifeq ($(SAN),1)
+test: test-san
+else
+test: test-plain
+	@$(MAKE) --no-print-directory test-san SAN=1
+endif
+
+test-plain test-san: $(BIN) $(TEST_BIN)
+	@echo "== $(VARIANT) build: running $(TEST_BIN)"
+	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(TEST_BIN)
+
+bench: $(BIN)
+	@scripts/bench.sh $(BIN)
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/fuselab
+	install -m 644 samples/*.json $(DESTDIR)$(PREFIX)/share/fuselab/samples/
+	if ls samples/rules/*.json >/dev/null 2>&1; then \
+	  install -m 644 samples/rules/*.json $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules/; fi
+	sed 's/@VERSION@/$(VERSION)/' man/fuselab.1 > $(DESTDIR)$(PREFIX)/share/man/man1/fuselab.1
+	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/fuselab.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/fuselab $(DESTDIR)$(PREFIX)/share/man/man1/fuselab.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/fuselab
+
+deps:
+	@scripts/install-deps.sh
+
+clean:
+	rm -rf build
+
+-include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

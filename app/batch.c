@@ -1,0 +1,192 @@
+/* Batch mode: what a script or a test sees of fuselab.  Exit status 0 on
+ * success, 1 when running fails, 2 for bad input (app/main.c maps them). */
+#include "batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp.h"
+#include "loader.h"
+
+extern const char fl_builtin_sample_json[];
+
+#define BUILTIN_SOURCE "<built-in: bert_encoder.json>"
+
+fl_graph *fl_app_load(const fl_options *o, fl_error *err)
+{
+	if (o->file)
+		return fl_load_graph_file(o->file, err);
+	return fl_load_graph_string(fl_builtin_sample_json,
+				    strlen(fl_builtin_sample_json),
+				    BUILTIN_SOURCE, err);
+}
+
+const char *fl_format_bytes(int64_t bytes, char *buf, size_t n)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB",
+					    "PiB", "EiB"};
+	double v = (double)bytes;
+	int u = 0;
+
+	if (bytes < 0) {
+		snprintf(buf, n, "(overflows)");
+		return buf;
+	}
+	while (v >= 1024 && u < 6) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%lld B", (long long)bytes);
+	else
+		snprintf(buf, n, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+static void print_summary(const fl_graph *g)
+{
+	fl_graph_summary s;
+	char b[5][32];
+
+	fl_graph_summarize(g, &s);
+	printf("graph: %s\n", g->name);
+	if (g->doc)
+		printf("doc: %s\n", g->doc);
+	printf("ops: %d (%d compound, %d primitive)\n", s.n_ops, s.n_compound,
+	       s.n_primitive);
+	printf("tensors: %d (%d input, %d param, %d const, %d output, "
+	       "%d intermediate)\n",
+	       s.n_tensors, s.n_inputs, s.n_params, s.n_consts, s.n_outputs,
+	       s.n_temps);
+	printf("bytes: inputs %s, params+consts %s, outputs %s, "
+	       "intermediates %s, total %s\n",
+	       fl_format_bytes(s.input_bytes, b[0], sizeof b[0]),
+	       fl_format_bytes(s.param_bytes, b[1], sizeof b[1]),
+	       fl_format_bytes(s.output_bytes, b[2], sizeof b[2]),
+	       fl_format_bytes(s.temp_bytes, b[3], sizeof b[3]),
+	       fl_format_bytes(s.total_bytes, b[4], sizeof b[4]));
+}
+
+int fl_batch_check(const fl_options *o)
+{
+	fl_error err = {""};
+	fl_graph *g = fl_app_load(o, &err);
+
+	if (!g) {
+		fprintf(stderr, "fuselab: %s\n", err.msg);
+		return 2;
+	}
+	print_summary(g);
+	printf("valid: yes\n");
+	fl_graph_free(g);
+	return 0;
+}
+
+/* Seconds spent on the ops that output tensor t depends on (its cone). */
+static double cone_seconds(const fl_graph *g, const fl_values *v, int t,
+			   char *mark)
+{
+	int p = g->tensors[t].producer;
+	double s = 0;
+
+	memset(mark, 0, (size_t)g->n_ops);
+	if (p >= 0)
+		mark[p] = 1;
+	/* Ops are in topological order: sweep backwards once. */
+	for (int i = g->n_ops - 1; i >= 0; i--) {
+		if (!mark[i])
+			continue;
+		s += v->op_seconds[i];
+		for (int k = 0; k < g->ops[i].n_in; k++) {
+			int q = g->tensors[g->ops[i].in[k]].producer;
+
+			if (q >= 0)
+				mark[q] = 1;
+		}
+	}
+	return s;
+}
+
+static int interpret(const fl_graph *g, const fl_options *o)
+{
+	fl_interp_opts io = {o->seed, o->max_bytes};
+	fl_error err = {""};
+	fl_values *v = fl_interp_run(g, &io, &err);
+	char *mark;
+	double total = 0;
+	int *outs, n;
+
+	if (!v) {
+		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
+		return 1;
+	}
+	mark = malloc((size_t)g->n_ops + 1);
+	n = fl_graph_outputs(g, &outs);
+	if (!mark || n < 0) {
+		fprintf(stderr, "fuselab: out of memory\n");
+		free(mark);
+		fl_values_free(v);
+		return 1;
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		total += v->op_seconds[i];
+	printf("interpreted: %d ops in %.3f s (seed %llu)\n", g->n_ops, total,
+	       (unsigned long long)o->seed);
+	for (int k = 0; k < n; k++) {
+		const fl_buf *b = &v->bufs[outs[k]];
+		fl_checksum c = fl_buf_checksum(b);
+		char sh[128];
+
+		printf("output %s %s: checksum sum=%.9g abs=%.9g hash=%016llx "
+		       "nan=%lld time=%.3f ms\n",
+		       g->tensors[outs[k]].name,
+		       fl_shape_format(&b->shape, sh, sizeof sh), c.sum, c.abs_sum,
+		       (unsigned long long)c.hash, (long long)c.n_nan,
+		       1e3 * cone_seconds(g, v, outs[k], mark));
+	}
+	free(outs);
+	free(mark);
+	fl_values_free(v);
+	return 0;
+}
+
+int fl_batch_run(const fl_options *o)
+{
+	fl_error err = {""};
+	fl_graph *g = fl_app_load(o, &err);
+	int rc = 0;
+
+	if (!g) {
+		fprintf(stderr, "fuselab: %s\n", err.msg);
+		return 2;
+	}
+	print_summary(g);
+	if (o->interpret) {
+		fflush(stdout);
+		rc = interpret(g, o);
+	}
+	fl_graph_free(g);
+	return rc;
+}
+
+int fl_batch_list_ops(void)
+{
+	static const char *const classes[] = {"unary", "binary", "reduction",
+					      "opaque", "custom", "compound"};
+
+	for (int k = 0; k < FL_OP_COUNT; k++) {
+		const fl_op_info *info = fl_op_info_of((fl_op_kind)k);
+		char arity[16];
+
+		if (info->max_in < 0)
+			snprintf(arity, sizeof arity, "%d+", info->min_in);
+		else if (info->max_in == info->min_in)
+			snprintf(arity, sizeof arity, "%d", info->min_in);
+		else
+			snprintf(arity, sizeof arity, "%d-%d", info->min_in,
+				 info->max_in);
+		printf("%-13s %-9s in %-4s %s\n", info->name, classes[info->cls],
+		       arity, info->doc);
+	}
+	return 0;
+}

@@ -1,0 +1,18 @@
+/* Non-interactive modes: --check, --batch [--interpret], --list-ops. */
+#ifndef FL_APP_BATCH_H
+#define FL_APP_BATCH_H
+
+#include "graph.h"
+#include "options.h"
+
+/* Loads o->file, or the built-in sample when it is NULL.  NULL + message. */
+fl_graph *fl_app_load(const fl_options *o, fl_error *err);
+
+int fl_batch_check(const fl_options *o);
+int fl_batch_run(const fl_options *o);
+int fl_batch_list_ops(void);
+
+/* "1.5 MiB" into buf. */
+const char *fl_format_bytes(int64_t bytes, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,34 @@
+/* Command-line options of fuselab.  One table in options.c describes every
+ * option; --help is generated from it so the two never drift. */
+#ifndef FL_APP_OPTIONS_H
+#define FL_APP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum fl_mode {
+	FL_MODE_INTERACTIVE,
+	FL_MODE_CHECK,
+	FL_MODE_BATCH,
+	FL_MODE_HELP,
+	FL_MODE_VERSION,
+	FL_MODE_LIST_OPS,
+} fl_mode;
+
+typedef struct fl_options {
+	fl_mode mode;
+	const char *file;	/* NULL: the built-in sample */
+	bool interpret;
+	uint64_t seed;
+	int64_t max_bytes;
+} fl_options;
+
+/* Parses argv; on a usage error writes the message to `err` (a line of at
+ * most 512 bytes) and returns -1. */
+int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
+		     size_t err_len);
+
+void fl_options_print_help(FILE *out);
+
+#endif

@@ -1,0 +1,693 @@
+/* The graph IR: construction, copying, validation and summaries.
+ *
+ * Validation is the one place that turns "a list of ops naming tensors"
+ * into a graph later stages may trust: producers set, ops in topological
+ * order, every shape inferred and checked against what the file declared.
+ * Messages use the file's JSON paths (ops[i] is the op's position in the
+ * file, before sorting) so the loader only has to add the file name. */
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *fl_role_name(fl_role r)
+{
+	switch (r) {
+	case FL_ROLE_TEMP: return "intermediate";
+	case FL_ROLE_INPUT: return "input";
+	case FL_ROLE_PARAM: return "param";
+	case FL_ROLE_CONST: return "const";
+	case FL_ROLE_OUTPUT: return "output";
+	}
+	return "?";
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+fl_graph *fl_graph_new(const char *name)
+{
+	fl_graph *g = calloc(1, sizeof *g);
+
+	if (!g)
+		return NULL;
+	g->name = strdup(name ? name : "graph");
+	if (!g->name) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void tensor_clear(fl_tensor *t)
+{
+	free(t->name);
+	free(t->data);
+}
+
+static void op_clear(fl_op *op)
+{
+	free(op->name);
+	free(op->in);
+	free(op->out);
+	fl_attrs_free(&op->attrs);
+	free(op->prov.origin);
+	free(op->prov.compound);
+	free(op->prov.rewrite);
+}
+
+void fl_graph_free(fl_graph *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; i < g->n_tensors; i++)
+		tensor_clear(&g->tensors[i]);
+	for (int i = 0; i < g->n_ops; i++)
+		op_clear(&g->ops[i]);
+	free(g->tensors);
+	free(g->ops);
+	free(g->name);
+	free(g->doc);
+	free(g);
+}
+
+int fl_graph_find_tensor(const fl_graph *g, const char *name)
+{
+	for (int i = 0; i < g->n_tensors; i++)
+		if (strcmp(g->tensors[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int fl_graph_find_op(const fl_graph *g, const char *name)
+{
+	for (int i = 0; i < g->n_ops; i++)
+		if (strcmp(g->ops[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Grows an array of `size`-byte items so that index n fits. */
+static int grow(void **items, int *cap, int n, size_t size)
+{
+	void *p;
+	int c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	p = realloc(*items, (size_t)c * size);
+	if (!p)
+		return -1;
+	*items = p;
+	*cap = c;
+	return 0;
+}
+
+int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
+			fl_role role, fl_error *err)
+{
+	fl_tensor *t;
+
+	if (fl_graph_find_tensor(g, name) >= 0) {
+		fl_error_set(err, "tensor \"%s\" already exists", name);
+		return -1;
+	}
+	if (grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors,
+		 sizeof *g->tensors) < 0)
+		goto oom;
+	t = &g->tensors[g->n_tensors];
+	memset(t, 0, sizeof *t);
+	t->name = strdup(name);
+	if (!t->name)
+		goto oom;
+	if (shape) {
+		t->shape = *shape;
+		t->shape_known = true;
+	}
+	t->role = role;
+	t->producer = -1;
+	return g->n_tensors++;
+oom:
+	fl_error_set(err, "out of memory adding tensor \"%s\"", name);
+	return -1;
+}
+
+int fl_graph_add_scalar(fl_graph *g, const char *hint, float v, fl_error *err)
+{
+	char name[256];
+	fl_shape s = fl_shape_scalar();
+	int t;
+
+	snprintf(name, sizeof name, "%s", hint);
+	for (int k = 2; fl_graph_find_tensor(g, name) >= 0; k++)
+		snprintf(name, sizeof name, "%s.%d", hint, k);
+	t = fl_graph_add_tensor(g, name, &s, FL_ROLE_CONST, err);
+	if (t < 0)
+		return -1;
+	g->tensors[t].data = malloc(sizeof(float));
+	if (!g->tensors[t].data) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	g->tensors[t].data[0] = v;
+	g->tensors[t].n_data = 1;
+	return t;
+}
+
+static int *dup_ints(const int *v, int n)
+{
+	int *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+
+	if (p && n > 0)
+		memcpy(p, v, (size_t)n * sizeof *p);
+	return p;
+}
+
+int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
+		    const int *in, int n_in, const int *out, int n_out,
+		    fl_error *err)
+{
+	fl_op *op;
+
+	if (fl_graph_find_op(g, name) >= 0) {
+		fl_error_set(err, "op \"%s\" already exists", name);
+		return -1;
+	}
+	if (grow((void **)&g->ops, &g->cap_ops, g->n_ops, sizeof *g->ops) < 0)
+		goto oom;
+	op = &g->ops[g->n_ops];
+	memset(op, 0, sizeof *op);
+	op->kind = kind;
+	op->n_in = n_in;
+	op->n_out = n_out;
+	op->name = strdup(name);
+	op->in = dup_ints(in, n_in);
+	op->out = dup_ints(out, n_out);
+	op->prov.origin = strdup(name);
+	if (!op->name || !op->in || !op->out || !op->prov.origin) {
+		op_clear(op);
+		goto oom;
+	}
+	return g->n_ops++;
+oom:
+	fl_error_set(err, "out of memory adding op \"%s\"", name);
+	return -1;
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *s;
+
+	if (!src)
+		return 0;
+	s = strdup(src);
+	if (!s)
+		return -1;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int fl_op_set_provenance(fl_op *op, const char *origin, const char *compound,
+			 const char *rewrite)
+{
+	if (replace_str(&op->prov.origin, origin) < 0 ||
+	    replace_str(&op->prov.compound, compound) < 0 ||
+	    replace_str(&op->prov.rewrite, rewrite) < 0)
+		return -1;
+	return 0;
+}
+
+static int copy_tensor(fl_tensor *dst, const fl_tensor *src)
+{
+	*dst = *src;
+	dst->name = strdup(src->name);
+	dst->data = NULL;
+	if (src->data) {
+		dst->data = malloc((size_t)src->n_data * sizeof(float));
+		if (dst->data)
+			memcpy(dst->data, src->data,
+			       (size_t)src->n_data * sizeof(float));
+	}
+	return dst->name && (!src->data || dst->data) ? 0 : -1;
+}
+
+static int copy_op(fl_op *dst, const fl_op *src)
+{
+	memset(dst, 0, sizeof *dst);
+	dst->kind = src->kind;
+	dst->n_in = src->n_in;
+	dst->n_out = src->n_out;
+	dst->name = strdup(src->name);
+	dst->in = dup_ints(src->in, src->n_in);
+	dst->out = dup_ints(src->out, src->n_out);
+	dst->prov.origin = dup_or_null(src->prov.origin);
+	dst->prov.compound = dup_or_null(src->prov.compound);
+	dst->prov.rewrite = dup_or_null(src->prov.rewrite);
+	if (fl_attrs_copy(&dst->attrs, &src->attrs) < 0)
+		return -1;
+	return dst->name && dst->in && dst->out ? 0 : -1;
+}
+
+fl_graph *fl_graph_copy(const fl_graph *g)
+{
+	fl_graph *c = fl_graph_new(g->name);
+
+	if (!c)
+		return NULL;
+	c->doc = dup_or_null(g->doc);
+	c->tensors = calloc((size_t)(g->n_tensors + 1), sizeof *c->tensors);
+	c->ops = calloc((size_t)(g->n_ops + 1), sizeof *c->ops);
+	if (!c->tensors || !c->ops)
+		goto fail;
+	c->cap_tensors = g->n_tensors + 1;
+	c->cap_ops = g->n_ops + 1;
+	for (int i = 0; i < g->n_tensors; i++, c->n_tensors++)
+		if (copy_tensor(&c->tensors[i], &g->tensors[i]) < 0) {
+			c->n_tensors++;
+			goto fail;
+		}
+	for (int i = 0; i < g->n_ops; i++, c->n_ops++)
+		if (copy_op(&c->ops[i], &g->ops[i]) < 0) {
+			c->n_ops++;
+			goto fail;
+		}
+	return c;
+fail:
+	fl_graph_free(c);
+	return NULL;
+}
+
+int fl_graph_infer_op(fl_graph *g, int i, fl_error *err)
+{
+	fl_op *op = &g->ops[i];
+	const fl_op_info *info = fl_op_info_of(op->kind);
+	fl_shape in[64], out[8];
+
+	if (!info) {
+		fl_error_set(err, "op: unknown op kind %d", (int)op->kind);
+		return -1;
+	}
+	if (op->n_in < info->min_in ||
+	    (info->max_in >= 0 && op->n_in > info->max_in) || op->n_in > 64) {
+		if (info->min_in == info->max_in)
+			fl_error_set(err, "in: %s takes %d input%s, got %d",
+				     info->name, info->min_in,
+				     info->min_in == 1 ? "" : "s", op->n_in);
+		else if (info->max_in < 0)
+			fl_error_set(err, "in: %s takes at least %d inputs, got %d",
+				     info->name, info->min_in, op->n_in);
+		else
+			fl_error_set(err, "in: %s takes %d to %d inputs, got %d",
+				     info->name, info->min_in, info->max_in,
+				     op->n_in);
+		return -1;
+	}
+	if (op->n_out != info->n_out) {
+		fl_error_set(err, "out: %s writes %d tensor%s, got %d",
+			     info->name, info->n_out,
+			     info->n_out == 1 ? "" : "s", op->n_out);
+		return -1;
+	}
+	if (fl_attrs_check_known(&op->attrs, info->attrs, err) < 0)
+		return -1;
+	for (int k = 0; k < op->n_in; k++) {
+		const fl_tensor *t = &g->tensors[op->in[k]];
+
+		if (!t->shape_known) {
+			fl_error_set(err, "in[%d]: tensor \"%s\" has no shape yet",
+				     k, t->name);
+			return -1;
+		}
+		in[k] = t->shape;
+	}
+	memset(out, 0, sizeof out);
+	if (info->infer(op, in, out, err) < 0)
+		return -1;
+	for (int k = 0; k < op->n_out; k++) {
+		fl_tensor *t = &g->tensors[op->out[k]];
+		char sd[128], si[128];
+
+		if (fl_shape_numel(&out[k]) < 0) {
+			fl_error_set(err, "out: result has too many elements");
+			return -1;
+		}
+		if (t->shape_known && !fl_shape_equal(&t->shape, &out[k])) {
+			fl_error_set(err,
+				     "out: tensor \"%s\" is declared %s but %s "
+				     "computes %s",
+				     t->name, fl_shape_format(&t->shape, sd, sizeof sd),
+				     info->name,
+				     fl_shape_format(&out[k], si, sizeof si));
+			return -1;
+		}
+		t->shape = out[k];
+		t->shape_known = true;
+	}
+	return 0;
+}
+
+/* Sets t->producer for every op output and checks the write rules. */
+static int link_producers(fl_graph *g, fl_error *err)
+{
+	for (int t = 0; t < g->n_tensors; t++)
+		g->tensors[t].producer = -1;
+	for (int i = 0; i < g->n_ops; i++) {
+		const fl_op *op = &g->ops[i];
+
+		for (int k = 0; k < op->n_out; k++) {
+			fl_tensor *t = &g->tensors[op->out[k]];
+
+			if (t->role == FL_ROLE_INPUT || t->role == FL_ROLE_PARAM ||
+			    t->role == FL_ROLE_CONST) {
+				fl_error_set(err,
+					     "ops[%d].out: tensor \"%s\" is an %s "
+					     "and cannot be written by an op",
+					     i, t->name, fl_role_name(t->role));
+				return -1;
+			}
+			if (t->producer >= 0) {
+				fl_error_set(err,
+					     "ops[%d].out: tensor \"%s\" is written "
+					     "twice (already by op \"%s\")",
+					     i, t->name, g->ops[t->producer].name);
+				return -1;
+			}
+			t->producer = i;
+		}
+	}
+	return 0;
+}
+
+/* Every tensor that is read must have a value: a producer or an outside
+ * source; every output must be written. */
+static int check_sources(const fl_graph *g, fl_error *err)
+{
+	for (int i = 0; i < g->n_ops; i++) {
+		const fl_op *op = &g->ops[i];
+
+		for (int k = 0; k < op->n_in; k++) {
+			const fl_tensor *t = &g->tensors[op->in[k]];
+
+			if (t->producer < 0 && (t->role == FL_ROLE_TEMP ||
+						t->role == FL_ROLE_OUTPUT)) {
+				fl_error_set(err,
+					     "ops[%d].in[%d]: tensor \"%s\" is "
+					     "never written by any op (declare it "
+					     "with role \"input\"?)",
+					     i, k, t->name);
+				return -1;
+			}
+		}
+	}
+	for (int t = 0; t < g->n_tensors; t++) {
+		const fl_tensor *x = &g->tensors[t];
+
+		if (x->role == FL_ROLE_OUTPUT && x->producer < 0) {
+			fl_error_set(err,
+				     "tensors.%s: output is never written by any op",
+				     x->name);
+			return -1;
+		}
+		if (x->role == FL_ROLE_CONST && !x->data) {
+			fl_error_set(err, "tensors.%s: const tensor has no values",
+				     x->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Describes a cycle among the unsorted ops (indeg > 0): walks producers
+ * from op `start` until an op repeats, then prints that loop. */
+static void describe_cycle(const fl_graph *g, const int *indeg, int start,
+			   fl_error *err)
+{
+	int *seen = calloc((size_t)g->n_ops, sizeof *seen);
+	int cur = start, step = 1;
+	char path[FL_ERROR_MAX / 2] = "";
+	size_t used = 0;
+
+	if (!seen) {
+		fl_error_set(err, "ops[%d]: the graph has a cycle", start);
+		return;
+	}
+	/* Follow an unsorted producer until we come back to a visited op. */
+	while (!seen[cur]) {
+		const fl_op *op = &g->ops[cur];
+		int next = -1;
+
+		seen[cur] = step++;
+		for (int k = 0; k < op->n_in && next < 0; k++) {
+			int p = g->tensors[op->in[k]].producer;
+
+			if (p >= 0 && indeg[p] > 0)
+				next = p;
+		}
+		if (next < 0)
+			break;
+		cur = next;
+	}
+	/* cur is on the loop: print it in dataflow order. */
+	start = cur;
+	do {
+		const fl_op *op = &g->ops[cur];
+		int next = -1;
+
+		if (used < sizeof path)
+			used += (size_t)snprintf(path + used, sizeof path - used,
+						 "%s%s", used ? " <- " : "",
+						 op->name);
+		for (int k = 0; k < op->n_in && next < 0; k++) {
+			int p = g->tensors[op->in[k]].producer;
+
+			if (p >= 0 && indeg[p] > 0)
+				next = p;
+		}
+		cur = next;
+	} while (cur >= 0 && cur != start);
+	fl_error_set(err, "ops[%d]: the graph has a cycle through op \"%s\" (%s <- %s)",
+		     start, g->ops[start].name, path, g->ops[start].name);
+	free(seen);
+}
+
+/* Kahn's algorithm over op indices; order[] receives a topological order
+ * that keeps the file order wherever the data allows it. */
+static int topo_order(const fl_graph *g, int *order, fl_error *err)
+{
+	int *indeg = calloc((size_t)g->n_ops + 1, sizeof *indeg);
+	int *users = NULL, *ustart = calloc((size_t)g->n_ops + 2, sizeof *ustart);
+	int head = 0, tail = 0, rc = -1, n_edges = 0;
+
+	if (!indeg || !ustart)
+		goto out;
+	/* CSR list of consumer ops per op (one entry per input edge). */
+	for (int i = 0; i < g->n_ops; i++)
+		for (int k = 0; k < g->ops[i].n_in; k++) {
+			int p = g->tensors[g->ops[i].in[k]].producer;
+
+			if (p >= 0) {
+				ustart[p + 1]++;
+				indeg[i]++;
+				n_edges++;
+			}
+		}
+	for (int i = 0; i < g->n_ops; i++)
+		ustart[i + 1] += ustart[i];
+	users = malloc((size_t)(n_edges + 1) * sizeof *users);
+	if (!users)
+		goto out;
+	{
+		int *fill = calloc((size_t)g->n_ops + 1, sizeof *fill);
+
+		if (!fill)
+			goto out;
+		for (int i = 0; i < g->n_ops; i++)
+			for (int k = 0; k < g->ops[i].n_in; k++) {
+				int p = g->tensors[g->ops[i].in[k]].producer;
+
+				if (p >= 0)
+					users[ustart[p] + fill[p]++] = i;
+			}
+		free(fill);
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		if (indeg[i] == 0)
+			order[tail++] = i;
+	while (head < tail) {
+		int i = order[head++];
+
+		for (int e = ustart[i]; e < ustart[i + 1]; e++)
+			if (--indeg[users[e]] == 0)
+				order[tail++] = users[e];
+	}
+	if (tail < g->n_ops) {
+		for (int i = 0; i < g->n_ops; i++)
+			if (indeg[i] > 0) {
+				describe_cycle(g, indeg, i, err);
+				break;
+			}
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0 && (!indeg || !ustart || !users))
+		fl_error_set(err, "out of memory sorting the graph");
+	free(indeg);
+	free(ustart);
+	free(users);
+	return rc;
+}
+
+/* Puts the ops in `order` and relinks producers. */
+static int apply_order(fl_graph *g, const int *order, fl_error *err)
+{
+	fl_op *sorted = malloc((size_t)(g->n_ops + 1) * sizeof *sorted);
+
+	if (!sorted) {
+		fl_error_set(err, "out of memory sorting the graph");
+		return -1;
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		sorted[i] = g->ops[order[i]];
+	free(g->ops);
+	g->ops = sorted;
+	g->cap_ops = g->n_ops + 1;
+	return link_producers(g, err);
+}
+
+static int check_tensor_shapes(const fl_graph *g, fl_error *err)
+{
+	for (int t = 0; t < g->n_tensors; t++) {
+		const fl_tensor *x = &g->tensors[t];
+
+		if (!x->shape_known) {
+			/* Unused and never written: nothing to infer from. */
+			if (x->producer < 0)
+				continue;
+			fl_error_set(err, "tensors.%s: shape unknown", x->name);
+			return -1;
+		}
+		for (int d = 0; d < x->shape.rank; d++)
+			if (x->shape.dim[d] < 1) {
+				fl_error_set(err,
+					     "tensors.%s.shape[%d]: dimension "
+					     "must be >= 1, got %lld",
+					     x->name, d, (long long)x->shape.dim[d]);
+				return -1;
+			}
+		if (fl_shape_numel(&x->shape) < 0) {
+			fl_error_set(err,
+				     "tensors.%s.shape: element count overflows "
+				     "64 bits",
+				     x->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int fl_graph_validate(fl_graph *g, fl_error *err)
+{
+	int *order;
+	int rc = -1;
+
+	if (check_tensor_shapes(g, err) < 0 || link_producers(g, err) < 0 ||
+	    check_sources(g, err) < 0)
+		return -1;
+	if (g->n_ops == 0) {
+		fl_error_set(err, "ops: the graph has no ops");
+		return -1;
+	}
+	order = malloc((size_t)g->n_ops * sizeof *order);
+	if (!order) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	if (topo_order(g, order, err) < 0)
+		goto out;
+	for (int i = 0; i < g->n_ops; i++)
+		if (fl_graph_infer_op(g, order[i], err) < 0) {
+			fl_error_prefix(err, "ops[%d].", order[i]);
+			goto out;
+		}
+	if (apply_order(g, order, err) < 0 || check_tensor_shapes(g, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(order);
+	return rc;
+}
+
+static int collect(const fl_graph *g, int **idx, bool (*pick)(fl_role))
+{
+	int n = 0;
+
+	*idx = malloc((size_t)(g->n_tensors + 1) * sizeof **idx);
+	if (!*idx)
+		return -1;
+	for (int t = 0; t < g->n_tensors; t++)
+		if (pick(g->tensors[t].role))
+			(*idx)[n++] = t;
+	return n;
+}
+
+static bool is_output(fl_role r)
+{
+	return r == FL_ROLE_OUTPUT;
+}
+
+static bool is_input(fl_role r)
+{
+	return r == FL_ROLE_INPUT || r == FL_ROLE_PARAM;
+}
+
+int fl_graph_outputs(const fl_graph *g, int **idx)
+{
+	return collect(g, idx, is_output);
+}
+
+int fl_graph_inputs(const fl_graph *g, int **idx)
+{
+	return collect(g, idx, is_input);
+}
+
+/* a += b unless either is already -1 (overflow sticks). */
+static void add_bytes(int64_t *a, int64_t b)
+{
+	if (*a < 0 || b < 0 || *a > INT64_MAX - b)
+		*a = -1;
+	else
+		*a += b;
+}
+
+void fl_graph_summarize(const fl_graph *g, fl_graph_summary *s)
+{
+	memset(s, 0, sizeof *s);
+	s->n_ops = g->n_ops;
+	s->n_tensors = g->n_tensors;
+	for (int i = 0; i < g->n_ops; i++) {
+		if (fl_op_is_compound(g->ops[i].kind))
+			s->n_compound++;
+		else
+			s->n_primitive++;
+	}
+	for (int t = 0; t < g->n_tensors; t++) {
+		const fl_tensor *x = &g->tensors[t];
+		int64_t n = x->shape_known ? fl_shape_numel(&x->shape) : 0;
+		int64_t bytes = n < 0 || n > INT64_MAX / 4 ? -1 : n * 4;
+
+		switch (x->role) {
+		case FL_ROLE_INPUT: s->n_inputs++; add_bytes(&s->input_bytes, bytes); break;
+		case FL_ROLE_PARAM: s->n_params++; add_bytes(&s->param_bytes, bytes); break;
+		case FL_ROLE_CONST: s->n_consts++; add_bytes(&s->param_bytes, bytes); break;
+		case FL_ROLE_OUTPUT: s->n_outputs++; add_bytes(&s->output_bytes, bytes); break;
+		case FL_ROLE_TEMP: s->n_temps++; add_bytes(&s->temp_bytes, bytes); break;
+		}
+		add_bytes(&s->total_bytes, bytes);
+	}
+}

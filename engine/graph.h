@@ -1,0 +1,127 @@
+/* fl_graph: the computation graph every stage reads and rewrites.
+ *
+ * Tensors and ops live in two arrays and refer to each other by index.
+ * A validated graph (fl_graph_validate) has: every tensor shape known and
+ * positive, each tensor written by at most one op, inputs/params/consts
+ * written by none, every output written, and ops stored in a topological
+ * order (each op after the producers of its inputs).
+ *
+ * Every op carries provenance: the user's op name it stems from, the
+ * compound op it was opened from (if any) and the rewrite that produced it
+ * (if any), so anything later can be mapped back to the input file. */
+#ifndef FL_GRAPH_H
+#define FL_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attrs.h"
+#include "fl_error.h"
+#include "ops.h"
+#include "shape.h"
+
+typedef enum fl_role {
+	FL_ROLE_TEMP,	/* intermediate: produced and consumed inside */
+	FL_ROLE_INPUT,	/* fed by the caller */
+	FL_ROLE_PARAM,	/* weights: an input the runner also fills */
+	FL_ROLE_CONST,	/* values given in the file */
+	FL_ROLE_OUTPUT,	/* produced by an op and returned */
+} fl_role;
+
+const char *fl_role_name(fl_role r);
+
+typedef struct fl_tensor {
+	char *name;
+	fl_shape shape;
+	bool shape_known;	/* declared in the file or inferred */
+	bool declared;		/* had an entry under "tensors" */
+	fl_role role;
+	float *data;		/* CONST only: n_data values */
+	int64_t n_data;		/* 1 = one value splatted over the shape */
+	int producer;		/* op index, -1 when none */
+} fl_tensor;
+
+typedef struct fl_provenance {
+	char *origin;		/* the user's op this stems from */
+	char *compound;		/* compound op it was opened from, or NULL */
+	char *rewrite;		/* rewrite that produced it, or NULL */
+} fl_provenance;
+
+typedef struct fl_op {
+	char *name;
+	fl_op_kind kind;
+	int n_in;
+	int *in;		/* tensor indices, order matters */
+	int n_out;
+	int *out;
+	fl_attrs attrs;
+	fl_provenance prov;
+} fl_op;
+
+typedef struct fl_graph {
+	char *name;
+	char *doc;
+	int n_tensors, cap_tensors;
+	fl_tensor *tensors;
+	int n_ops, cap_ops;
+	fl_op *ops;
+} fl_graph;
+
+fl_graph *fl_graph_new(const char *name);
+void fl_graph_free(fl_graph *g);
+fl_graph *fl_graph_copy(const fl_graph *g);
+
+int fl_graph_find_tensor(const fl_graph *g, const char *name);
+int fl_graph_find_op(const fl_graph *g, const char *name);
+
+/* Adds a tensor; returns its index, or -1 when the name is taken or memory
+ * runs out (message in err).  shape may be NULL (unknown until inferred). */
+int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
+			fl_role role, fl_error *err);
+
+/* Adds a rank-0 const tensor holding v, named uniquely from `hint`. */
+int fl_graph_add_scalar(fl_graph *g, const char *hint, float v,
+			fl_error *err);
+
+/* Adds an op reading in[0..n_in-1] and writing out[0..n_out-1]; the
+ * provenance origin defaults to the op's own name.  Returns the op index or
+ * -1.  Does not infer shapes (see fl_graph_infer_op). */
+int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
+		    const int *in, int n_in, const int *out, int n_out,
+		    fl_error *err);
+
+/* Sets provenance strings of op i (each may be NULL = keep). */
+int fl_op_set_provenance(fl_op *op, const char *origin, const char *compound,
+			 const char *rewrite);
+
+/* Infers the output shapes of op i from its input shapes and attributes;
+ * fills unknown output shapes, checks declared ones.  Errors are relative to
+ * the op ("in[1]: ...", "attrs.axis: ...", "out: declared shape ..."). */
+int fl_graph_infer_op(fl_graph *g, int op, fl_error *err);
+
+/* Full validation (see top of file).  Sorts ops topologically, sets
+ * producers, infers every shape.  Messages name the JSON-like path
+ * ("ops[3].in[1]: ...", "tensors.x: ...") without a file name. */
+int fl_graph_validate(fl_graph *g, fl_error *err);
+
+/* Indices of the graph's output tensors / input-like tensors (input and
+ * param), in tensor order; the caller frees the array. */
+int fl_graph_outputs(const fl_graph *g, int **idx);
+int fl_graph_inputs(const fl_graph *g, int **idx);
+
+/* Totals for --check. */
+typedef struct fl_graph_summary {
+	int n_ops, n_compound, n_primitive;
+	int n_tensors, n_inputs, n_params, n_consts, n_outputs, n_temps;
+	int64_t input_bytes, param_bytes, output_bytes, temp_bytes;
+	int64_t total_bytes;	/* -1 on overflow */
+} fl_graph_summary;
+
+void fl_graph_summarize(const fl_graph *g, fl_graph_summary *s);
+
+/* Replaces every compound op by its primitive expansion (a new graph; g is
+ * not changed).  Tensor indices of g are kept; new intermediates and
+ * constants are appended.  The result is validated. */
+fl_graph *fl_graph_expand_compounds(const fl_graph *g, fl_error *err);
+
+#endif

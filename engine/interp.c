@@ -1,0 +1,216 @@
+/* The reference interpreter (see interp.h).  Deliberately simple: every
+ * tensor gets its own buffer, ops run one after another in the graph's
+ * topological order through the op library's reference implementations,
+ * and nothing is freed until the caller is done with the values (later
+ * stages compare intermediate tensors too). */
+#include "interp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rng.h"
+
+void fl_interp_opts_default(fl_interp_opts *o)
+{
+	o->seed = FL_INTERP_DEFAULT_SEED;
+	o->max_bytes = FL_INTERP_DEFAULT_MAX_BYTES;
+}
+
+void fl_values_free(fl_values *v)
+{
+	if (!v)
+		return;
+	for (int i = 0; i < v->n; i++)
+		free(v->bufs[i].data);
+	free(v->bufs);
+	free(v->op_seconds);
+	free(v);
+}
+
+/* Smallest extent that tensor t indexes as a gather index, or 0 when no
+ * gather reads it as indices. */
+static int64_t gather_extent(const fl_graph *g, int t)
+{
+	int64_t extent = 0;
+
+	for (int i = 0; i < g->n_ops; i++) {
+		const fl_op *op = &g->ops[i];
+		const fl_shape *data;
+		int64_t axis;
+		int ax;
+
+		if (op->kind != FL_OP_GATHER || op->n_in != 2 || op->in[1] != t)
+			continue;
+		data = &g->tensors[op->in[0]].shape;
+		if (fl_attr_int(&op->attrs, "axis", 0, &axis, NULL) < 0)
+			continue;
+		ax = fl_axis_normalize(axis, data->rank);
+		if (ax < 0)
+			continue;
+		if (extent == 0 || data->dim[ax] < extent)
+			extent = data->dim[ax];
+	}
+	return extent;
+}
+
+void fl_interp_fill_input(const fl_graph *g, int t, uint64_t seed,
+			  fl_buf *buf)
+{
+	const fl_tensor *x = &g->tensors[t];
+	int64_t n = fl_shape_numel(&x->shape), extent;
+	fl_rng r = fl_rng_seed(seed, x->name);
+
+	if (x->role == FL_ROLE_CONST) {
+		for (int64_t i = 0; i < n; i++)
+			buf->data[i] = x->data[x->n_data == 1 ? 0 : i];
+		return;
+	}
+	extent = gather_extent(g, t);
+	for (int64_t i = 0; i < n; i++)
+		buf->data[i] = extent > 0 ? (float)fl_rng_below(&r, extent)
+					  : fl_rng_uniform(&r);
+}
+
+int64_t fl_interp_bytes_needed(const fl_graph *g)
+{
+	int64_t total = 0;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		int64_t n = fl_shape_numel(&g->tensors[t].shape);
+
+		if (n < 0 || n > INT64_MAX / 4 || total > INT64_MAX - 4 * n)
+			return -1;
+		total += 4 * n;
+	}
+	return total;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int alloc_buf(const fl_graph *g, int t, fl_buf *b)
+{
+	int64_t n = fl_shape_numel(&g->tensors[t].shape);
+
+	b->shape = g->tensors[t].shape;
+	b->data = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+	return b->data ? 0 : -1;
+}
+
+static int check_budget(const fl_graph *g, const fl_interp_opts *o,
+			fl_error *err)
+{
+	int64_t need = fl_interp_bytes_needed(g);
+
+	if (need < 0 || need > o->max_bytes) {
+		if (need < 0)
+			fl_error_set(err, "the graph's tensors need more memory "
+				     "than a 64-bit count can express");
+		else
+			fl_error_set(err,
+				     "the graph's tensors need %.1f GiB, more "
+				     "than the interpreter's limit of %.1f GiB",
+				     (double)need / (1 << 30),
+				     (double)o->max_bytes / (1 << 30));
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs op i: gathers its input buffers, allocates outputs, evaluates. */
+static int run_op(const fl_graph *g, int i, fl_values *v, fl_error *err)
+{
+	const fl_op *op = &g->ops[i];
+	fl_buf in[64], out[8];
+	double t0 = now_seconds();
+
+	for (int k = 0; k < op->n_in && k < 64; k++)
+		in[k] = v->bufs[op->in[k]];
+	for (int k = 0; k < op->n_out && k < 8; k++) {
+		if (alloc_buf(g, op->out[k], &v->bufs[op->out[k]]) < 0) {
+			fl_error_set(err, "out of memory running op \"%s\"",
+				     op->name);
+			return -1;
+		}
+		out[k] = v->bufs[op->out[k]];
+	}
+	fl_op_info_of(op->kind)->eval(op, in, out);
+	v->op_seconds[i] = now_seconds() - t0;
+	return 0;
+}
+
+fl_values *fl_interp_run(const fl_graph *g, const fl_interp_opts *o,
+			 fl_error *err)
+{
+	fl_interp_opts dflt;
+	fl_values *v;
+
+	if (!o) {
+		fl_interp_opts_default(&dflt);
+		o = &dflt;
+	}
+	if (check_budget(g, o, err) < 0)
+		return NULL;
+	v = calloc(1, sizeof *v);
+	if (!v)
+		goto oom;
+	v->n = g->n_tensors;
+	v->n_ops = g->n_ops;
+	v->bufs = calloc((size_t)g->n_tensors + 1, sizeof *v->bufs);
+	v->op_seconds = calloc((size_t)g->n_ops + 1, sizeof *v->op_seconds);
+	if (!v->bufs || !v->op_seconds)
+		goto oom;
+	for (int t = 0; t < g->n_tensors; t++) {
+		const fl_tensor *x = &g->tensors[t];
+
+		if (x->producer >= 0 || x->role == FL_ROLE_TEMP ||
+		    x->role == FL_ROLE_OUTPUT)
+			continue;
+		if (alloc_buf(g, t, &v->bufs[t]) < 0)
+			goto oom;
+		fl_interp_fill_input(g, t, o->seed, &v->bufs[t]);
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		if (run_op(g, i, v, err) < 0) {
+			fl_values_free(v);
+			return NULL;
+		}
+	return v;
+oom:
+	fl_error_set(err, "out of memory in the interpreter");
+	fl_values_free(v);
+	return NULL;
+}
+
+fl_checksum fl_buf_checksum(const fl_buf *b)
+{
+	fl_checksum c;
+	int64_t n = fl_shape_numel(&b->shape);
+
+	memset(&c, 0, sizeof c);
+	c.hash = 1469598103934665603ull;
+	for (int64_t i = 0; i < n; i++) {
+		float f = b->data[i];
+		uint32_t bits;
+
+		memcpy(&bits, &f, sizeof bits);
+		for (int k = 0; k < 4; k++) {
+			c.hash ^= (bits >> (8 * k)) & 0xff;
+			c.hash *= 1099511628211ull;
+		}
+		if (isnan(f)) {
+			c.n_nan++;
+			continue;
+		}
+		c.sum += f;
+		c.abs_sum += fabs(f);
+	}
+	return c;
+}

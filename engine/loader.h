@@ -1,0 +1,21 @@
+/* Loader for the fuselab-graph/1 JSON format (DESIGN 3), read with cJSON.
+ * Every problem is reported as "<file>: <json path>: <what>" and no graph
+ * is returned; the caller exits with status 2. */
+#ifndef FL_LOADER_H
+#define FL_LOADER_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+#define FL_GRAPH_FORMAT "fuselab-graph/1"
+#define FL_LOADER_MAX_FILE_BYTES (64 << 20)
+
+/* Parses and validates a graph from text; `source` names it in messages. */
+fl_graph *fl_load_graph_string(const char *text, size_t len,
+			       const char *source, fl_error *err);
+
+/* Reads `path` and calls fl_load_graph_string. */
+fl_graph *fl_load_graph_file(const char *path, fl_error *err);
+
+#endif

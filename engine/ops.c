@@ -1,0 +1,130 @@
+/* The op table: one row per op of the graph format (see ops.h for the
+ * attribute conventions).  Adding an op is adding a row here and its
+ * functions in ops_prim.c or ops_compound.c. */
+#include <string.h>
+
+#include "ops_impl.h"
+
+#define ATTRS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NO_ATTRS ((const char *const[]){NULL})
+
+#define UNARY(k, n, d) \
+	{n, k, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary, fl_eval_unary, NULL, NO_ATTRS, d}
+#define BINARY(k, n, d) \
+	{n, k, FL_CLASS_BINARY, 2, 2, 1, fl_infer_binary, fl_eval_binary, NULL, NO_ATTRS, d}
+#define REDUCE(k, n, d) \
+	{n, k, FL_CLASS_REDUCE, 1, 1, 1, fl_infer_reduce, fl_eval_reduce, NULL, ATTRS("axes"), d}
+#define OPAQUE(k, n, f, lo, hi, at, d) \
+	{n, k, FL_CLASS_OPAQUE, lo, hi, 1, fl_infer_##f, fl_eval_##f, NULL, at, d}
+#define COMPOUND(k, n, f, lo, hi, at, d) \
+	{n, k, FL_CLASS_COMPOUND, lo, hi, 1, fl_infer_##f, fl_eval_##f, fl_expand_##f, at, d}
+
+static const fl_op_info op_table[FL_OP_COUNT] = {
+	UNARY(FL_OP_NEG, "neg", "-x"),
+	UNARY(FL_OP_ABS, "abs", "|x|"),
+	UNARY(FL_OP_EXP, "exp", "e^x"),
+	UNARY(FL_OP_LOG, "log", "natural logarithm"),
+	UNARY(FL_OP_SQRT, "sqrt", "square root"),
+	UNARY(FL_OP_RSQRT, "rsqrt", "1/sqrt(x)"),
+	UNARY(FL_OP_RECIP, "recip", "1/x"),
+	UNARY(FL_OP_TANH, "tanh", "hyperbolic tangent"),
+	UNARY(FL_OP_SIGMOID, "sigmoid", "1/(1+e^-x)"),
+	UNARY(FL_OP_RELU, "relu", "max(x, 0)"),
+	UNARY(FL_OP_ERF, "erf", "error function"),
+	UNARY(FL_OP_SQUARE, "square", "x*x"),
+	UNARY(FL_OP_COPY, "copy", "x"),
+	UNARY(FL_OP_ROUND, "round", "round to nearest, ties to even"),
+	{"cast", FL_OP_CAST, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
+	 fl_eval_unary, NULL, ATTRS("dtype"), "convert to \"dtype\" (f32)"},
+	BINARY(FL_OP_ADD, "add", "a+b, broadcasting"),
+	BINARY(FL_OP_SUB, "sub", "a-b, broadcasting"),
+	BINARY(FL_OP_MUL, "mul", "a*b, broadcasting"),
+	BINARY(FL_OP_DIV, "div", "a/b, broadcasting"),
+	BINARY(FL_OP_MAX, "max", "max(a,b), broadcasting"),
+	BINARY(FL_OP_MIN, "min", "min(a,b), broadcasting"),
+	BINARY(FL_OP_POW, "pow", "a^b, broadcasting"),
+	{"where", FL_OP_WHERE, FL_CLASS_BINARY, 3, 3, 1, fl_infer_where,
+	 fl_eval_where, NULL, NO_ATTRS, "c != 0 ? a : b, broadcasting"},
+	REDUCE(FL_OP_REDUCE_SUM, "reduce_sum", "sum over \"axes\" (kept as 1)"),
+	REDUCE(FL_OP_REDUCE_MAX, "reduce_max", "max over \"axes\" (kept as 1)"),
+	REDUCE(FL_OP_REDUCE_MIN, "reduce_min", "min over \"axes\" (kept as 1)"),
+	OPAQUE(FL_OP_MATMUL, "matmul", matmul, 2, 2,
+	       ATTRS("transpose_a", "transpose_b"),
+	       "batched a[..,M,K] x b[..,K,N]"),
+	OPAQUE(FL_OP_CONV2D, "conv2d", conv2d, 2, 2,
+	       ATTRS("stride", "dilation", "groups"),
+	       "NCHW convolution, weights [K,C/groups,R,S], no padding"),
+	OPAQUE(FL_OP_POOL2D, "pool2d", pool2d, 1, 1,
+	       ATTRS("mode", "kernel", "stride"), "NCHW max/avg pooling"),
+	OPAQUE(FL_OP_TRANSPOSE, "transpose", transpose, 1, 1, ATTRS("perm"),
+	       "permute dims by \"perm\""),
+	OPAQUE(FL_OP_RESHAPE, "reshape", reshape, 1, 1, ATTRS("shape"),
+	       "same elements, new \"shape\""),
+	OPAQUE(FL_OP_CONCAT, "concat", concat, 1, -1, ATTRS("axis"),
+	       "join inputs along \"axis\""),
+	OPAQUE(FL_OP_SLICE, "slice", slice, 1, 1,
+	       ATTRS("starts", "ends", "steps"), "strided sub-box"),
+	OPAQUE(FL_OP_PAD, "pad", pad, 1, 1, ATTRS("pads", "value"),
+	       "constant padding"),
+	OPAQUE(FL_OP_GATHER, "gather", gather, 2, 2, ATTRS("axis"),
+	       "select slices by index"),
+	OPAQUE(FL_OP_BROADCAST_TO, "broadcast_to", broadcast_to, 1, 1,
+	       ATTRS("shape"), "stretch to \"shape\""),
+	{"custom", FL_OP_CUSTOM, FL_CLASS_CUSTOM, 1, 1, 1, fl_infer_custom,
+	 fl_eval_custom, NULL, ATTRS("fn"),
+	 "an op the engine cannot model (\"fn\": cumsum|copy)"},
+	COMPOUND(FL_OP_SOFTMAX, "softmax", softmax, 1, 1, ATTRS("axis"),
+		 "exp(x-max)/sum along \"axis\""),
+	COMPOUND(FL_OP_LOG_SOFTMAX, "log_softmax", log_softmax, 1, 1,
+		 ATTRS("axis"), "log of softmax, computed stably"),
+	COMPOUND(FL_OP_LAYERNORM, "layernorm", layernorm, 1, 3,
+		 ATTRS("axis", "eps"), "(x-mean)/sqrt(var+eps)*gamma+beta"),
+	COMPOUND(FL_OP_RMSNORM, "rmsnorm", rmsnorm, 1, 2, ATTRS("eps"),
+		 "x/sqrt(mean(x^2)+eps)*gamma"),
+	COMPOUND(FL_OP_BATCHNORM, "batchnorm", batchnorm, 3, 5, ATTRS("eps"),
+		 "inference batch normalisation"),
+	COMPOUND(FL_OP_GELU, "gelu", gelu, 1, 1, ATTRS("approx"),
+		 "Gaussian error linear unit (erf or tanh form)"),
+	COMPOUND(FL_OP_SILU, "silu", silu, 1, 1, NO_ATTRS, "x*sigmoid(x)"),
+	COMPOUND(FL_OP_LEAKY_RELU, "leaky_relu", leaky_relu, 1, 1,
+		 ATTRS("alpha"), "max(x, alpha*x)"),
+	COMPOUND(FL_OP_QUANTIZE, "quantize", quantize, 1, 1, ATTRS("scale"),
+		 "fake quantisation round(x/scale)*scale"),
+	COMPOUND(FL_OP_BIAS_ADD, "bias_add", bias_add, 2, 2, NO_ATTRS,
+		 "x + b, b broadcast to x"),
+	COMPOUND(FL_OP_DENSE, "dense", dense, 2, 3, ATTRS("transpose_b"),
+		 "matmul(x, w) + b"),
+	COMPOUND(FL_OP_REDUCE_MEAN, "reduce_mean", reduce_mean, 1, 1,
+		 ATTRS("axes"), "mean over \"axes\" (kept as 1)"),
+	COMPOUND(FL_OP_VARIANCE, "variance", variance, 1, 1, ATTRS("axes"),
+		 "population variance over \"axes\""),
+	COMPOUND(FL_OP_ATTENTION, "attention", attention, 3, 3,
+		 ATTRS("scale"), "softmax(q k^T * scale) v"),
+};
+
+const fl_op_info *fl_op_info_of(fl_op_kind kind)
+{
+	if ((int)kind < 0 || kind >= FL_OP_COUNT)
+		return NULL;
+	return &op_table[kind];
+}
+
+const fl_op_info *fl_op_lookup(const char *name)
+{
+	for (int k = 0; k < FL_OP_COUNT; k++)
+		if (strcmp(op_table[k].name, name) == 0)
+			return &op_table[k];
+	return NULL;
+}
+
+const char *fl_op_kind_name(fl_op_kind kind)
+{
+	const fl_op_info *info = fl_op_info_of(kind);
+	return info ? info->name : "?";
+}
+
+bool fl_op_is_compound(fl_op_kind kind)
+{
+	const fl_op_info *info = fl_op_info_of(kind);
+	return info && info->cls == FL_CLASS_COMPOUND;
+}

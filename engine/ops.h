@@ -1,0 +1,149 @@
+/* The op library: every op the graph format knows, with shape inference,
+ * a reference implementation and (for compound ops) the expansion into
+ * primitives.  One table row per op (engine/ops.c); implementations live
+ * in ops_prim.c (primitives) and ops_compound.c (compound ops).
+ *
+ * Attribute conventions (all optional unless marked *required*; axes may be
+ * negative, counted from the end):
+ *
+ *   unary elementwise  neg abs exp log sqrt rsqrt recip tanh sigmoid relu
+ *                      erf square copy round cast     (cast: "dtype":"f32")
+ *   binary, numpy broadcasting   add sub mul div max min pow
+ *   where(c, a, b)     c != 0 ? a : b, the three broadcast together
+ *   reduce_sum/max/min "axes": [..] (default: all axes); reduced dims are
+ *                      kept with extent 1
+ *   matmul(a, b)       a [..., M, K], b [..., K, N] (rank >= 2 both, batch
+ *                      dims broadcast); "transpose_a", "transpose_b" bools
+ *                      swap the last two dims of that operand
+ *   conv2d(x, w)       x [N, C, H, W], w [K, C/groups, R, S]; "stride"
+ *                      [sh, sw] (default [1,1]), "dilation" [dh, dw]
+ *                      (default [1,1]), "groups" (default 1); no implicit
+ *                      padding: out [N, K, (H-dh*(R-1)-1)/sh+1, ...]
+ *   pool2d(x)          x [N, C, H, W]; "mode" "max"|"avg" (default max),
+ *                      "kernel" [kh, kw] *required*, "stride" (default =
+ *                      kernel)
+ *   transpose(x)       "perm" *required*, a permutation of 0..rank-1
+ *   reshape(x)         "shape" *required*, one entry may be -1
+ *   concat(x1..xn)     "axis" (default 0); other dims must agree
+ *   slice(x)           "starts", "ends" *required* (one per dim, negative
+ *                      counts from the end, ends clamp to the extent),
+ *                      "steps" (default 1s, >= 1)
+ *   pad(x)             "pads" *required*: 2*rank values >= 0, all the
+ *                      leading pads then all the trailing pads (ONNX
+ *                      order); "value" (default 0)
+ *   gather(x, idx)     "axis" (default 0); out = x.shape[:axis] + idx.shape
+ *                      + x.shape[axis+1:]; idx holds integral floats, an
+ *                      index outside [0, extent) is clamped into it
+ *   broadcast_to(x)    "shape" *required*; numpy rule
+ *   custom(x)          an op the engine cannot model (fusion treats it as a
+ *                      wall); "fn": "cumsum" (inclusive prefix sum along the
+ *                      last axis, default) or "copy"; out shape = x's
+ *
+ * Compound ops (opened into primitives by the partition stage):
+ *   softmax(x), log_softmax(x)        "axis" (default -1)
+ *   layernorm(x[, gamma[, beta]])     normalise over "axis" (default -1)
+ *                                     and the dims after it; "eps" 1e-5;
+ *                                     gamma, beta broadcast to x
+ *   rmsnorm(x[, gamma])               over the last axis; "eps" 1e-6
+ *   batchnorm(x, mean, var[, gamma[, beta]])  inference form; every
+ *                                     parameter must broadcast to x (use
+ *                                     [C,1,1] for NCHW); "eps" 1e-5
+ *   gelu(x)                           "approx": "erf" (default) | "tanh"
+ *   silu(x)                           x * sigmoid(x)
+ *   leaky_relu(x)                     max(x, alpha*x); "alpha" 0.01
+ *   quantize(x)                       fake quantisation round(x/s)*s;
+ *                                     "scale" (default 1/127)
+ *   bias_add(x, b)                    x + b, b broadcasts to x
+ *   dense(x, w[, b])                  matmul(x, w) + b; "transpose_b"
+ *   reduce_mean(x), variance(x)       "axes" as the reductions
+ *                                     (variance: population, divides by n)
+ *   attention(q, k, v)                softmax(q k^T * scale) v with q [..,S,D],
+ *                                     k [..,T,D], v [..,T,E]; "scale"
+ *                                     (default 1/sqrt(D))
+ */
+#ifndef FL_OPS_H
+#define FL_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fl_error.h"
+#include "shape.h"
+
+typedef enum fl_op_kind {
+	/* unary elementwise */
+	FL_OP_NEG, FL_OP_ABS, FL_OP_EXP, FL_OP_LOG, FL_OP_SQRT, FL_OP_RSQRT,
+	FL_OP_RECIP, FL_OP_TANH, FL_OP_SIGMOID, FL_OP_RELU, FL_OP_ERF,
+	FL_OP_SQUARE, FL_OP_COPY, FL_OP_ROUND, FL_OP_CAST,
+	/* binary / ternary with broadcasting */
+	FL_OP_ADD, FL_OP_SUB, FL_OP_MUL, FL_OP_DIV, FL_OP_MAX, FL_OP_MIN,
+	FL_OP_POW, FL_OP_WHERE,
+	/* reductions */
+	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN,
+	/* opaque */
+	FL_OP_MATMUL, FL_OP_CONV2D, FL_OP_POOL2D, FL_OP_TRANSPOSE,
+	FL_OP_RESHAPE, FL_OP_CONCAT, FL_OP_SLICE, FL_OP_PAD, FL_OP_GATHER,
+	FL_OP_BROADCAST_TO, FL_OP_CUSTOM,
+	/* compound */
+	FL_OP_SOFTMAX, FL_OP_LOG_SOFTMAX, FL_OP_LAYERNORM, FL_OP_RMSNORM,
+	FL_OP_BATCHNORM, FL_OP_GELU, FL_OP_SILU, FL_OP_LEAKY_RELU,
+	FL_OP_QUANTIZE, FL_OP_BIAS_ADD, FL_OP_DENSE, FL_OP_REDUCE_MEAN,
+	FL_OP_VARIANCE, FL_OP_ATTENTION,
+	FL_OP_COUNT
+} fl_op_kind;
+
+typedef enum fl_op_class {
+	FL_CLASS_UNARY,
+	FL_CLASS_BINARY,	/* includes where */
+	FL_CLASS_REDUCE,
+	FL_CLASS_OPAQUE,
+	FL_CLASS_CUSTOM,	/* cannot be modelled: splits clusters */
+	FL_CLASS_COMPOUND,
+} fl_op_class;
+
+/* A tensor buffer as the reference implementations see it: row-major f32. */
+typedef struct fl_buf {
+	fl_shape shape;
+	float *data;
+} fl_buf;
+
+struct fl_op;
+struct fl_graph;
+
+/* Output shapes of op from the input shapes; validates arity-independent
+ * things (attrs, broadcasting, extents).  Messages are relative to the op:
+ * "in[1]: ...", "attrs.axes: ...". */
+typedef int (*fl_infer_fn)(const struct fl_op *op, const fl_shape *in,
+			   fl_shape *out, fl_error *err);
+
+/* Reference implementation: out[k].data is allocated with out[k].shape
+ * (from inference) and must be filled completely.  Only called on ops that
+ * passed inference. */
+typedef void (*fl_eval_fn)(const struct fl_op *op, const fl_buf *in,
+			   fl_buf *out);
+
+/* Appends primitives computing compound op `op` (which belongs to a graph
+ * whose tensors were copied to `dst` with the same indices) to dst,
+ * reading op->in[] and writing op->out[]. */
+typedef int (*fl_expand_fn)(struct fl_graph *dst, const struct fl_op *op,
+			    fl_error *err);
+
+typedef struct fl_op_info {
+	const char *name;	/* as written in the graph file */
+	fl_op_kind kind;
+	fl_op_class cls;
+	int min_in, max_in;	/* max_in -1: any number */
+	int n_out;
+	fl_infer_fn infer;
+	fl_eval_fn eval;
+	fl_expand_fn expand;	/* compound only */
+	const char *const *attrs;	/* known attribute names, NULL-terminated */
+	const char *doc;	/* one line for --help-ops and the man page */
+} fl_op_info;
+
+const fl_op_info *fl_op_info_of(fl_op_kind kind);
+const fl_op_info *fl_op_lookup(const char *name);	/* NULL if unknown */
+const char *fl_op_kind_name(fl_op_kind kind);
+bool fl_op_is_compound(fl_op_kind kind);
+
+#endif

@@ -1,0 +1,53 @@
+/* Internal to the op library: the functions the op table (ops.c) points at.
+ * Primitives are implemented in ops_prim.c, compound ops in ops_compound.c.
+ * Nothing outside engine/ops*.c includes this header. */
+#ifndef FL_OPS_IMPL_H
+#define FL_OPS_IMPL_H
+
+#include "graph.h"
+#include "ops.h"
+
+#define FL_DECLARE_PRIM(x)                                                   \
+	int fl_infer_##x(const fl_op *op, const fl_shape *in, fl_shape *out,  \
+			 fl_error *err);                                      \
+	void fl_eval_##x(const fl_op *op, const fl_buf *in, fl_buf *out);
+
+#define FL_DECLARE_COMPOUND(x)                                               \
+	FL_DECLARE_PRIM(x)                                                   \
+	int fl_expand_##x(fl_graph *dst, const fl_op *op, fl_error *err);
+
+/* ops_prim.c: unary covers every unary kind, binary the seven binary kinds,
+ * reduce the three reductions (each switches on op->kind). */
+FL_DECLARE_PRIM(unary)
+FL_DECLARE_PRIM(binary)
+FL_DECLARE_PRIM(where)
+FL_DECLARE_PRIM(reduce)
+FL_DECLARE_PRIM(matmul)
+FL_DECLARE_PRIM(conv2d)
+FL_DECLARE_PRIM(pool2d)
+FL_DECLARE_PRIM(transpose)
+FL_DECLARE_PRIM(reshape)
+FL_DECLARE_PRIM(concat)
+FL_DECLARE_PRIM(slice)
+FL_DECLARE_PRIM(pad)
+FL_DECLARE_PRIM(gather)
+FL_DECLARE_PRIM(broadcast_to)
+FL_DECLARE_PRIM(custom)
+
+/* ops_compound.c */
+FL_DECLARE_COMPOUND(softmax)
+FL_DECLARE_COMPOUND(log_softmax)
+FL_DECLARE_COMPOUND(layernorm)
+FL_DECLARE_COMPOUND(rmsnorm)
+FL_DECLARE_COMPOUND(batchnorm)
+FL_DECLARE_COMPOUND(gelu)
+FL_DECLARE_COMPOUND(silu)
+FL_DECLARE_COMPOUND(leaky_relu)
+FL_DECLARE_COMPOUND(quantize)
+FL_DECLARE_COMPOUND(bias_add)
+FL_DECLARE_COMPOUND(dense)
+FL_DECLARE_COMPOUND(reduce_mean)
+FL_DECLARE_COMPOUND(variance)
+FL_DECLARE_COMPOUND(attention)
+
+#endif

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Installs the Debian packages fuselab needs to build, test and run.
+# Called by every make target that builds; quiet when all is present.
+# As root it runs apt-get; otherwise it prints the exact command to run
+# and exits non-zero, so a build never half-starts without its libraries.
+set -eu
+
+PACKAGES="build-essential pkg-config libisl-dev libgraphviz-dev libcjson-dev \
+libncurses-dev libcmocka-dev tmux graphviz"
+
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "fuselab: missing Debian packages:$missing" >&2
+	echo "fuselab: run as root:  $line" >&2
+	exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "fuselab: missing packages:$missing (and no apt-get to install them)" >&2
+	exit 1
+fi
+echo "fuselab: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

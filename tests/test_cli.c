@@ -1,0 +1,209 @@
+/* Black-box tests of the fuselab binary: options, exit statuses, messages,
+ * and that the man page documents every option --help lists. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* Runs "fuselab ARGS", returns the status, output in *out. */
+static int fuselab(const char *args, char **out)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof cmd, "%s %s", t_fuselab_bin(), args);
+	return t_run(cmd, out);
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("output does not contain \"%s\":\n%s", needle, hay);
+}
+
+static void test_help_and_version(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(fuselab("--help", &out), 0);
+	assert_contains(out, "usage: fuselab");
+	assert_contains(out, "--interpret");
+	free(out);
+	assert_int_equal(fuselab("--version", &out), 0);
+	assert_contains(out, "fuselab " FL_VERSION);
+	free(out);
+}
+
+static void test_usage_errors(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(fuselab("--bogus", &out), 2);
+	assert_contains(out, "unknown option \"--bogus\"");
+	free(out);
+	assert_int_equal(fuselab("--interpret", &out), 2);
+	assert_contains(out, "--interpret needs --batch");
+	free(out);
+	assert_int_equal(fuselab("--batch --seed abc", &out), 2);
+	assert_contains(out, "--seed: expected");
+	free(out);
+	assert_int_equal(fuselab("a.json b.json --check", &out), 2);
+	assert_contains(out, "more than one FILE");
+	free(out);
+}
+
+static void test_check_sample(void **state)
+{
+	char args[1024], *out;
+
+	(void)state;
+	snprintf(args, sizeof args, "--check %s/softmax.json", t_samples_dir());
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "ops: 1 (1 compound, 0 primitive)");
+	assert_contains(out, "valid: yes");
+	free(out);
+}
+
+static void test_check_bad_file(void **state)
+{
+	char path[] = "/tmp/fuselab-cli-XXXXXX", args[1024], want[256], *out;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("{\"format\":\"fuselab-graph/1\",\"tensors\":{\"x\":{\"shape\":[2],"
+	      "\"role\":\"input\"},\"y\":{\"shape\":[2],\"role\":\"output\"}},"
+	      "\"ops\":[{\"name\":\"a\",\"op\":\"add\",\"in\":[\"x\",\"h2\"],"
+	      "\"out\":\"y\"}]}", f);
+	fclose(f);
+	/* stdout must stay empty: only the error, on stderr */
+	snprintf(args, sizeof args, "--check %s 2>&1 >/dev/null", path);
+	assert_int_equal(fuselab(args, &out), 2);
+	snprintf(want, sizeof want, "fuselab: %s: ops[0].in[1]: unknown tensor "
+		 "\"h2\"", path);
+	assert_contains(out, want);
+	free(out);
+	snprintf(args, sizeof args, "--check %s 2>/dev/null", path);
+	assert_int_equal(fuselab(args, &out), 2);
+	assert_string_equal(out, "");
+	free(out);
+	remove(path);
+	assert_int_equal(fuselab("--check /nonexistent.json", &out), 2);
+	assert_contains(out, "/nonexistent.json: cannot open");
+	free(out);
+}
+
+static void test_builtin_sample(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(fuselab("--check", &out), 0);
+	assert_contains(out, "<built-in: bert_encoder.json>");
+	assert_contains(out, "valid: yes");
+	free(out);
+}
+
+static void test_interpret_is_deterministic(void **state)
+{
+	char args[1024], *a, *b, *c;
+	const char *p, *q;
+
+	(void)state;
+	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --interpret",
+		 t_samples_dir());
+	assert_int_equal(fuselab(args, &a), 0);
+	assert_int_equal(fuselab(args, &b), 0);
+	strcat(args, " --seed 7");
+	assert_int_equal(fuselab(args, &c), 0);
+	assert_contains(a, "interpreted:");
+	p = strstr(a, "checksum");
+	q = strstr(b, "checksum");
+	assert_non_null(p);
+	assert_non_null(q);
+	/* same seed: identical checksum text up to the timing */
+	assert_memory_equal(p, q, (size_t)(strstr(p, "time=") - p));
+	assert_null(strstr(c, strstr(a, "hash=")));
+	free(a);
+	free(b);
+	free(c);
+}
+
+static void test_interpret_memory_limit(void **state)
+{
+	char args[1024], *out;
+
+	(void)state;
+	snprintf(args, sizeof args, "--batch %s/softmax.json --interpret "
+		 "--max-memory 1M", t_samples_dir());
+	assert_int_equal(fuselab(args, &out), 1);
+	assert_contains(out, "more than the interpreter's limit");
+	free(out);
+}
+
+static void test_interactive_needs_terminal(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(fuselab("</dev/null", &out), 2);
+	assert_contains(out, "needs a terminal");
+	free(out);
+}
+
+static void test_list_ops(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(fuselab("--list-ops", &out), 0);
+	assert_contains(out, "softmax");
+	assert_contains(out, "conv2d");
+	assert_contains(out, "compound");
+	free(out);
+}
+
+/* Every long option in --help appears in the man page. */
+static void test_man_page_documents_options(void **state)
+{
+	char *help, *man, *p;
+
+	(void)state;
+	assert_int_equal(fuselab("--help", &help), 0);
+	assert_int_equal(t_run("cat man/fuselab.1", &man), 0);
+	for (p = strstr(help, "--"); p; p = strstr(p + 2, "--")) {
+		char opt[64], esc[80];
+		size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+
+		if (n == 0 || n > 40)
+			continue;
+		snprintf(opt, sizeof opt, "%.*s", (int)n, p + 2);
+		/* roff writes a dash as \- */
+		snprintf(esc, sizeof esc, "\\-\\-%s", opt);
+		for (char *d = esc + 4; *d; d++)
+			if (*d == '-') {
+				memmove(d + 1, d, strlen(d) + 1);
+				*d++ = '\\';
+			}
+		if (!strstr(man, esc))
+			fail_msg("man page lacks --%s (looked for %s)", opt, esc);
+	}
+	free(help);
+	free(man);
+}
+
+FL_SUITE(cli,
+	 cmocka_unit_test(test_help_and_version),
+	 cmocka_unit_test(test_usage_errors),
+	 cmocka_unit_test(test_check_sample),
+	 cmocka_unit_test(test_check_bad_file),
+	 cmocka_unit_test(test_builtin_sample),
+	 cmocka_unit_test(test_interpret_is_deterministic),
+	 cmocka_unit_test(test_interpret_memory_limit),
+	 cmocka_unit_test(test_interactive_needs_terminal),
+	 cmocka_unit_test(test_list_ops),
+	 cmocka_unit_test(test_man_page_documents_options));

@@ -1,0 +1,49 @@
+/* Runs every suite as one cmocka group, so `make test` ends with one
+ * summary line.  An optional argument filters tests by name pattern. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+FL_SUITE_DECL(shape);
+FL_SUITE_DECL(ops);
+FL_SUITE_DECL(compound);
+FL_SUITE_DECL(loader);
+FL_SUITE_DECL(interp);
+FL_SUITE_DECL(samples);
+FL_SUITE_DECL(cli);
+
+struct suite {
+	const struct CMUnitTest *tests;
+	const size_t *n;
+};
+
+int main(int argc, char **argv)
+{
+	const struct suite suites[] = {
+		{fl_suite_shape, &fl_suite_shape_n},
+		{fl_suite_ops, &fl_suite_ops_n},
+		{fl_suite_compound, &fl_suite_compound_n},
+		{fl_suite_loader, &fl_suite_loader_n},
+		{fl_suite_interp, &fl_suite_interp_n},
+		{fl_suite_samples, &fl_suite_samples_n},
+		{fl_suite_cli, &fl_suite_cli_n},
+	};
+	size_t total = 0, k = 0;
+	struct CMUnitTest *all;
+	int failed;
+
+	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
+		total += *suites[s].n;
+	all = calloc(total, sizeof *all);
+	if (!all)
+		return 1;
+	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
+		for (size_t i = 0; i < *suites[s].n; i++)
+			all[k++] = suites[s].tests[i];
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	failed = _cmocka_run_group_tests("fuselab", all, total, NULL, NULL);
+	free(all);
+	return failed ? 1 : 0;
+}

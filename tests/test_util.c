@@ -1,0 +1,98 @@
+/* Helpers shared by the test files (see test_util.h). */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "loader.h"
+
+fl_graph *t_load(const char *json)
+{
+	fl_error err = {""};
+	fl_graph *g = fl_load_graph_string(json, strlen(json), "test", &err);
+
+	if (!g)
+		fail_msg("graph did not load: %s", err.msg);
+	return g;
+}
+
+void t_load_fails(const char *json, const char *expect)
+{
+	fl_error err = {""};
+	fl_graph *g = fl_load_graph_string(json, strlen(json), "test", &err);
+
+	if (g) {
+		fl_graph_free(g);
+		fail_msg("graph loaded, expected an error containing \"%s\"",
+			 expect);
+	}
+	if (!strstr(err.msg, expect))
+		fail_msg("error \"%s\" does not contain \"%s\"", err.msg, expect);
+}
+
+void t_assert_close(const float *got, const float *want, int64_t n,
+		    double atol, double rtol)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double g = got[i], w = want[i];
+
+		if (isnan(w) && isnan(g))
+			continue;
+		if (isinf(w) && g == w)
+			continue;
+		if (!(fabs(g - w) <= atol + rtol * fabs(w)))
+			fail_msg("element %lld: got %.9g, want %.9g",
+				 (long long)i, g, w);
+	}
+}
+
+int t_run(const char *cmd, char **output)
+{
+	char *full, *buf = NULL;
+	size_t len = 0, cap = 0;
+	FILE *p;
+	int status;
+
+	full = malloc(strlen(cmd) + 8);
+	assert_non_null(full);
+	sprintf(full, "%s 2>&1", cmd);
+	p = popen(full, "r");
+	free(full);
+	assert_non_null(p);
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		size_t got = fread(buf + len, 1, 4096, p);
+
+		if (got == 0)
+			break;
+		len += got;
+	}
+	buf[len] = '\0';
+	status = pclose(p);
+	if (output)
+		*output = buf;
+	else
+		free(buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const char *t_fuselab_bin(void)
+{
+	const char *b = getenv("FUSELAB_BIN");
+
+	return b ? b : "build/fuselab";
+}
+
+const char *t_samples_dir(void)
+{
+	const char *s = getenv("FUSELAB_SAMPLES");
+
+	return s ? s : "samples";
+}

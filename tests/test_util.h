@@ -1,0 +1,45 @@
+/* Shared helpers for the cmocka suite.  Every test file defines one suite
+ * with FL_SUITE(name, cmocka_unit_test(...), ...) and test_main.c runs them
+ * all as one group, so the run ends with one cmocka summary line. */
+#ifndef FL_TEST_UTIL_H
+#define FL_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "graph.h"
+
+#define FL_SUITE(name, ...)                                                  \
+	const struct CMUnitTest fl_suite_##name[] = {__VA_ARGS__};           \
+	const size_t fl_suite_##name##_n =                                   \
+		sizeof fl_suite_##name / sizeof fl_suite_##name[0]
+
+#define FL_SUITE_DECL(name)                                                  \
+	extern const struct CMUnitTest fl_suite_##name[];                    \
+	extern const size_t fl_suite_##name##_n
+
+/* Loads a graph from JSON text; fails the test with the loader's message
+ * when it does not load. */
+fl_graph *t_load(const char *json);
+
+/* Asserts that loading fails and that the message contains `expect`;
+ * returns nothing, prints the message on mismatch. */
+void t_load_fails(const char *json, const char *expect);
+
+/* Asserts |got-want| <= atol + rtol*|want| elementwise (NaNs must match). */
+void t_assert_close(const float *got, const float *want, int64_t n,
+		    double atol, double rtol);
+
+/* Runs a shell command, captures stdout+stderr (malloc'd, caller frees)
+ * and returns its exit status (-1 if it did not exit normally). */
+int t_run(const char *cmd, char **output);
+
+/* Path of the fuselab binary under test and of the samples folder (from the
+ * environment set by make test). */
+const char *t_fuselab_bin(void);
+const char *t_samples_dir(void);
+
+#endif
