@@ -25,7 +25,7 @@ TEST_LIBS  := $(shell pkg-config --libs cmocka)
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
-	     $(CFLAGS) -Iengine -Iapp -Iviews -DFL_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
+	     $(CFLAGS) -Iengine -Iapp -Iviews -Iexporters -DFL_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
 
 ifeq ($(SAN),1)
 VARIANT  := san
@@ -40,15 +40,22 @@ B        := build/$(VARIANT)
 
 ENGINE_SRC := engine/fl_error.c engine/shape.c engine/attrs.c engine/ops.c \
 	      engine/ops_prim.c engine/ops_compound.c engine/graph.c \
-	      engine/expand.c engine/loader.c engine/interp.c engine/rng.c
+	      engine/expand.c engine/loader.c engine/interp.c engine/rng.c \
+	      engine/events.c engine/poly.c engine/classify.c engine/rules.c \
+	      engine/engine.c engine/preprocess.c engine/partition.c \
+	      engine/groups.c engine/aggregate.c engine/explain.c
+EXPORT_SRC := exporters/report_json.c
 APP_SRC    := app/main.c app/options.c app/batch.c app/tui.c views/view_ops.c
 TEST_SRC   := tests/test_main.c tests/test_util.c tests/test_shape.c \
 	      tests/test_ops.c tests/test_compound.c tests/test_loader.c \
-	      tests/test_interp.c tests/test_samples.c tests/test_cli.c
+	      tests/test_interp.c tests/test_samples.c tests/test_cli.c \
+	      tests/test_classify.c tests/test_preprocess.c \
+	      tests/test_partition.c
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
+EXPORT_OBJ := $(EXPORT_SRC:%.c=$(B)/%.o)
 
 BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
@@ -63,7 +70,7 @@ build/fuselab: $(BIN)
 $(BIN): $(APP_OBJ) $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
-$(B)/libfuselab.a: $(ENGINE_OBJ)
+$(B)/libfuselab.a: $(ENGINE_OBJ) $(EXPORT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -123,4 +130,4 @@ deps:
 clean:
 	rm -rf build
 
--include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(EXPORT_OBJ:.o=.d)

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "interp.h"
 #include "loader.h"
+#include "report_json.h"
 
 extern const char fl_builtin_sample_json[];
 
@@ -150,6 +152,156 @@ static int interpret(const fl_graph *g, const fl_options *o)
 	return 0;
 }
 
+/* Engine options from the command line; -1 (message printed) on bad
+ * input such as an unreadable rules file or an unknown rule id. */
+static int engine_opts(const fl_options *o, fl_engine_opts *eo)
+{
+	fl_error err = {""};
+
+	fl_engine_opts_default(eo);
+	eo->preprocess = !o->no_preprocess;
+	if (o->rules_file && fl_rules_load(&eo->rules, o->rules_file, &err) < 0)
+		goto bad;
+	for (int i = 0; i < o->n_disabled; i++)
+		if (fl_rules_disable(&eo->rules, o->disabled[i], &err) < 0)
+			goto bad;
+	for (int i = 0; i < o->n_never; i++, eo->n_never++)
+		sscanf(o->never[i], "%127[^,],%127s", eo->never_fuse[i].a,
+		       eo->never_fuse[i].b);
+	for (int i = 0; i < o->n_fuse; i++, eo->n_fuse++)
+		sscanf(o->fuse[i], "%127[^,],%127s", eo->fuse[i].a, eo->fuse[i].b);
+	return 0;
+bad:
+	fprintf(stderr, "fuselab: %s\n", err.msg);
+	return -1;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void print_micro_graph(const fl_graph *g, const fl_micro_graph *m)
+{
+	int *sorted = malloc(((size_t)m->n_members + 1) * sizeof *sorted);
+
+	printf("  G%-4d %s  ", m->id, fl_op_type_name(m->type));
+	if (m->cluster >= 0)
+		printf("F%-3d", m->cluster + 1);
+	else
+		printf("--  ");
+	if (sorted) {
+		memcpy(sorted, m->members, (size_t)m->n_members * sizeof *sorted);
+		qsort(sorted, (size_t)m->n_members, sizeof *sorted, cmp_int);
+		for (int i = 0; i < m->n_members; i++)
+			printf(" %s", g->ops[sorted[i]].name);
+		free(sorted);
+	}
+	printf("  [%s]\n", *m->history ? m->history : "-");
+}
+
+static void print_partition(const fl_session *s)
+{
+	const fl_graph *g = fl_engine_graph(s);
+	const fl_partition *p = fl_engine_partition(s);
+
+	printf("partition: %d micro-graphs from %d primitives in %d sub-graph%s\n",
+	       fl_partition_count_alive(p), g->n_ops, p->n_clusters,
+	       p->n_clusters == 1 ? "" : "s");
+	for (int i = 0; i < p->n_groups; i++)
+		if (p->groups[i].alive)
+			print_micro_graph(g, &p->groups[i]);
+}
+
+static void print_json(cJSON *j, bool pretty)
+{
+	char *text = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	cJSON_Delete(j);
+}
+
+static void print_events(const fl_session *s, fl_format f)
+{
+	const fl_event_log *log = fl_engine_events(s);
+	char line[1024];
+
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		if (f == FL_FORMAT_TEXT)
+			printf("%s\n", fl_event_format(e, line, sizeof line));
+		else
+			print_json(fl_report_event(e), false);
+	}
+}
+
+static int print_why(fl_session *s, const fl_options *o)
+{
+	fl_error err = {""};
+	char why[1024];
+	int rc = fl_engine_explain(s, o->why_a, o->why_b, why, sizeof why, &err);
+
+	if (rc < 0) {
+		fprintf(stderr, "fuselab: --why: %s\n", err.msg);
+		return 2;
+	}
+	if (o->format == FL_FORMAT_TEXT) {
+		printf("why %s %s: %s\n", o->why_a, o->why_b, why);
+	} else {
+		cJSON *j = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(j, "a", o->why_a);
+		cJSON_AddStringToObject(j, "b", o->why_b);
+		cJSON_AddBoolToObject(j, "together", rc == 1);
+		cJSON_AddStringToObject(j, "reason", why);
+		print_json(j, o->format == FL_FORMAT_JSON);
+	}
+	return 0;
+}
+
+/* --stage / --events / --why: open a session, run it, print. */
+static int run_engine(const fl_graph *g, const fl_options *o)
+{
+	fl_engine_opts eo;
+	fl_error err = {""};
+	fl_session *s;
+	int rc = 0;
+
+	if (engine_opts(o, &eo) < 0)
+		return 2;
+	s = fl_engine_open(g, &eo, &err);
+	if (!s) {
+		fprintf(stderr, "fuselab: %s\n", err.msg);
+		return 2;
+	}
+	if (fl_engine_run(s, &err) < 0) {
+		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
+		fl_engine_close(s);
+		return 1;
+	}
+	if (o->format == FL_FORMAT_JSON && (o->stage || o->events)) {
+		cJSON *j = o->stage ? fl_report_partition(s) : cJSON_CreateObject();
+
+		if (o->events)
+			cJSON_AddItemToObject(j, "events", fl_report_events(s));
+		print_json(j, true);
+	} else {
+		if (o->events)
+			print_events(s, o->format);
+		if (o->stage && o->format == FL_FORMAT_TEXT)
+			print_partition(s);
+		else if (o->stage)
+			print_json(fl_report_partition(s), false);
+	}
+	if (o->why_a)
+		rc = print_why(s, o);
+	fl_engine_close(s);
+	return rc;
+}
+
 int fl_batch_run(const fl_options *o)
 {
 	fl_error err = {""};
@@ -160,11 +312,14 @@ int fl_batch_run(const fl_options *o)
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
 	}
-	print_summary(g);
+	if (o->format == FL_FORMAT_TEXT)
+		print_summary(g);
 	if (o->interpret) {
 		fflush(stdout);
 		rc = interpret(g, o);
 	}
+	if (rc == 0 && (o->stage || o->events || o->why_a))
+		rc = run_engine(g, o);
 	fl_graph_free(g);
 	return rc;
 }

@@ -11,7 +11,9 @@
 
 typedef enum opt_id {
 	OPT_HELP, OPT_VERSION, OPT_CHECK, OPT_BATCH, OPT_INTERPRET, OPT_SEED,
-	OPT_MAX_MEMORY, OPT_LIST_OPS,
+	OPT_MAX_MEMORY, OPT_LIST_OPS, OPT_STAGE, OPT_EVENTS, OPT_FORMAT,
+	OPT_WHY, OPT_RULES, OPT_DISABLE_RULE, OPT_NEVER_FUSE, OPT_FUSE,
+	OPT_NO_PREPROCESS,
 } opt_id;
 
 typedef struct opt_spec {
@@ -39,6 +41,26 @@ static const opt_spec specs[] = {
 	 "suffixes)"},
 	{OPT_LIST_OPS, "list-ops", 0, NULL,
 	 "list the ops of the graph format and exit"},
+	{OPT_STAGE, "stage", 0, "NAME",
+	 "with --batch: run the engine through stage NAME (partition) and "
+	 "print its result"},
+	{OPT_EVENTS, "events", 0, NULL,
+	 "with --batch: print the event log, one decision per line"},
+	{OPT_FORMAT, "format", 0, "FMT",
+	 "output format of --stage/--events: text (default), json, jsonl"},
+	{OPT_WHY, "why", 0, "A B",
+	 "with --batch: say whether ops A and B share a micro-graph, and "
+	 "if not, why"},
+	{OPT_RULES, "rules", 0, "FILE",
+	 "load the aggregation rule table from FILE (fuselab-rules/1 JSON)"},
+	{OPT_DISABLE_RULE, "disable-rule", 0, "ID",
+	 "switch rule ID off (repeatable)"},
+	{OPT_NEVER_FUSE, "never-fuse", 0, "A,B",
+	 "never put ops A and B in one micro-graph (repeatable)"},
+	{OPT_FUSE, "fuse", 0, "A,B",
+	 "put ops A and B together when no cycle forbids it (repeatable)"},
+	{OPT_NO_PREPROCESS, "no-preprocess", 0, NULL,
+	 "skip simplification, CSE, constant folding and dead-code removal"},
 };
 
 #define N_SPECS (sizeof specs / sizeof specs[0])
@@ -106,6 +128,50 @@ static int64_t parse_size(const char *s)
 	return *end ? -1 : v;
 }
 
+/* Appends arg to a repeatable option's list. */
+static int push(const char **list, int *n, const char *arg, const char *opt,
+		char *err, size_t err_len)
+{
+	if (*n >= FL_MAX_LIST) {
+		snprintf(err, err_len, "--%s given more than %d times", opt,
+			 FL_MAX_LIST);
+		return -1;
+	}
+	list[(*n)++] = arg;
+	return 0;
+}
+
+static int check_pair(const char *arg, const char *opt, char *err,
+		      size_t err_len)
+{
+	const char *comma = strchr(arg, ',');
+
+	if (!comma || comma == arg || !comma[1] || strchr(comma + 1, ',') ||
+	    (size_t)(comma - arg) >= 128 || strlen(comma + 1) >= 128) {
+		snprintf(err, err_len, "--%s: expected two op names as A,B, got "
+			 "\"%s\"", opt, arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_format(const char *arg, fl_options *o, char *err,
+			size_t err_len)
+{
+	if (!strcmp(arg, "text"))
+		o->format = FL_FORMAT_TEXT;
+	else if (!strcmp(arg, "json"))
+		o->format = FL_FORMAT_JSON;
+	else if (!strcmp(arg, "jsonl"))
+		o->format = FL_FORMAT_JSONL;
+	else {
+		snprintf(err, err_len, "--format: expected text, json or jsonl, "
+			 "got \"%s\"", arg);
+		return -1;
+	}
+	return 0;
+}
+
 static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		 char *err, size_t err_len)
 {
@@ -118,6 +184,30 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_CHECK: o->mode = FL_MODE_CHECK; break;
 	case OPT_BATCH: o->mode = FL_MODE_BATCH; break;
 	case OPT_INTERPRET: o->interpret = true; break;
+	case OPT_EVENTS: o->events = true; break;
+	case OPT_NO_PREPROCESS: o->no_preprocess = true; break;
+	case OPT_RULES: o->rules_file = arg; break;
+	case OPT_FORMAT: return parse_format(arg, o, err, err_len);
+	case OPT_STAGE:
+		if (strcmp(arg, "partition") != 0) {
+			snprintf(err, err_len, "--stage: unknown stage \"%s\" "
+				 "(known: partition)", arg);
+			return -1;
+		}
+		o->stage = arg;
+		break;
+	case OPT_WHY: break;	/* two values: handled by the parser */
+	case OPT_DISABLE_RULE:
+		return push(o->disabled, &o->n_disabled, arg, spec->lng, err,
+			    err_len);
+	case OPT_NEVER_FUSE:
+		if (check_pair(arg, spec->lng, err, err_len) < 0)
+			return -1;
+		return push(o->never, &o->n_never, arg, spec->lng, err, err_len);
+	case OPT_FUSE:
+		if (check_pair(arg, spec->lng, err, err_len) < 0)
+			return -1;
+		return push(o->fuse, &o->n_fuse, arg, spec->lng, err, err_len);
 	case OPT_SEED:
 		errno = 0;
 		o->seed = strtoull(arg, &end, 10);
@@ -152,6 +242,15 @@ static int parse_long(int argc, char **argv, int *i, fl_options *o,
 		snprintf(err, err_len, "unknown option \"--%.*s\" (see --help)",
 			 (int)len, name);
 		return -1;
+	}
+	if (spec->id == OPT_WHY) {
+		if (eq || *i + 2 >= argc) {
+			snprintf(err, err_len, "--why needs two op names: --why A B");
+			return -1;
+		}
+		o->why_a = argv[++*i];
+		o->why_b = argv[++*i];
+		return 0;
 	}
 	if (spec->arg) {
 		if (eq)
@@ -197,9 +296,17 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 			o->file = a;
 		}
 	}
-	if (o->interpret && o->mode != FL_MODE_BATCH) {
-		snprintf(err, err_len, "--interpret needs --batch");
-		return -1;
+	if (o->mode != FL_MODE_BATCH) {
+		const char *need = o->interpret ? "--interpret"
+				   : o->stage	 ? "--stage"
+				   : o->events	 ? "--events"
+				   : o->why_a	 ? "--why"
+						 : NULL;
+
+		if (need) {
+			snprintf(err, err_len, "%s needs --batch", need);
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -16,12 +16,31 @@ typedef enum fl_mode {
 	FL_MODE_LIST_OPS,
 } fl_mode;
 
+typedef enum fl_format {
+	FL_FORMAT_TEXT,
+	FL_FORMAT_JSON,
+	FL_FORMAT_JSONL,
+} fl_format;
+
+#define FL_MAX_LIST 64
+
 typedef struct fl_options {
 	fl_mode mode;
 	const char *file;	/* NULL: the built-in sample */
 	bool interpret;
 	uint64_t seed;
 	int64_t max_bytes;
+	/* engine */
+	const char *stage;	/* "partition" or NULL */
+	bool events;
+	fl_format format;
+	const char *why_a, *why_b;
+	const char *rules_file;
+	bool no_preprocess;
+	int n_disabled, n_never, n_fuse;
+	const char *disabled[FL_MAX_LIST];
+	const char *never[FL_MAX_LIST];	/* "A,B" */
+	const char *fuse[FL_MAX_LIST];
 } fl_options;
 
 /* Parses argv; on a usage error writes the message to `err` (a line of at

@@ -691,3 +691,53 @@ void fl_graph_summarize(const fl_graph *g, fl_graph_summary *s)
 		add_bytes(&s->total_bytes, bytes);
 	}
 }
+
+int fl_graph_replace_uses(fl_graph *g, int from, int to, const char *rewrite)
+{
+	int changed = 0;
+
+	for (int i = 0; i < g->n_ops; i++) {
+		fl_op *op = &g->ops[i];
+		bool hit = false;
+
+		for (int k = 0; k < op->n_in; k++)
+			if (op->in[k] == from) {
+				op->in[k] = to;
+				hit = true;
+				changed++;
+			}
+		if (hit && rewrite)
+			fl_op_set_provenance(op, NULL, NULL, rewrite);
+	}
+	return changed;
+}
+
+int fl_graph_count_uses(const fl_graph *g, int t)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->n_ops; i++)
+		for (int k = 0; k < g->ops[i].n_in; k++)
+			n += g->ops[i].in[k] == t;
+	return n;
+}
+
+int fl_graph_remove_ops(fl_graph *g, const bool *dead, fl_error *err)
+{
+	int w = 0;
+
+	for (int i = 0; i < g->n_ops; i++) {
+		if (dead[i]) {
+			op_clear(&g->ops[i]);
+			continue;
+		}
+		g->ops[w++] = g->ops[i];
+	}
+	g->n_ops = w;
+	return link_producers(g, err);
+}
+
+int fl_graph_relink(fl_graph *g, fl_error *err)
+{
+	return link_producers(g, err);
+}

@@ -109,6 +109,22 @@ int fl_graph_validate(fl_graph *g, fl_error *err);
 int fl_graph_outputs(const fl_graph *g, int **idx);
 int fl_graph_inputs(const fl_graph *g, int **idx);
 
+/* Rewrites: every op input reading tensor `from` reads `to` instead
+ * (shapes must agree; the caller checks).  Returns how many inputs changed
+ * and marks the changed ops' provenance with `rewrite` when not NULL. */
+int fl_graph_replace_uses(fl_graph *g, int from, int to, const char *rewrite);
+
+/* Number of op inputs reading tensor t. */
+int fl_graph_count_uses(const fl_graph *g, int t);
+
+/* Removes the ops with dead[i] set, keeping the others' order, and relinks
+ * producers.  Tensors stay (unused ones are harmless). */
+int fl_graph_remove_ops(fl_graph *g, const bool *dead, fl_error *err);
+
+/* Recomputes every tensor's producer after ops were rewritten (checks
+ * that no tensor is written twice). */
+int fl_graph_relink(fl_graph *g, fl_error *err);
+
 /* Totals for --check. */
 typedef struct fl_graph_summary {
 	int n_ops, n_compound, n_primitive;

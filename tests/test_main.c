@@ -12,6 +12,9 @@ FL_SUITE_DECL(loader);
 FL_SUITE_DECL(interp);
 FL_SUITE_DECL(samples);
 FL_SUITE_DECL(cli);
+FL_SUITE_DECL(classify);
+FL_SUITE_DECL(preprocess);
+FL_SUITE_DECL(partition);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -27,6 +30,9 @@ int main(int argc, char **argv)
 		{fl_suite_loader, &fl_suite_loader_n},
 		{fl_suite_interp, &fl_suite_interp_n},
 		{fl_suite_samples, &fl_suite_samples_n},
+		{fl_suite_classify, &fl_suite_classify_n},
+		{fl_suite_preprocess, &fl_suite_preprocess_n},
+		{fl_suite_partition, &fl_suite_partition_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 	};
 	size_t total = 0, k = 0;

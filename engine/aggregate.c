@@ -1,0 +1,268 @@
+/* Partition step 4 (DESIGN 1.2): user constraints, then APOLLO's
+ * Algorithm 1.  Every primitive starts as its own micro-graph; rules are
+ * tried in priority order, and for each rule producer->consumer pairs are
+ * merged until nothing changes.  Merges never create a cycle (groups.c).
+ *
+ * Needs: classified primitives (st->part.type_of).  Changes: st->part
+ * micro-graphs.  Decisions: each constraint applied, each merge, each
+ * refused merge (logged once per rule and op pair). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+#include "state.h"
+
+static const char *op_name(const fl_state *st, int i)
+{
+	return st->graph->ops[i].name;
+}
+
+/* ---- constraints ------------------------------------------------------- */
+
+static int log_pairs(fl_state *st)
+{
+	const fl_engine_opts *o = st->opts;
+
+	for (int i = 0; i < o->n_never; i++) {
+		const char *ops[2] = {o->never_fuse[i].a, o->never_fuse[i].b};
+
+		if (!fl_state_decide(st))
+			return FL_PASS_PAUSED;
+		fl_state_log(st, FL_EV_CONSTRAINED, "user", ops, 2, -1, -1,
+			     "--never-fuse %s,%s: they will never share a "
+			     "micro-graph", ops[0], ops[1]);
+	}
+	for (int i = 0; i < o->n_feedback; i++) {
+		const char *ops[2] = {o->feedback[i].a, o->feedback[i].b};
+
+		if (!fl_state_decide(st))
+			return FL_PASS_PAUSED;
+		fl_state_log(st, FL_EV_FEEDBACK, "feedback", ops, 2, -1, -1,
+			     "merging %s with %s is forbidden on this run: %s",
+			     ops[0], ops[1], o->feedback_reason[i]);
+	}
+	return FL_PASS_DONE;
+}
+
+/* Merges the micro-graphs of every op in idx[0..n-1] into the first one's;
+ * stops at the first refusal (reason in why).  Returns the group or -1. */
+static int force_merge(fl_state *st, const int *idx, int n, char *why,
+		       size_t wn, fl_error *err)
+{
+	int into = st->part.group_of[idx[0]];
+
+	for (int i = 1; i < n; i++) {
+		int from = st->part.group_of[idx[i]];
+		fl_op_type t;
+
+		if (from == into)
+			continue;
+		if (fl_groups_check(st, into, from, why, wn))
+			return -1;
+		t = fl_type_join(st->part.groups[into].type,
+				 st->part.groups[from].type);
+		if (fl_groups_merge(st, into, from, t, "user", err) < 0)
+			return -2;
+	}
+	return into;
+}
+
+static int apply_fuse(fl_state *st, const fl_op_pair *p, fl_error *err)
+{
+	int *a, *b, na = fl_groups_resolve(st->graph, p->a, &a);
+	int nb = fl_groups_resolve(st->graph, p->b, &b), *all, g;
+	const char *ops[2] = {p->a, p->b};
+	char why[300];
+
+	if (na < 0 || nb < 0 || !(all = malloc((size_t)(na + nb + 1) * sizeof *all))) {
+		free(a);
+		free(b);
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	memcpy(all, a, (size_t)na * sizeof *a);
+	memcpy(all + na, b, (size_t)nb * sizeof *b);
+	g = na + nb > 0 ? force_merge(st, all, na + nb, why, sizeof why, err) : -1;
+	free(a);
+	free(b);
+	free(all);
+	if (g == -2)
+		return -1;
+	if (g < 0)
+		fl_state_log(st, FL_EV_REJECTED, "user", ops, 2, -1, -1,
+			     "--fuse %s,%s refused: %s", p->a, p->b, why);
+	else
+		fl_state_log(st, FL_EV_CONSTRAINED, "user", ops, 2, g, -1,
+			     "--fuse %s,%s: put together in micro-graph G%d",
+			     p->a, p->b, g);
+	return 0;
+}
+
+int fl_pass_constrain(fl_state *st, fl_error *err)
+{
+	int rc;
+
+	if (fl_groups_init(st, err) < 0)
+		return -1;
+	rc = log_pairs(st);
+	if (rc != FL_PASS_DONE)
+		return rc;
+	for (int i = 0; i < st->opts->n_fuse; i++) {
+		if (!fl_state_decide(st))
+			return FL_PASS_PAUSED;
+		if (apply_fuse(st, &st->opts->fuse[i], err) < 0)
+			return -1;
+	}
+	return FL_PASS_DONE;
+}
+
+/* ---- Algorithm 1 ------------------------------------------------------- */
+
+/* Op pairs already refused under a rule, so each is logged once. */
+typedef struct seen_set {
+	int cap, n;
+	uint64_t *keys;		/* 0 = empty */
+} seen_set;
+
+static bool seen_add(seen_set *s, uint64_t key)
+{
+	uint64_t *old = s->keys;
+	int oldcap = s->cap, i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->keys = calloc((size_t)s->cap, sizeof *s->keys);
+		if (!s->keys) {
+			s->keys = old;
+			s->cap = oldcap;
+			return true;
+		}
+		s->n = 0;
+		for (int j = 0; j < oldcap; j++)
+			if (old[j])
+				seen_add(s, old[j]);
+		free(old);
+	}
+	i = (int)((key * 0x9e3779b97f4a7c15ull) >> 33) & (s->cap - 1);
+	while (s->keys[i]) {
+		if (s->keys[i] == key)
+			return false;
+		i = (i + 1) & (s->cap - 1);
+	}
+	s->keys[i] = key;
+	s->n++;
+	return true;
+}
+
+static uint64_t kind_mask(const fl_op_kind *k, int n)
+{
+	uint64_t m = 0;
+
+	for (int i = 0; i < n; i++)
+		m |= 1ull << k[i];
+	return m;
+}
+
+/* Do the op-kind lists of rule r allow producer gp and consumer gc? */
+static bool kinds_allow(const fl_state *st, const fl_rule *r, int gp, int gc)
+{
+	uint64_t pk = fl_groups_kinds(st, gp), ck = fl_groups_kinds(st, gc);
+
+	if (r->n_p_only && (pk & ~kind_mask(r->p_only, r->n_p_only)))
+		return false;
+	if (r->n_p_except && (pk & kind_mask(r->p_except, r->n_p_except)))
+		return false;
+	if (r->n_c_only && (ck & ~kind_mask(r->c_only, r->n_c_only)))
+		return false;
+	if (r->n_c_except && (ck & kind_mask(r->c_except, r->n_c_except)))
+		return false;
+	return true;
+}
+
+static bool rule_matches(const fl_state *st, const fl_rule *r, int gp, int gc)
+{
+	const fl_micro_graph *p = &st->part.groups[gp], *c = &st->part.groups[gc];
+
+	return (r->producer & (1u << p->type)) && (r->consumer & (1u << c->type)) &&
+	       p->cluster >= 0 && c->cluster >= 0 && kinds_allow(st, r, gp, gc);
+}
+
+/* Tries rule r on the edge from op p to op c.  Returns 1 if merged, 0 if
+ * not, FL_PASS_PAUSED + 10 when out of budget, -1 on error. */
+static int try_edge(fl_state *st, const fl_rule *r, int ri, int p, int c,
+		    seen_set *seen, fl_error *err)
+{
+	int gp = st->part.group_of[p], gc = st->part.group_of[c];
+	const char *ops[2] = {op_name(st, p), op_name(st, c)};
+	fl_op_type tp, tc;
+	char why[300];
+
+	if (gp == gc || !rule_matches(st, r, gp, gc))
+		return 0;
+	tp = st->part.groups[gp].type;
+	tc = st->part.groups[gc].type;
+	if (fl_groups_check(st, gp, gc, why, sizeof why)) {
+		if (!seen_add(seen, ((uint64_t)p * (uint64_t)st->graph->n_ops + (uint64_t)c) * 64 + (uint64_t)ri + 1))
+			return 0;
+		if (!fl_state_decide(st))
+			return FL_PASS_PAUSED + 10;
+		fl_state_log(st, FL_EV_REJECTED, r->id, ops, 2, gp, gc,
+			     "%s: %s->%s merge of %s into %s rejected: %s", r->id,
+			     fl_op_type_name(tp), fl_op_type_name(tc), ops[0],
+			     ops[1], why);
+		return 0;
+	}
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED + 10;
+	if (fl_groups_merge(st, gc, gp, r->result, r->id, err) < 0)
+		return -1;
+	fl_state_log(st, FL_EV_MERGED, r->id, ops, 2, gp, gc,
+		     "%s: %s->%s merge %s into %s (G%d into G%d)", r->id,
+		     fl_op_type_name(tp), fl_op_type_name(tc), ops[0], ops[1], gp,
+		     gc);
+	return 1;
+}
+
+/* One sweep of rule r over every producer->consumer edge, in op order. */
+static int sweep(fl_state *st, const fl_rule *r, int ri, seen_set *seen,
+		 bool *changed, fl_error *err)
+{
+	const fl_graph *g = st->graph;
+
+	for (int c = 0; c < g->n_ops; c++)
+		for (int k = 0; k < g->ops[c].n_in; k++) {
+			int p = g->tensors[g->ops[c].in[k]].producer, rc;
+
+			if (p < 0)
+				continue;
+			rc = try_edge(st, r, ri, p, c, seen, err);
+			if (rc < 0 || rc == FL_PASS_PAUSED + 10)
+				return rc < 0 ? -1 : FL_PASS_PAUSED;
+			*changed |= rc == 1;
+		}
+	return FL_PASS_DONE;
+}
+
+int fl_pass_aggregate(fl_state *st, fl_error *err)
+{
+	const fl_rule_table *t = &st->opts->rules;
+	seen_set seen = {0, 0, NULL};
+	int rc = FL_PASS_DONE;
+
+	if (fl_groups_init(st, err) < 0)
+		return -1;
+	for (int ri = 0; ri < t->n && rc == FL_PASS_DONE; ri++) {
+		const fl_rule *r = &t->rules[ri];
+		bool changed = true;
+
+		if (!r->enabled || r->stage != FL_STAGE_PARTITION)
+			continue;
+		while (changed && rc == FL_PASS_DONE) {
+			changed = false;
+			rc = sweep(st, r, ri, &seen, &changed, err);
+		}
+	}
+	free(seen.keys);
+	return rc;
+}

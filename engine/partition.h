@@ -1,0 +1,39 @@
+/* Partition state (DESIGN 1.2): which cluster each op belongs to, each
+ * primitive's type, and the micro-graphs that aggregation builds.  Views
+ * and exporters read it through the engine (engine.h); the passes in
+ * partition.c and aggregate.c write it. */
+#ifndef FL_PARTITION_H
+#define FL_PARTITION_H
+
+#include <stdbool.h>
+
+#include "classify.h"
+
+typedef struct fl_micro_graph {
+	int id;
+	bool alive;		/* false once merged into another */
+	fl_op_type type;
+	int cluster;
+	int n_members, cap_members;
+	int *members;		/* op indices, ascending */
+	char history[128];	/* rule ids that built it, e.g. "R1 R4" */
+} fl_micro_graph;
+
+typedef struct fl_partition {
+	int n_ops;
+	int n_clusters;
+	int *cluster_of;	/* op -> cluster, -1: excluded (custom op) */
+	bool classified;	/* type_of is valid */
+	fl_op_type *type_of;
+	char (*type_reason)[FL_CLASSIFY_REASON];
+	int *group_of;		/* op -> micro-graph index, -1: none */
+	int n_groups, cap_groups;
+	fl_micro_graph *groups;	/* alive and dead; index == id */
+} fl_partition;
+
+void fl_partition_free(fl_partition *p);
+
+/* Alive micro-graphs, in id order. */
+int fl_partition_count_alive(const fl_partition *p);
+
+#endif

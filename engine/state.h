@@ -1,0 +1,65 @@
+/* Internal to the engine: the state the passes read and write during one
+ * (re)play, and the decision budget that makes stepping possible.
+ *
+ * Every pass has the same shape: `int pass_x(fl_state *st, fl_error *err)`
+ * returning FL_PASS_DONE, FL_PASS_PAUSED (the budget ran out before its
+ * next decision: nothing more may change) or -1.  A decision is made as
+ *
+ *     if (!fl_state_decide(st)) return FL_PASS_PAUSED;
+ *     ...apply the change...
+ *     fl_state_log(st, FL_EV_..., ...);
+ */
+#ifndef FL_STATE_H
+#define FL_STATE_H
+
+#include <isl/ctx.h>
+
+#include "engine.h"
+
+#define FL_PASS_DONE 0
+#define FL_PASS_PAUSED 1
+
+struct fl_classify_cache;
+struct fl_groups;
+
+typedef struct fl_state {
+	fl_graph *graph;		/* owned; rewritten by the passes */
+	fl_event_log *log;		/* owned */
+	const fl_engine_opts *opts;
+	fl_partition part;
+	fl_pass pass;			/* pass running now */
+	isl_ctx *ctx;			/* borrowed from the session */
+	struct fl_classify_cache *cache;	/* borrowed */
+	struct fl_groups *groups;	/* owned; merge bookkeeping */
+	long budget;			/* decisions left; < 0: unlimited */
+	double t0, t_decide;
+} fl_state;
+
+/* Consumes one decision of the budget; false when none is left. */
+bool fl_state_decide(fl_state *st);
+
+/* Logs the decision just made (timing from the matching decide). */
+fl_event *fl_state_log(fl_state *st, fl_event_kind kind, const char *rule,
+		       const char *const *ops, int n_ops, int group_a,
+		       int group_b, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+double fl_now(void);
+
+/* Classification results by op signature (kind, input shapes, attrs), kept
+ * by the session across replays so stepping does not redo isl work. */
+struct fl_classify_cache *fl_classify_cache_new(void);
+void fl_classify_cache_free(struct fl_classify_cache *c);
+
+/* Union of two micro-graph types when a user forces a merge. */
+fl_op_type fl_type_join(fl_op_type a, fl_op_type b);
+
+/* The passes, in pipeline order (engine.c lists them). */
+int fl_pass_preprocess(fl_state *st, fl_error *err);
+int fl_pass_cluster(fl_state *st, fl_error *err);
+int fl_pass_open(fl_state *st, fl_error *err);
+int fl_pass_classify(fl_state *st, fl_error *err);
+int fl_pass_constrain(fl_state *st, fl_error *err);
+int fl_pass_aggregate(fl_state *st, fl_error *err);
+
+#endif

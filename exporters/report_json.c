@@ -1,0 +1,107 @@
+/* JSON report exporter (see report_json.h). */
+#include "report_json.h"
+
+#include <stdlib.h>
+
+#include "classify.h"
+
+cJSON *fl_report_event(const fl_event *e)
+{
+	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateArray();
+
+	cJSON_AddNumberToObject(o, "seq", e->seq);
+	cJSON_AddStringToObject(o, "pass", fl_pass_name(e->pass));
+	cJSON_AddStringToObject(o, "kind", fl_event_kind_name(e->kind));
+	if (e->rule[0])
+		cJSON_AddStringToObject(o, "rule", e->rule);
+	for (int i = 0; i < e->n_ops; i++)
+		cJSON_AddItemToArray(ops, cJSON_CreateString(e->ops[i]));
+	cJSON_AddItemToObject(o, "ops", ops);
+	if (e->group_a >= 0)
+		cJSON_AddNumberToObject(o, "group_a", e->group_a);
+	if (e->group_b >= 0)
+		cJSON_AddNumberToObject(o, "group_b", e->group_b);
+	cJSON_AddStringToObject(o, "reason", e->reason);
+	cJSON_AddNumberToObject(o, "t_start_us", (double)(long)(e->t_start * 1e6));
+	cJSON_AddNumberToObject(o, "duration_us", (double)(long)(e->duration * 1e6));
+	return o;
+}
+
+cJSON *fl_report_events(const fl_session *s)
+{
+	const fl_event_log *log = fl_engine_events(s);
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < fl_event_log_count(log); i++)
+		cJSON_AddItemToArray(a, fl_report_event(fl_event_log_get(log, i)));
+	return a;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static cJSON *micro_graph_json(const fl_graph *g, const fl_micro_graph *m)
+{
+	cJSON *o = cJSON_CreateObject(), *mem = cJSON_CreateArray();
+	int *sorted = malloc(((size_t)m->n_members + 1) * sizeof *sorted);
+
+	cJSON_AddNumberToObject(o, "id", m->id);
+	cJSON_AddStringToObject(o, "type", fl_op_type_name(m->type));
+	if (m->cluster >= 0)
+		cJSON_AddNumberToObject(o, "subgraph", m->cluster + 1);
+	else
+		cJSON_AddNullToObject(o, "subgraph");
+	if (sorted) {
+		for (int i = 0; i < m->n_members; i++)
+			sorted[i] = m->members[i];
+		qsort(sorted, (size_t)m->n_members, sizeof *sorted, cmp_int);
+		for (int i = 0; i < m->n_members; i++)
+			cJSON_AddItemToArray(mem, cJSON_CreateString(g->ops[sorted[i]].name));
+		free(sorted);
+	}
+	cJSON_AddItemToObject(o, "members", mem);
+	cJSON_AddStringToObject(o, "rules", m->history);
+	return o;
+}
+
+static cJSON *op_json(const fl_graph *g, const fl_partition *p, int i)
+{
+	const fl_op *op = &g->ops[i];
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "name", op->name);
+	cJSON_AddStringToObject(o, "op", fl_op_kind_name(op->kind));
+	if (p->classified)
+		cJSON_AddStringToObject(o, "type", fl_op_type_name(p->type_of[i]));
+	if (p->group_of)
+		cJSON_AddNumberToObject(o, "micro_graph", p->group_of[i]);
+	cJSON_AddStringToObject(o, "origin", op->prov.origin ? op->prov.origin : op->name);
+	if (op->prov.compound)
+		cJSON_AddStringToObject(o, "opened_from", op->prov.compound);
+	if (op->prov.rewrite)
+		cJSON_AddStringToObject(o, "rewrite", op->prov.rewrite);
+	return o;
+}
+
+cJSON *fl_report_partition(const fl_session *s)
+{
+	const fl_graph *g = fl_engine_graph(s);
+	const fl_partition *p = fl_engine_partition(s);
+	cJSON *o = cJSON_CreateObject(), *mgs = cJSON_CreateArray();
+	cJSON *ops = cJSON_CreateArray();
+
+	cJSON_AddStringToObject(o, "graph", g->name);
+	cJSON_AddNumberToObject(o, "position", fl_engine_position(s));
+	cJSON_AddBoolToObject(o, "done", fl_engine_done(s));
+	cJSON_AddNumberToObject(o, "subgraphs", p->n_clusters);
+	for (int i = 0; i < p->n_groups; i++)
+		if (p->groups[i].alive)
+			cJSON_AddItemToArray(mgs, micro_graph_json(g, &p->groups[i]));
+	cJSON_AddItemToObject(o, "micro_graphs", mgs);
+	for (int i = 0; i < g->n_ops; i++)
+		cJSON_AddItemToArray(ops, op_json(g, p, i));
+	cJSON_AddItemToObject(o, "ops", ops);
+	return o;
+}

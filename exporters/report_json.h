@@ -1,0 +1,20 @@
+/* JSON report of the engine state (DESIGN 8), built with cJSON.  Reads
+ * the session through engine.h only. */
+#ifndef FL_REPORT_JSON_H
+#define FL_REPORT_JSON_H
+
+#include <cJSON.h>
+
+#include "engine.h"
+
+/* {"graph", "position", "done", "micro_graphs": [...], "ops": [...]} */
+cJSON *fl_report_partition(const fl_session *s);
+
+/* One event as an object: seq, pass, kind, rule, ops, groups, reason,
+ * t_start_us, duration_us. */
+cJSON *fl_report_event(const fl_event *e);
+
+/* The whole log as an array. */
+cJSON *fl_report_events(const fl_session *s);
+
+#endif

@@ -1,0 +1,540 @@
+/* Polyhedral descriptions (engine/poly.c) and the E/B/R/O classification
+ * computed from them (engine/classify.c).
+ *
+ * Graphs are written with single quotes for readability and loaded after
+ * swapping them for double quotes.  Each graph holds one op "o" writing
+ * "y"; tensors are declared in index order, so x is T0, the second input
+ * T1 and so on.  isl objects are compared by meaning (isl_*_is_equal),
+ * never by text.  Every test makes its own isl_ctx with on_error=abort, so
+ * a leaked isl object (which makes isl_ctx_free complain) or any isl error
+ * ends the run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <isl/ctx.h>
+#include <isl/map.h>
+#include <isl/options.h>
+#include <isl/set.h>
+
+#include "classify.h"
+#include "poly.h"
+#include "test_util.h"
+
+#define GRAPH(tensors, op) \
+	"{'format':'fuselab-graph/1','name':'t','tensors':{" tensors \
+	"},'ops':[" op "]}"
+#define IN(name, shape) "'" name "':{'shape':" shape ",'role':'input'}"
+#define SCALAR(name) "'" name "':{'shape':[],'role':'const','value':2}"
+#define OP(kind, ins, attrs) \
+	"{'name':'o','op':'" kind "','in':" ins ",'out':'y','attrs':{" \
+	attrs "}}"
+
+/* Loads a graph written with single quotes. */
+static fl_graph *load_q(const char *text)
+{
+	char *json = strdup(text);
+	fl_graph *g;
+
+	assert_non_null(json);
+	for (char *c = json; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	g = t_load(json);
+	free(json);
+	return g;
+}
+
+static isl_ctx *new_ctx(void)
+{
+	isl_ctx *ctx = isl_ctx_alloc();
+
+	assert_non_null(ctx);
+	isl_options_set_on_error(ctx, ISL_ON_ERROR_ABORT);
+	return ctx;
+}
+
+/* ---- classification ------------------------------------------------ */
+
+typedef struct class_case {
+	const char *what;
+	const char *graph;
+	fl_op_type type;
+	const char *reason;	/* substring of the reason, or NULL */
+} class_case;
+
+static void check_case(const class_case *c)
+{
+	fl_graph *g = load_q(c->graph);
+	isl_ctx *ctx = new_ctx();
+	fl_classification cl;
+	fl_error err = {""};
+
+	if (fl_classify_op(ctx, g, 0, &cl, &err) < 0)
+		fail_msg("%s: %s", c->what, err.msg);
+	if (cl.type != c->type)
+		fail_msg("%s: got %s (%s), want %s", c->what,
+			 fl_op_type_name(cl.type), cl.reason,
+			 fl_op_type_name(c->type));
+	if (c->reason && !strstr(cl.reason, c->reason))
+		fail_msg("%s: reason \"%s\" lacks \"%s\"", c->what, cl.reason,
+			 c->reason);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void check_cases(const class_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		check_case(&cases[i]);
+}
+
+#define CHECK_CASES(t) check_cases(t, sizeof t / sizeof t[0])
+
+static void test_elementwise(void **state)
+{
+	static const class_case cases[] = {
+		{"add", GRAPH(IN("x", "[4,8]") "," IN("z", "[4,8]"),
+			      OP("add", "['x','z']", "")),
+		 FL_TYPE_E, "every input maps one-to-one onto the output"},
+		{"exp", GRAPH(IN("x", "[4,8]"), OP("exp", "['x']", "")),
+		 FL_TYPE_E, NULL},
+		{"mul by a rank-0 const",
+		 GRAPH(IN("x", "[4,8]") "," SCALAR("s"),
+		       OP("mul", "['x','s']", "")), FL_TYPE_E, NULL},
+		{"add of [1,8] and [1,8]: extent 1 everywhere, no broadcast",
+		 GRAPH(IN("x", "[1,8]") "," IN("z", "[1,8]"),
+		       OP("add", "['x','z']", "")), FL_TYPE_E, NULL},
+		{"reduce over an axis of extent 1 is a copy",
+		 GRAPH(IN("x", "[4,1]"),
+		       OP("reduce_sum", "['x']", "'axes':[1]")), FL_TYPE_E,
+		 NULL},
+	};
+
+	(void)state;
+	CHECK_CASES(cases);
+}
+
+static void test_broadcast(void **state)
+{
+	static const class_case cases[] = {
+		{"add of a bias [768] onto [128,768]",
+		 GRAPH(IN("x", "[128,768]") "," IN("b", "[768]"),
+		       OP("add", "['x','b']", "")), FL_TYPE_B,
+		 "in[1] -> out dim 0 (extent 128): not indexed by the input, "
+		 "injective (broadcast)"},
+		{"broadcast_to [1,8] -> [4,8]",
+		 GRAPH(IN("x", "[1,8]"),
+		       OP("broadcast_to", "['x']", "'shape':[4,8]")),
+		 FL_TYPE_B,
+		 "in[0] dim 0 (extent 1) -> out dim 0 (extent 4): injective "
+		 "(broadcast)"},
+		{"where with broadcasting",
+		 GRAPH(IN("c", "[4,1]") "," IN("a", "[4,8]") "," IN("b", "[8]"),
+		       OP("where", "['c','a','b']", "")), FL_TYPE_B,
+		 "in[0] dim 1 (extent 1) -> out dim 1 (extent 8)"},
+		{"matmul with K = 1 is an outer product",
+		 GRAPH(IN("x", "[4,1]") "," IN("w", "[1,8]"),
+		       OP("matmul", "['x','w']", "")), FL_TYPE_B, NULL},
+	};
+
+	(void)state;
+	CHECK_CASES(cases);
+}
+
+static void test_reduction(void **state)
+{
+	static const class_case cases[] = {
+		{"reduce_sum over the last axis",
+		 GRAPH(IN("x", "[4,8]"),
+		       OP("reduce_sum", "['x']", "'axes':[-1]")), FL_TYPE_R,
+		 "in[0] dim 1 (extent 8) reduced: it indexes no output dim "
+		 "(surjective)"},
+		{"reduce_max over axes 2 and 4 of a rank-5 tensor",
+		 GRAPH(IN("x", "[2,3,4,5,6]"),
+		       OP("reduce_max", "['x']", "'axes':[2,4]")), FL_TYPE_R,
+		 "in[0] dim 2 (extent 4) reduced"},
+		{"reduce_min over everything",
+		 GRAPH(IN("x", "[4,8]"), OP("reduce_min", "['x']", "")),
+		 FL_TYPE_R, "in[0] dim 0"},
+		{"global max pooling",
+		 GRAPH(IN("x", "[1,2,4,4]"),
+		       OP("pool2d", "['x']", "'kernel':[4,4]")), FL_TYPE_R,
+		 NULL},
+	};
+
+	(void)state;
+	CHECK_CASES(cases);
+}
+
+static void test_opaque(void **state)
+{
+	static const class_case cases[] = {
+		{"transpose", GRAPH(IN("x", "[4,8]"),
+				    OP("transpose", "['x']", "'perm':[1,0]")),
+		 FL_TYPE_O, "moved to another position"},
+		{"matmul", GRAPH(IN("x", "[4,8]") "," IN("w", "[8,16]"),
+				 OP("matmul", "['x','w']", "")),
+		 FL_TYPE_O, "in[0] -> out: neither single-valued nor injective"},
+		{"batched matmul, transposed b, broadcast batch",
+		 GRAPH(IN("x", "[3,4,8]") "," IN("w", "[16,8]"),
+		       OP("matmul", "['x','w']", "'transpose_b':true")),
+		 FL_TYPE_O, NULL},
+		{"conv2d", GRAPH(IN("x", "[1,3,8,8]") "," IN("w", "[4,3,3,3]"),
+				 OP("conv2d", "['x','w']", "")),
+		 FL_TYPE_O, "neither single-valued nor injective"},
+		{"2x2 stride-2 max pool",
+		 GRAPH(IN("x", "[1,2,8,8]"),
+		       OP("pool2d", "['x']", "'kernel':[2,2]")), FL_TYPE_O,
+		 "in[0] dim 2 -> out dim 2 (extent 4): many-to-one window"},
+		{"reshape", GRAPH(IN("x", "[128,768]"),
+				  OP("reshape", "['x']", "'shape':[128,12,64]")),
+		 FL_TYPE_O, NULL},
+		{"concat", GRAPH(IN("x", "[4,3]") "," IN("z", "[4,5]"),
+				 OP("concat", "['x','z']", "'axis':1")),
+		 FL_TYPE_O, "in[0] dim 1 (extent 3) -> out dim 1 (extent 8): "
+		 "one-to-one but the extents differ"},
+		{"slice", GRAPH(IN("x", "[8,8]"),
+				OP("slice", "['x']",
+				   "'starts':[2,0],'ends':[6,8]")),
+		 FL_TYPE_O, "shifted or strided"},
+		{"slice of one row", GRAPH(IN("x", "[8,8]"),
+					   OP("slice", "['x']",
+					      "'starts':[3,0],'ends':[4,8]")),
+		 FL_TYPE_O, "only one index is read"},
+		{"pad", GRAPH(IN("x", "[4,4]"),
+			      OP("pad", "['x']", "'pads':[1,1,1,1]")),
+		 FL_TYPE_O, NULL},
+		{"gather", GRAPH(IN("x", "[10,8]") "," IN("i", "[3]"),
+				 OP("gather", "['x','i']", "")),
+		 FL_TYPE_O, "in[0]: data-dependent read"},
+	};
+
+	(void)state;
+	CHECK_CASES(cases);
+}
+
+static void expect_error(const char *graph, const char *msg)
+{
+	fl_graph *g = load_q(graph);
+	isl_ctx *ctx = new_ctx();
+	fl_classification cl;
+	fl_error err = {""};
+
+	assert_int_equal(fl_classify_op(ctx, g, 0, &cl, &err), -1);
+	if (!strstr(err.msg, msg))
+		fail_msg("error \"%s\" lacks \"%s\"", err.msg, msg);
+	assert_null(fl_poly_describe(ctx, g, 0, &err));
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_not_modelled(void **state)
+{
+	(void)state;
+	expect_error(GRAPH(IN("x", "[4,8]"), OP("softmax", "['x']", "")),
+		     "op \"o\": compound ops have no polyhedral description "
+		     "(open them first)");
+	expect_error(GRAPH(IN("x", "[4,8]"), OP("custom", "['x']", "")),
+		     "op \"o\": custom op cannot be modelled");
+}
+
+static void test_names(void **state)
+{
+	char buf[16];
+
+	(void)state;
+	assert_string_equal(fl_op_type_name(FL_TYPE_R), "R");
+	assert_string_equal(fl_op_type_long_name(FL_TYPE_O), "opaque");
+	assert_string_equal(fl_dim_rel_name(FL_REL_INJECTIVE), "injective");
+	assert_string_equal(fl_poly_array_name(12, buf, sizeof buf), "T12");
+}
+
+/* ---- polyhedral descriptions -------------------------------------- */
+
+static void assert_set_is(__isl_keep isl_set *got, const char *want)
+{
+	isl_set *w = isl_set_read_from_str(isl_set_get_ctx(got), want);
+	isl_bool eq = isl_set_is_equal(got, w);
+
+	if (eq != isl_bool_true) {
+		char *s = isl_set_to_str(got);
+
+		isl_set_free(w);
+		fail_msg("got %s, want %s", s, want);
+	}
+	isl_set_free(w);
+}
+
+static void assert_map_is(__isl_keep isl_map *got, const char *want)
+{
+	isl_map *w = isl_map_read_from_str(isl_map_get_ctx(got), want);
+	isl_bool eq = isl_map_is_equal(got, w);
+
+	if (eq != isl_bool_true) {
+		char *s = isl_map_to_str(got);
+
+		isl_map_free(w);
+		fail_msg("got %s, want %s", s, want);
+	}
+	isl_map_free(w);
+}
+
+/* The read of op input `input` in statement s (the only one). */
+static const fl_poly_read *read_of(const fl_poly_stmt *s, int input)
+{
+	for (int r = 0; r < s->n_reads; r++)
+		if (s->reads[r].input == input)
+			return &s->reads[r];
+	fail_msg("statement %s has no read of input %d", s->name, input);
+	return NULL;
+}
+
+/* Describes op 0 of graph text, checking the statement count. */
+static fl_poly_op *describe(isl_ctx *ctx, fl_graph **g, const char *graph,
+			    int n_stmts)
+{
+	fl_error err = {""};
+	fl_poly_op *p;
+
+	*g = load_q(graph);
+	p = fl_poly_describe(ctx, *g, 0, &err);
+	if (!p)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p->n_stmts, n_stmts);
+	return p;
+}
+
+static void test_poly_broadcast_add(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[128,768]") "," IN("b", "[768]"),
+		      OP("add", "['x','b']", "")), 1);
+	const fl_poly_stmt *s = &p->stmts[0];
+
+	(void)state;
+	assert_int_equal(p->main_stmt, 0);
+	assert_string_equal(s->name, "S0_0");
+	assert_int_equal(s->role, FL_STMT_COMPUTE);
+	assert_int_equal(s->n_reads, 2);
+	assert_set_is(s->domain,
+		      "{ S0_0[i, j] : 0 <= i < 128 and 0 <= j < 768 }");
+	assert_map_is(s->write, "{ S0_0[i, j] -> T2[i, j] : 0 <= i < 128 and "
+		      "0 <= j < 768 }");
+	assert_map_is(read_of(s, 1)->access, "{ S0_0[i, j] -> T1[j] : "
+		      "0 <= i < 128 and 0 <= j < 768 }");
+	assert_true(read_of(s, 1)->exact);
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_scalar_read(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[4]") "," SCALAR("s"),
+		      OP("mul", "['x','s']", "")), 1);
+
+	(void)state;
+	assert_map_is(read_of(&p->stmts[0], 1)->access,
+		      "{ S0_0[i] -> T1[] : 0 <= i < 4 }");
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_reduce(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[4,8]"),
+		      OP("reduce_sum", "['x']", "'axes':[1]")), 2);
+	const fl_poly_stmt *upd = &p->stmts[1];
+
+	(void)state;
+	assert_int_equal(p->stmts[0].role, FL_STMT_INIT);
+	assert_int_equal(p->stmts[0].n_reads, 0);
+	assert_set_is(p->stmts[0].domain, "{ S0_0[i, 0] : 0 <= i < 4 }");
+	assert_int_equal(upd->role, FL_STMT_UPDATE);
+	assert_int_equal(p->main_stmt, 1);
+	assert_set_is(upd->domain, "{ S0_1[i, k] : 0 <= i < 4 and 0 <= k < 8 }");
+	assert_map_is(read_of(upd, -1)->access, "{ S0_1[i, k] -> T1[i, 0] : "
+		      "0 <= i < 4 and 0 <= k < 8 }");
+	assert_map_is(upd->write, "{ S0_1[i, k] -> T1[i, 0] : 0 <= i < 4 and "
+		      "0 <= k < 8 }");
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_matmul(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[3,4,8]") "," IN("w", "[16,8]"),
+		      OP("matmul", "['x','w']", "'transpose_b':true")), 2);
+	const fl_poly_stmt *upd = &p->stmts[1];
+	const char *box = "0 <= b < 3 and 0 <= i < 4 and 0 <= j < 16 and "
+			  "0 <= k < 8";
+	char want[256];
+
+	(void)state;
+	assert_int_equal(p->main_stmt, 1);
+	assert_set_is(p->stmts[0].domain, "{ S0_0[b, i, j] : 0 <= b < 3 and "
+		      "0 <= i < 4 and 0 <= j < 16 }");
+	snprintf(want, sizeof want, "{ S0_1[b, i, j, k] : %s }", box);
+	assert_set_is(upd->domain, want);
+	snprintf(want, sizeof want, "{ S0_1[b, i, j, k] -> T0[b, i, k] : %s }",
+		 box);
+	assert_map_is(read_of(upd, 0)->access, want);
+	snprintf(want, sizeof want, "{ S0_1[b, i, j, k] -> T1[j, k] : %s }",
+		 box);
+	assert_map_is(read_of(upd, 1)->access, want);
+	snprintf(want, sizeof want, "{ S0_1[b, i, j, k] -> T2[b, i, j] : %s }",
+		 box);
+	assert_map_is(read_of(upd, -1)->access, want);
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_avg_pool(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[1,2,8,8]"),
+		      OP("pool2d", "['x']", "'kernel':[2,2],'mode':'avg'")), 3);
+	isl_map *flow;
+
+	(void)state;
+	assert_int_equal(p->stmts[0].role, FL_STMT_INIT);
+	assert_int_equal(p->stmts[1].role, FL_STMT_UPDATE);
+	assert_int_equal(p->stmts[2].role, FL_STMT_FINALIZE);
+	assert_int_equal(p->main_stmt, 1);
+	assert_map_is(read_of(&p->stmts[1], 0)->access,
+		      "{ S0_1[n, c, h, w, r, s] -> T0[n, c, 2h + r, 2w + s] : "
+		      "n = 0 and 0 <= c < 2 and 0 <= h < 4 and 0 <= w < 4 and "
+		      "0 <= r < 2 and 0 <= s < 2 }");
+	assert_map_is(read_of(&p->stmts[2], -1)->access,
+		      "{ S0_2[0, c, h, w] -> T1[0, c, h, w] : 0 <= c < 2 and "
+		      "0 <= h < 4 and 0 <= w < 4 }");
+	flow = fl_poly_dataflow(p, 0);
+	assert_map_is(flow, "{ T0[0, c, x, y] -> T1[0, c, floor(x/2), "
+		      "floor(y/2)] : 0 <= c < 2 and 0 <= x < 8 and 0 <= y < 8 }");
+	isl_map_free(flow);
+	assert_null(fl_poly_dataflow(p, 1));
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_grouped_conv(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[1,4,9,9]") "," IN("w", "[6,2,3,3]"),
+		      OP("conv2d", "['x','w']",
+			 "'groups':2,'stride':[2,2],'dilation':[1,2]")), 2);
+
+	(void)state;
+	/* out [1,6,4,3]; output channel k reads input channels of group
+	 * k/3, i.e. 2*(k/3) + c */
+	assert_map_is(read_of(&p->stmts[1], 0)->access,
+		      "{ S0_1[n, k, h, w, c, r, s] -> T0[n, 2*floor(k/3) + c, "
+		      "2h + r, 2w + 2s] : n = 0 and 0 <= k < 6 and 0 <= h < 4 "
+		      "and 0 <= w < 3 and 0 <= c < 2 and 0 <= r < 3 and "
+		      "0 <= s < 3 }");
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_concat_pad(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g, *h;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[4,3]") "," IN("z", "[4,5]"),
+		      OP("concat", "['x','z']", "'axis':-1")), 2);
+	fl_poly_op *q = describe(ctx, &h,
+		GRAPH(IN("x", "[4,4]"),
+		      OP("pad", "['x']", "'pads':[1,0,2,3]")), 2);
+
+	(void)state;
+	assert_int_equal(p->main_stmt, -1);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(p->stmts[k].role, FL_STMT_COPY);
+		assert_int_equal(p->stmts[k].input, k);
+	}
+	assert_map_is(p->stmts[1].write, "{ S0_1[i, j] -> T2[i, 3 + j] : "
+		      "0 <= i < 4 and 0 <= j < 5 }");
+	assert_int_equal(q->main_stmt, -1);
+	assert_int_equal(q->stmts[0].role, FL_STMT_FILL);
+	assert_int_equal(q->stmts[0].n_reads, 0);
+	assert_set_is(q->stmts[0].domain, "{ S0_0[i, j] : 0 <= i < 7 and "
+		      "0 <= j < 7 }");
+	assert_int_equal(q->stmts[1].role, FL_STMT_COPY);
+	assert_map_is(q->stmts[1].write, "{ S0_1[i, j] -> T1[1 + i, j] : "
+		      "0 <= i < 4 and 0 <= j < 4 }");
+	fl_poly_op_free(p);
+	fl_poly_op_free(q);
+	fl_graph_free(g);
+	fl_graph_free(h);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_reshape_gather(void **state)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g, *h;
+	fl_poly_op *p = describe(ctx, &g,
+		GRAPH(IN("x", "[4,6]"),
+		      OP("reshape", "['x']", "'shape':[2,3,4]")), 1);
+	fl_poly_op *q = describe(ctx, &h,
+		GRAPH(IN("x", "[10,8]") "," IN("i", "[2,3]"),
+		      OP("gather", "['x','i']", "")), 1);
+	isl_map *flow = fl_poly_dataflow(p, 0);
+
+	(void)state;
+	assert_map_is(flow, "{ T0[a, b] -> T1[c, d, e] : 6a + b = 12c + 4d + e "
+		      "and 0 <= a < 4 and 0 <= b < 6 and 0 <= c < 2 and "
+		      "0 <= d < 3 and 0 <= e < 4 }");
+	assert_true(isl_map_is_bijective(flow) == isl_bool_true);
+	isl_map_free(flow);
+	assert_false(read_of(&q->stmts[0], 0)->exact);
+	assert_map_is(read_of(&q->stmts[0], 0)->access,
+		      "{ S0_0[i, j, k] -> T0[t, k] : 0 <= i < 2 and 0 <= j < 3 "
+		      "and 0 <= k < 8 and 0 <= t < 10 }");
+	assert_true(read_of(&q->stmts[0], 1)->exact);
+	assert_map_is(read_of(&q->stmts[0], 1)->access,
+		      "{ S0_0[i, j, k] -> T1[i, j] : 0 <= i < 2 and 0 <= j < 3 "
+		      "and 0 <= k < 8 }");
+	fl_poly_op_free(p);
+	fl_poly_op_free(q);
+	fl_graph_free(g);
+	fl_graph_free(h);
+	isl_ctx_free(ctx);
+}
+
+FL_SUITE(classify,
+	 cmocka_unit_test(test_elementwise),
+	 cmocka_unit_test(test_broadcast),
+	 cmocka_unit_test(test_reduction),
+	 cmocka_unit_test(test_opaque),
+	 cmocka_unit_test(test_not_modelled),
+	 cmocka_unit_test(test_names),
+	 cmocka_unit_test(test_poly_broadcast_add),
+	 cmocka_unit_test(test_poly_scalar_read),
+	 cmocka_unit_test(test_poly_reduce),
+	 cmocka_unit_test(test_poly_matmul),
+	 cmocka_unit_test(test_poly_avg_pool),
+	 cmocka_unit_test(test_poly_grouped_conv),
+	 cmocka_unit_test(test_poly_concat_pad),
+	 cmocka_unit_test(test_poly_reshape_gather));
