@@ -107,8 +107,18 @@ test-plain test-san: $(BIN) $(TEST_BIN)
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(TEST_BIN)
 
-bench: $(BIN)
-	@scripts/bench.sh $(BIN)
+BENCH_BIN := $(B)/bench_partition
+
+$(BENCH_BIN): $(B)/bench/bench_partition.o $(B)/libfuselab.a
+	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
+
+# Speed lives here, not in timed tests: each benchmark prints what it
+# measured and on which machine, with its baseline from the same run.
+bench: $(BENCH_BIN)
+	@mkdir -p build/bench
+	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
+	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	   $(BENCH_BIN); } | tee build/bench/partition.txt
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules \
@@ -130,4 +140,5 @@ deps:
 clean:
 	rm -rf build
 
+-include $(B)/bench/bench_partition.d
 -include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(EXPORT_OBJ:.o=.d)

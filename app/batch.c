@@ -45,12 +45,13 @@ const char *fl_format_bytes(int64_t bytes, char *buf, size_t n)
 	return buf;
 }
 
-static void print_summary(const fl_graph *g)
+static void print_summary(const fl_graph *g, const fl_options *o)
 {
 	fl_graph_summary s;
 	char b[5][32];
 
 	fl_graph_summarize(g, &s);
+	printf("file: %s\n", o->file ? o->file : BUILTIN_SOURCE);
 	printf("graph: %s\n", g->name);
 	if (g->doc)
 		printf("doc: %s\n", g->doc);
@@ -78,7 +79,7 @@ int fl_batch_check(const fl_options *o)
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
 	}
-	print_summary(g);
+	print_summary(g, o);
 	printf("valid: yes\n");
 	fl_graph_free(g);
 	return 0;
@@ -313,7 +314,7 @@ int fl_batch_run(const fl_options *o)
 		return 2;
 	}
 	if (o->format == FL_FORMAT_TEXT)
-		print_summary(g);
+		print_summary(g, o);
 	if (o->interpret) {
 		fflush(stdout);
 		rc = interpret(g, o);

@@ -23,6 +23,9 @@ const char *fl_role_name(fl_role r)
 	return "?";
 }
 
+struct fl_name_index;
+static void index_free(struct fl_name_index **ix);
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -69,25 +72,111 @@ void fl_graph_free(fl_graph *g)
 		op_clear(&g->ops[i]);
 	free(g->tensors);
 	free(g->ops);
+	index_free(&g->tensor_index);
+	index_free(&g->op_index);
 	free(g->name);
 	free(g->doc);
 	free(g);
 }
 
+/* A name index: open addressing over positions in the tensor or op
+ * array.  Entries are only ever appended to those arrays, so the index
+ * catches up by adding the new tail; anything that reorders or removes
+ * entries drops the index. */
+struct fl_name_index {
+	int cap;
+	int n_indexed;
+	int *slot;	/* -1: empty, else array position */
+};
+
+static unsigned long name_hash(const char *s)
+{
+	unsigned long h = 1469598103934665603ul;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ul;
+	return h;
+}
+
+static void index_free(struct fl_name_index **ix)
+{
+	if (*ix) {
+		free((*ix)->slot);
+		free(*ix);
+		*ix = NULL;
+	}
+}
+
+static const char *entry_name(const fl_graph *g, bool ops, int i)
+{
+	return ops ? g->ops[i].name : g->tensors[i].name;
+}
+
+static void index_insert(struct fl_name_index *ix, const fl_graph *g,
+			 bool ops, int i)
+{
+	unsigned long h = name_hash(entry_name(g, ops, i));
+	int k = (int)(h & (unsigned long)(ix->cap - 1));
+
+	while (ix->slot[k] >= 0)
+		k = (k + 1) & (ix->cap - 1);
+	ix->slot[k] = i;
+}
+
+/* Brings the index up to date with n entries; false when out of memory
+ * (the caller then searches linearly). */
+static bool index_update(struct fl_name_index **ixp, const fl_graph *g,
+			 bool ops, int n)
+{
+	struct fl_name_index *ix = *ixp;
+
+	if (!ix || 2 * n + 2 > ix->cap) {
+		int cap = 64;
+
+		while (cap < 4 * n + 4)
+			cap *= 2;
+		index_free(ixp);
+		ix = calloc(1, sizeof *ix);
+		if (!ix || !(ix->slot = malloc((size_t)cap * sizeof *ix->slot))) {
+			free(ix);
+			return false;
+		}
+		ix->cap = cap;
+		memset(ix->slot, -1, (size_t)cap * sizeof *ix->slot);
+		*ixp = ix;
+	}
+	for (; ix->n_indexed < n; ix->n_indexed++)
+		index_insert(ix, g, ops, ix->n_indexed);
+	return true;
+}
+
+static int index_find(const fl_graph *g, bool ops, const char *name)
+{
+	fl_graph *mg = (fl_graph *)g;	/* the index is a cache */
+	struct fl_name_index **ixp = ops ? &mg->op_index : &mg->tensor_index;
+	int n = ops ? g->n_ops : g->n_tensors, k;
+
+	if (!index_update(ixp, g, ops, n)) {
+		for (int i = 0; i < n; i++)
+			if (strcmp(entry_name(g, ops, i), name) == 0)
+				return i;
+		return -1;
+	}
+	k = (int)(name_hash(name) & (unsigned long)((*ixp)->cap - 1));
+	for (; (*ixp)->slot[k] >= 0; k = (k + 1) & ((*ixp)->cap - 1))
+		if (strcmp(entry_name(g, ops, (*ixp)->slot[k]), name) == 0)
+			return (*ixp)->slot[k];
+	return -1;
+}
+
 int fl_graph_find_tensor(const fl_graph *g, const char *name)
 {
-	for (int i = 0; i < g->n_tensors; i++)
-		if (strcmp(g->tensors[i].name, name) == 0)
-			return i;
-	return -1;
+	return index_find(g, false, name);
 }
 
 int fl_graph_find_op(const fl_graph *g, const char *name)
 {
-	for (int i = 0; i < g->n_ops; i++)
-		if (strcmp(g->ops[i].name, name) == 0)
-			return i;
-	return -1;
+	return index_find(g, true, name);
 }
 
 /* Grows an array of `size`-byte items so that index n fits. */
@@ -556,6 +645,7 @@ static int apply_order(fl_graph *g, const int *order, fl_error *err)
 		sorted[i] = g->ops[order[i]];
 	free(g->ops);
 	g->ops = sorted;
+	index_free(&g->op_index);
 	g->cap_ops = g->n_ops + 1;
 	return link_producers(g, err);
 }
@@ -734,6 +824,7 @@ int fl_graph_remove_ops(fl_graph *g, const bool *dead, fl_error *err)
 		g->ops[w++] = g->ops[i];
 	}
 	g->n_ops = w;
+	index_free(&g->op_index);
 	return link_producers(g, err);
 }
 

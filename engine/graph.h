@@ -58,6 +58,8 @@ typedef struct fl_op {
 	fl_provenance prov;
 } fl_op;
 
+struct fl_name_index;
+
 typedef struct fl_graph {
 	char *name;
 	char *doc;
@@ -65,6 +67,9 @@ typedef struct fl_graph {
 	fl_tensor *tensors;
 	int n_ops, cap_ops;
 	fl_op *ops;
+	/* name -> index hash tables, built lazily by the find functions;
+	 * code that reorders or removes ops drops them (graph.c only). */
+	struct fl_name_index *tensor_index, *op_index;
 } fl_graph;
 
 fl_graph *fl_graph_new(const char *name);

@@ -64,7 +64,8 @@ static int get_axis(const fl_op *op, int rank, int *axis, fl_error *err)
 }
 
 /* mask[d] = true for the dims reduced by the "axes" attribute (default:
- * all); rejects axes out of range and axes given twice. */
+ * all); rejects an empty list, axes out of range and axes given twice,
+ * as the primitive reductions do. */
 static int get_axes(const fl_op *op, int rank, bool *mask, fl_error *err)
 {
 	int64_t ax[FL_MAX_RANK];
@@ -74,6 +75,11 @@ static int get_axes(const fl_op *op, int rank, bool *mask, fl_error *err)
 		return -1;
 	for (int d = 0; d < rank; d++)
 		mask[d] = n < 0;
+	if (n == 0) {
+		fl_error_set(err, "attrs.axes: empty list (leave it out to "
+			     "reduce every axis)");
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		int a = fl_axis_normalize(ax[i], rank);
 
@@ -287,7 +293,6 @@ static int e_begin(emitter *e, fl_graph *g, const fl_op *op, fl_error *err)
 	const fl_op_info *info = fl_op_info_of(op->kind);
 	fl_shape in[8], out[1];
 
-	memset(e, 0, sizeof *e);
 	*e = (emitter){.g = g, .op = op, .err = err, .last_op = -1};
 	if (!info || !info->expand || op->n_in < info->min_in ||
 	    op->n_in > info->max_in || op->n_in > 8 || op->n_out != 1) {
@@ -309,6 +314,8 @@ static int e_begin(emitter *e, fl_graph *g, const fl_op *op, fl_error *err)
 	}
 	e->x = in[0];
 	memset(out, 0, sizeof out);
+	if (fl_attrs_check_known(&op->attrs, info->attrs, err) < 0)
+		return -1;
 	return info->infer(op, in, out, err);
 }
 
@@ -682,23 +689,26 @@ static int e_affine(emitter *e, int y, int k)
  * y = xc * rsqrt(var + eps) [* gamma] [+ beta] */
 int fl_expand_layernorm(fl_graph *dst, const fl_op *op, fl_error *err)
 {
-	const fl_shape *s = &dst->tensors[op->in[0]].shape;
 	bool mask[FL_MAX_RANK];
-	double eps, inv_n;
-	int axis, x = op->in[0], mean, xc, var, r;
+	double eps;
+	int axis, x = op->in[0], inv_n, mean, xc, var, r;
 	emitter e;
 
-	if (e_begin(&e, dst, op, err) < 0 || get_axis(op, s->rank, &axis, err) < 0 ||
+	if (e_begin(&e, dst, op, err) < 0 ||
+	    get_axis(op, e.x.rank, &axis, err) < 0 ||
 	    get_eps(op, 1e-5, &eps, err) < 0)
 		return -1;
-	tail_mask(s->rank, axis, mask);
-	inv_n = 1.0 / (double)group_size(s, mask);
-	mean = e_mulc(&e, "mean", e_reduce(&e, FL_OP_REDUCE_SUM, "sum", x, mask,
-					   s->rank), "inv_n", inv_n);
+	tail_mask(e.x.rank, axis, mask);
+	inv_n = e_const(&e, "inv_n", 1.0 / (double)group_size(&e.x, mask));
+	mean = e_bin(&e, FL_OP_MUL, "mean",
+		     e_reduce(&e, FL_OP_REDUCE_SUM, "sum", x, mask, e.x.rank),
+		     inv_n);
 	xc = e_bin(&e, FL_OP_SUB, "center", x, mean);
-	var = e_mulc(&e, "var", e_reduce(&e, FL_OP_REDUCE_SUM, "sqsum",
-					 e_un(&e, FL_OP_SQUARE, "square", xc),
-					 mask, s->rank), "inv_n", inv_n);
+	var = e_bin(&e, FL_OP_MUL, "var",
+		    e_reduce(&e, FL_OP_REDUCE_SUM, "sqsum",
+			     e_un(&e, FL_OP_SQUARE, "square", xc), mask,
+			     e.x.rank),
+		    inv_n);
 	r = e_un(&e, FL_OP_RSQRT, "rsqrt",
 		 e_bin(&e, FL_OP_ADD, "add_eps", var, e_const(&e, "eps", eps)));
 	return e_finish(&e, e_affine(&e, e_bin(&e, FL_OP_MUL, "norm", xc, r),
@@ -748,7 +758,6 @@ void fl_eval_rmsnorm(const fl_op *op, const fl_buf *in, fl_buf *out)
 /* y = x * rsqrt(sum(x^2) / n + eps) [* gamma] */
 int fl_expand_rmsnorm(fl_graph *dst, const fl_op *op, fl_error *err)
 {
-	const fl_shape *s = &dst->tensors[op->in[0]].shape;
 	bool mask[FL_MAX_RANK];
 	double eps;
 	int x = op->in[0], ms, r;
@@ -756,12 +765,12 @@ int fl_expand_rmsnorm(fl_graph *dst, const fl_op *op, fl_error *err)
 
 	if (e_begin(&e, dst, op, err) < 0 || get_eps(op, 1e-6, &eps, err) < 0)
 		return -1;
-	tail_mask(s->rank, s->rank - 1, mask);
+	tail_mask(e.x.rank, e.x.rank - 1, mask);
 	ms = e_mulc(&e, "mean_sq",
 		    e_reduce(&e, FL_OP_REDUCE_SUM, "sqsum",
 			     e_un(&e, FL_OP_SQUARE, "square", x), mask,
-			     s->rank),
-		    "inv_n", 1.0 / (double)s->dim[s->rank - 1]);
+			     e.x.rank),
+		    "inv_n", 1.0 / (double)e.x.dim[e.x.rank - 1]);
 	r = e_un(&e, FL_OP_RSQRT, "rsqrt",
 		 e_bin(&e, FL_OP_ADD, "add_eps", ms, e_const(&e, "eps", eps)));
 	return e_finish(&e, e_affine(&e, e_bin(&e, FL_OP_MUL, "norm", x, r),
@@ -1023,8 +1032,8 @@ int fl_expand_quantize(fl_graph *dst, const fl_op *op, fl_error *err)
 	if (e_begin(&e, dst, op, err) < 0 || quantize_scale(op, &scale, err) < 0)
 		return -1;
 	r = e_un(&e, FL_OP_ROUND, "round",
-		 e_mulc(&e, "div", op->in[0], "inv_scale", 1 / scale));
-	return e_finish(&e, e_mulc(&e, "mul", r, "scale", scale));
+		 e_mulc(&e, "scale_down", op->in[0], "inv_scale", 1 / scale));
+	return e_finish(&e, e_mulc(&e, "scale_up", r, "scale", scale));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1190,44 +1199,39 @@ void fl_eval_variance(const fl_op *op, const fl_buf *in, fl_buf *out)
 	eval_moment(op, in, out, true);
 }
 
-/* sum(a) * (1/n) over the op's axes. */
-static int e_mean(emitter *e, const char *step, int a, const bool *mask,
-		  const fl_shape *s)
-{
-	char sum_step[64];
-
-	snprintf(sum_step, sizeof sum_step, "%s_sum", step);
-	return e_mulc(e, step, e_reduce(e, FL_OP_REDUCE_SUM, sum_step, a, mask,
-					s->rank),
-		      "inv_n", 1.0 / (double)group_size(s, mask));
-}
-
 /* reduce_mean = sum(x) * (1/n) */
 int fl_expand_reduce_mean(fl_graph *dst, const fl_op *op, fl_error *err)
 {
-	const fl_shape *s = &dst->tensors[op->in[0]].shape;
 	bool mask[FL_MAX_RANK];
+	int sum;
 	emitter e;
 
-	if (e_begin(&e, dst, op, err) < 0 || get_axes(op, s->rank, mask, err) < 0)
+	if (e_begin(&e, dst, op, err) < 0 ||
+	    get_axes(op, e.x.rank, mask, err) < 0)
 		return -1;
-	return e_finish(&e, e_mean(&e, "mean", op->in[0], mask, s));
+	sum = e_reduce(&e, FL_OP_REDUCE_SUM, "sum", op->in[0], mask, e.x.rank);
+	return e_finish(&e, e_mulc(&e, "mean", sum, "inv_n",
+				   1.0 / (double)group_size(&e.x, mask)));
 }
 
-/* variance = mean((x - mean(x))^2) */
+/* mean = sum(x) / n; variance = sum((x - mean)^2) / n */
 int fl_expand_variance(fl_graph *dst, const fl_op *op, fl_error *err)
 {
-	const fl_shape *s = &dst->tensors[op->in[0]].shape;
 	bool mask[FL_MAX_RANK];
-	int x = op->in[0], xc;
+	int x = op->in[0], inv_n, mean, xc, sq;
 	emitter e;
 
-	if (e_begin(&e, dst, op, err) < 0 || get_axes(op, s->rank, mask, err) < 0)
+	if (e_begin(&e, dst, op, err) < 0 ||
+	    get_axes(op, e.x.rank, mask, err) < 0)
 		return -1;
-	xc = e_bin(&e, FL_OP_SUB, "center", x, e_mean(&e, "mean", x, mask, s));
-	return e_finish(&e, e_mean(&e, "var",
-				   e_un(&e, FL_OP_SQUARE, "square", xc), mask,
-				   s));
+	inv_n = e_const(&e, "inv_n", 1.0 / (double)group_size(&e.x, mask));
+	mean = e_bin(&e, FL_OP_MUL, "mean",
+		     e_reduce(&e, FL_OP_REDUCE_SUM, "sum", x, mask, e.x.rank),
+		     inv_n);
+	xc = e_bin(&e, FL_OP_SUB, "center", x, mean);
+	sq = e_reduce(&e, FL_OP_REDUCE_SUM, "sqsum",
+		      e_un(&e, FL_OP_SQUARE, "square", xc), mask, e.x.rank);
+	return e_finish(&e, e_bin(&e, FL_OP_MUL, "var", sq, inv_n));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1327,15 +1331,14 @@ void fl_eval_attention(const fl_op *op, const fl_buf *in, fl_buf *out)
  * the last axis written out as primitives. */
 int fl_expand_attention(fl_graph *dst, const fl_op *op, fl_error *err)
 {
-	const fl_shape *q = &dst->tensors[op->in[0]].shape;
 	bool mask[FL_MAX_RANK];
 	int rank, z, m, ex, p;
 	emitter e;
 
 	if (e_begin(&e, dst, op, err) < 0)
 		return -1;
-	z = e_mulc(&e, "scale", e_matmul(&e, "qk", op->in[0], op->in[1], true),
-		   "k_scale", attention_scale(op, q));
+	z = e_matmul(&e, "qk", op->in[0], op->in[1], true);
+	z = e_mulc(&e, "scale", z, "k_scale", attention_scale(op, &e.x));
 	rank = z < 0 ? 0 : dst->tensors[z].shape.rank;
 	tail_mask(rank, rank - 1, mask);
 	m = e_reduce(&e, FL_OP_REDUCE_MAX, "max", z, mask, rank);

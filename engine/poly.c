@@ -2,11 +2,12 @@
  * 1.3 step 1; ISL_GUIDE 1).
  *
  * Each op becomes a short list of statements "S<op>_<k>" over the concrete
- * extents of the validated graph.  Domains and accesses are written as isl
- * text (readable, and what a user sees when the TUI prints them) and parsed
- * with isl; every access is intersected with its statement's domain.
- * Iterators are named i0, i1, ... in every statement; the index
- * expressions below are built over those names.
+ * extents of the validated graph.  Domains are boxes; accesses are
+ * quasi-affine functions (isl_multi_aff) of the statement iterators i0,
+ * i1, ..., each intersected with its statement's domain.  They are built
+ * with isl's constructors rather than parsed from text: parsing costs
+ * 20-80 us per object, building 2-5 us, and partition describes every op.
+ * The comments show each access in isl notation.
  *
  *   unary, binary, where, broadcast_to   COMPUTE over the output space;
  *                                        inputs read with numpy broadcasting
@@ -24,28 +25,22 @@
  *                                        whole gathered axis of the data
  *
  * Ownership: every isl object made here ends up owned by the fl_poly_op
- * (freed by fl_poly_op_free); helpers say what they take and give. */
+ * (freed by fl_poly_op_free); helpers say what they take and give.  isl
+ * propagates NULL through its constructors (consuming every __isl_take
+ * argument), so builders check once, at the end of each object. */
 #include "poly.h"
 
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <isl/aff.h>
 #include <isl/map.h>
 #include <isl/set.h>
+#include <isl/space.h>
+#include <isl/val.h>
 
-#define TEXT_MAX 4096
 #define MAX_ITERS (FL_MAX_RANK + 3)	/* conv2d: out rank 4 + c, r, s */
-
-/* A bounded text buffer for generated isl strings; `full` records
- * truncation so that it is reported instead of parsed. */
-typedef struct text {
-	char s[TEXT_MAX];
-	size_t n;
-	bool full;
-} text;
 
 /* Everything one description needs while it is being built. */
 typedef struct builder {
@@ -53,42 +48,8 @@ typedef struct builder {
 	const fl_graph *g;
 	const fl_op *op;
 	fl_poly_op *p;
-	int cap;
 	fl_error *err;
 } builder;
-
-static void text_add(text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void text_add(text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (t->full)
-		return;
-	va_start(ap, fmt);
-	k = vsnprintf(t->s + t->n, TEXT_MAX - t->n, fmt, ap);
-	va_end(ap);
-	if (k < 0 || (size_t)k >= TEXT_MAX - t->n)
-		t->full = true;
-	else
-		t->n += (size_t)k;
-}
-
-static void text_init(text *t)
-{
-	t->s[0] = '\0';
-	t->n = 0;
-	t->full = false;
-}
-
-/* Appends ", " before every item but the first of a list. */
-static void text_sep(text *t, int j)
-{
-	if (j > 0)
-		text_add(t, ", ");
-}
 
 const char *fl_poly_array_name(int t, char *buf, size_t n)
 {
@@ -128,24 +89,40 @@ void fl_poly_op_free(fl_poly_op *p)
 	free(p);
 }
 
-/* Reports an isl parse failure of generated text (a bug, not user input). */
-static void isl_failed(builder *b, const char *what, const text *t)
+/* Reports that isl could not build `what` (out of memory, or a bug). */
+static int isl_failed(builder *b, const char *what)
 {
 	const char *msg = isl_ctx_last_error_msg(b->ctx);
 
-	fl_error_set(b->err, "op \"%s\": isl could not build the %s \"%s\"%s%s",
-		     b->op->name, what, t->s, msg ? ": " : "", msg ? msg : "");
+	fl_error_set(b->err, "op \"%s\": isl could not build the %s%s%s",
+		     b->op->name, what, msg ? ": " : "", msg ? msg : "");
+	return -1;
 }
 
-/* "S3_1[i0, i1, i2]" into t. */
-static void text_tuple(text *t, const fl_poly_stmt *s, int n_iter)
+static isl_val *val(isl_ctx *ctx, int64_t v)
 {
-	text_add(t, "%s[", s->name);
-	for (int j = 0; j < n_iter; j++) {
-		text_sep(t, j);
-		text_add(t, "i%d", j);
+	return isl_val_int_from_si(ctx, (long)v);
+}
+
+/* The space of a named n-dimensional tuple.  __isl_give. */
+static isl_space *tuple_space(isl_ctx *ctx, const char *name, int n)
+{
+	isl_space *sp = isl_space_set_alloc(ctx, 0, (unsigned)n);
+
+	return isl_space_set_tuple_name(sp, isl_dim_set, name);
+}
+
+/* { name[i0..] : 0 <= i_j < ext[j] }.  __isl_give. */
+static isl_set *box(isl_ctx *ctx, const char *name, int n, const int64_t *ext)
+{
+	isl_set *s = isl_set_universe(tuple_space(ctx, name, n));
+
+	for (int j = 0; j < n; j++) {
+		s = isl_set_lower_bound_si(s, isl_dim_set, (unsigned)j, 0);
+		s = isl_set_upper_bound_val(s, isl_dim_set, (unsigned)j,
+					    val(ctx, ext[j] - 1));
 	}
-	text_add(t, "]");
+	return s;
 }
 
 /* Appends a statement over the box 0 <= i_j < ext[j]; returns it or NULL. */
@@ -154,7 +131,6 @@ static fl_poly_stmt *add_stmt(builder *b, fl_stmt_role role, int input,
 {
 	fl_poly_stmt *s = &b->p->stmts[b->p->n_stmts];
 	char name[64];
-	text t;
 
 	snprintf(name, sizeof name, "S%d_%d", b->p->op, b->p->n_stmts);
 	memset(s, 0, sizeof *s);
@@ -166,230 +142,221 @@ static fl_poly_stmt *add_stmt(builder *b, fl_stmt_role role, int input,
 	b->p->n_stmts++;
 	s->role = role;
 	s->input = input;
-	text_init(&t);
-	text_add(&t, "{ ");
-	text_tuple(&t, s, n_iter);
-	for (int j = 0; j < n_iter; j++)
-		text_add(&t, "%s0 <= i%d < %" PRId64, j ? " and " : " : ", j,
-			 ext[j]);
-	text_add(&t, " }");
-	s->domain = t.full ? NULL : isl_set_read_from_str(b->ctx, t.s);
+	s->domain = box(b->ctx, name, n_iter, ext);
 	if (!s->domain) {
-		isl_failed(b, "domain", &t);
+		isl_failed(b, "domain");
 		return NULL;
 	}
 	return s;
 }
 
-/* Parses "{ S[i..] -> T<tensor>[idx] : cond }" and restricts it to the
- * statement's domain.  __isl_give, NULL on error (reported). */
-static isl_map *make_access(builder *b, const fl_poly_stmt *s, int tensor,
-			    const char *idx, const char *cond)
+/* a + mul * i_j.  __isl_give. */
+static isl_aff *add_term(__isl_take isl_aff *a, int j, int64_t mul)
 {
-	isl_size n_iter = isl_set_dim(s->domain, isl_dim_set);
+	isl_ctx *ctx = isl_aff_get_ctx(a);
+
+	return isl_aff_add_coefficient_val(a, isl_dim_in, j, val(ctx, mul));
+}
+
+/* The subscript mul * i_j + cst on the statement's domain (j < 0: just
+ * the constant).  __isl_give. */
+static isl_aff *sub(const fl_poly_stmt *s, int j, int64_t mul, int64_t cst)
+{
+	isl_ctx *ctx = isl_set_get_ctx(s->domain);
+	isl_aff *a = isl_aff_zero_on_domain_space(isl_set_get_space(s->domain));
+
+	if (j >= 0)
+		a = add_term(a, j, mul);
+	if (cst)
+		a = isl_aff_add_constant_val(a, val(ctx, cst));
+	return a;
+}
+
+/* The plain subscript i_j.  __isl_give. */
+static isl_aff *iter(const fl_poly_stmt *s, int j)
+{
+	return sub(s, j, 1, 0);
+}
+
+/* Subscripts i<off>, ..., i<off+n-1> into subs. */
+static void iters(const fl_poly_stmt *s, int off, int n, isl_aff **subs)
+{
+	for (int j = 0; j < n; j++)
+		subs[j] = iter(s, off + j);
+}
+
+/* { S[i..] -> T<tensor>[subs] } restricted to the statement's domain;
+ * takes subs[0..n-1].  __isl_give. */
+static isl_map *make_access(const fl_poly_stmt *s, int tensor,
+		       __isl_take isl_aff **subs, int n)
+{
+	isl_ctx *ctx = isl_set_get_ctx(s->domain);
 	char arr[32];
-	isl_map *m;
-	text t;
+	isl_space *sp;
+	isl_multi_aff *ma;
 
-	text_init(&t);
-	text_add(&t, "{ ");
-	text_tuple(&t, s, n_iter);
-	text_add(&t, " -> %s[%s]",
-		 fl_poly_array_name(tensor, arr, sizeof arr), idx);
-	if (cond && *cond)
-		text_add(&t, " : %s", cond);
-	text_add(&t, " }");
-	m = t.full ? NULL : isl_map_read_from_str(b->ctx, t.s);
-	if (!m) {
-		isl_failed(b, "access", &t);
-		return NULL;
-	}
-	return isl_map_intersect_domain(m, isl_set_copy(s->domain));
+	fl_poly_array_name(tensor, arr, sizeof arr);
+	sp = isl_space_map_from_domain_and_range(
+		isl_set_get_space(s->domain), tuple_space(ctx, arr, n));
+	ma = isl_multi_aff_zero(sp);
+	for (int j = 0; j < n; j++)
+		ma = isl_multi_aff_set_aff(ma, j, subs[j]);
+	return isl_map_intersect_domain(isl_map_from_multi_aff(ma),
+					isl_set_copy(s->domain));
 }
 
-static int set_write(builder *b, fl_poly_stmt *s, const char *idx)
+/* Sets the statement's write of the op output at subs (taken). */
+static int set_write(builder *b, fl_poly_stmt *s, __isl_take isl_aff **subs)
 {
-	s->write = make_access(b, s, b->op->out[0], idx, NULL);
-	return s->write ? 0 : -1;
+	s->write = make_access(s, b->op->out[0], subs, out_shape(b)->rank);
+	return s->write ? 0 : isl_failed(b, "write access");
 }
 
-/* Adds a read of op input `input` (-1: the op's own output) at idx under
- * cond; exact false marks a may-read. */
-static int add_read(builder *b, fl_poly_stmt *s, int input, const char *idx,
-		    const char *cond, bool exact)
+/* Adds the read `m` (taken) of op input `input` (-1: the op's own output);
+ * exact false marks a may-read. */
+static int add_read_map(builder *b, fl_poly_stmt *s, int input,
+			__isl_take isl_map *m, bool exact)
 {
-	int tensor = input < 0 ? b->op->out[0] : b->op->in[input];
-	fl_poly_read *r;
 	fl_poly_read *grown;
 
+	if (!m)
+		return isl_failed(b, "read access");
 	grown = realloc(s->reads, (size_t)(s->n_reads + 1) * sizeof *grown);
 	if (!grown) {
+		isl_map_free(m);
 		fl_error_set(b->err, "out of memory");
 		return -1;
 	}
 	s->reads = grown;
-	r = &s->reads[s->n_reads];
-	r->input = input;
-	r->exact = exact;
-	r->access = make_access(b, s, tensor, idx, cond);
-	if (!r->access)
-		return -1;
-	s->n_reads++;
+	s->reads[s->n_reads++] = (fl_poly_read){input, m, exact};
 	return 0;
 }
 
-/* "i<off>, i<off+1>, ..." for n iterators into t. */
-static void text_iters(text *t, int off, int n)
+/* Adds an exact read of input `input` (-1: the output) at subs (taken). */
+static int add_read(builder *b, fl_poly_stmt *s, int input,
+		    __isl_take isl_aff **subs)
 {
-	for (int j = 0; j < n; j++) {
-		text_sep(t, j);
-		text_add(t, "i%d", off + j);
-	}
+	int tensor = input < 0 ? b->op->out[0] : b->op->in[input];
+	int rank = b->g->tensors[tensor].shape.rank;
+
+	return add_read_map(b, s, input, make_access(s, tensor, subs, rank), true);
 }
 
-/* Index of a tensor of shape `from` read at the broadcast index
+/* Subscripts of a tensor of shape `from` read at the broadcast index
  * i<off>..i<off+n_to-1> (numpy rule: right-aligned, extent 1 reads 0,
  * missing leading dims dropped); n_to is the rank broadcast to. */
-static void text_broadcast_idx(text *t, const fl_shape *from, int off,
-			       int n_to)
+static void broadcast_subs(const fl_poly_stmt *s, const fl_shape *from,
+			   int off, int n_to, isl_aff **subs)
 {
-	for (int j = 0; j < from->rank; j++) {
-		text_sep(t, j);
-		if (from->dim[j] == 1)
-			text_add(t, "0");
-		else
-			text_add(t, "i%d", off + j + n_to - from->rank);
-	}
+	for (int j = 0; j < from->rank; j++)
+		subs[j] = from->dim[j] == 1 ? sub(s, -1, 0, 0)
+					    : iter(s, off + j + n_to - from->rank);
 }
 
 /* ---- per-op builders ---------------------------------------------- */
 
-/* Unary, binary, where, broadcast_to: out[i] = f(in_k[bcast(i)]...). */
+/* Unary, binary, where, broadcast_to:
+ * { S[i] -> out[i] }, { S[i] -> in_k[bcast_k(i)] }. */
 static int build_elementwise(builder *b)
 {
 	const fl_shape *so = out_shape(b);
 	fl_poly_stmt *s = add_stmt(b, FL_STMT_COMPUTE, -1, so->rank, so->dim);
-	text idx;
+	isl_aff *subs[MAX_ITERS];
 
 	if (!s)
 		return -1;
 	b->p->main_stmt = 0;
 	for (int k = 0; k < b->op->n_in; k++) {
-		text_init(&idx);
-		text_broadcast_idx(&idx, in_shape(b, k), 0, so->rank);
-		if (add_read(b, s, k, idx.s, NULL, true) < 0)
+		broadcast_subs(s, in_shape(b, k), 0, so->rank, subs);
+		if (add_read(b, s, k, subs) < 0)
 			return -1;
 	}
-	text_init(&idx);
-	text_iters(&idx, 0, so->rank);
-	return set_write(b, s, idx.s);
+	iters(s, 0, so->rank, subs);
+	return set_write(b, s, subs);
 }
 
-/* The output index of a reduction for the input index i: kept dims
- * follow i, reduced dims (extent 1 in the output) are 0. */
-static void text_reduced_idx(text *t, const fl_shape *so)
+/* An INIT statement over the whole output: { S[i] -> out[i] }. */
+static int add_init(builder *b)
 {
-	for (int j = 0; j < so->rank; j++) {
-		text_sep(t, j);
-		if (so->dim[j] == 1)
-			text_add(t, "0");
-		else
-			text_add(t, "i%d", j);
-	}
+	const fl_shape *so = out_shape(b);
+	fl_poly_stmt *s = add_stmt(b, FL_STMT_INIT, -1, so->rank, so->dim);
+	isl_aff *subs[MAX_ITERS];
+
+	if (!s)
+		return -1;
+	iters(s, 0, so->rank, subs);
+	return set_write(b, s, subs);
 }
 
-/* INIT out[o] = identity; UPDATE out[r(i)] = out[r(i)] (+) in[i]. */
+/* Reduction: INIT, then UPDATE { S[i] -> in[i] }, { S[i] -> out[r(i)] }
+ * read and written, where r keeps the dims of extent > 1 in the output
+ * and puts 0 in the reduced ones (extent 1). */
 static int build_reduce(builder *b)
 {
 	const fl_shape *si = in_shape(b, 0), *so = out_shape(b);
+	isl_aff *subs[MAX_ITERS];
 	fl_poly_stmt *s;
-	text idx;
 
 	if (si->rank != so->rank) {
 		fl_error_set(b->err, "op \"%s\": reduction changes the rank",
 			     b->op->name);
 		return -1;
 	}
-	s = add_stmt(b, FL_STMT_INIT, -1, so->rank, so->dim);
-	text_init(&idx);
-	text_iters(&idx, 0, so->rank);
-	if (!s || set_write(b, s, idx.s) < 0)
-		return -1;
-	s = add_stmt(b, FL_STMT_UPDATE, -1, si->rank, si->dim);
-	if (!s)
+	if (add_init(b) < 0 ||
+	    !(s = add_stmt(b, FL_STMT_UPDATE, -1, si->rank, si->dim)))
 		return -1;
 	b->p->main_stmt = 1;
-	text_init(&idx);
-	text_iters(&idx, 0, si->rank);
-	if (add_read(b, s, 0, idx.s, NULL, true) < 0)
+	iters(s, 0, si->rank, subs);
+	if (add_read(b, s, 0, subs) < 0)
 		return -1;
-	text_init(&idx);
-	text_reduced_idx(&idx, so);
-	if (add_read(b, s, -1, idx.s, NULL, true) < 0)
+	broadcast_subs(s, so, 0, so->rank, subs);
+	if (add_read(b, s, -1, subs) < 0)
 		return -1;
-	return set_write(b, s, idx.s);
-}
-
-/* An INIT statement over the whole output (reductions, matmul, conv,
- * pooling): out[i] = identity. */
-static int add_init(builder *b)
-{
-	const fl_shape *so = out_shape(b);
-	fl_poly_stmt *s = add_stmt(b, FL_STMT_INIT, -1, so->rank, so->dim);
-	text idx;
-
-	if (!s)
-		return -1;
-	text_init(&idx);
-	text_iters(&idx, 0, so->rank);
-	return set_write(b, s, idx.s);
+	broadcast_subs(s, so, 0, so->rank, subs);
+	return set_write(b, s, subs);
 }
 
 /* An UPDATE statement over ext[0..n-1] whose first out-rank iterators
  * index the output, which it reads and writes; returns it or NULL. */
 static fl_poly_stmt *add_update(builder *b, int n, const int64_t *ext)
 {
-	const fl_shape *so = out_shape(b);
+	int rank = out_shape(b)->rank;
 	fl_poly_stmt *s = add_stmt(b, FL_STMT_UPDATE, -1, n, ext);
-	text idx;
+	isl_aff *subs[MAX_ITERS];
 
 	if (!s)
 		return NULL;
 	b->p->main_stmt = b->p->n_stmts - 1;
-	text_init(&idx);
-	text_iters(&idx, 0, so->rank);
-	if (add_read(b, s, -1, idx.s, NULL, true) < 0 ||
-	    set_write(b, s, idx.s) < 0)
+	iters(s, 0, rank, subs);
+	if (add_read(b, s, -1, subs) < 0)
 		return NULL;
-	return s;
+	iters(s, 0, rank, subs);
+	return set_write(b, s, subs) < 0 ? NULL : s;
 }
 
-/* Matmul operand index: broadcast batch dims, then the two matrix
- * iterators in stored order (swapped when transposed). */
-static void text_matmul_idx(text *t, const fl_shape *sx, int nb, int row,
-			    int col, bool transposed)
+/* Matmul operand subscripts: broadcast batch dims, then the two matrix
+ * iterators row, col in stored order (swapped when transposed). */
+static void matmul_subs(const fl_poly_stmt *s, const fl_shape *sx, int nb,
+			int row, int col, bool transposed, isl_aff **subs)
 {
 	fl_shape batch = *sx;
 
 	batch.rank = sx->rank - 2;
-	text_broadcast_idx(t, &batch, 0, nb);
-	text_sep(t, batch.rank);
-	if (transposed)
-		text_add(t, "i%d, i%d", col, row);
-	else
-		text_add(t, "i%d, i%d", row, col);
+	broadcast_subs(s, &batch, 0, nb, subs);
+	subs[batch.rank] = iter(s, transposed ? col : row);
+	subs[batch.rank + 1] = iter(s, transposed ? row : col);
 }
 
-/* C[b.., i, j] += A[b.., i, k] * B[b.., k, j] over [b.., i, j, k]. */
+/* { S[b.., i, j, k] -> A[b'.., i, k] }, { .. -> B[b''.., k, j] },
+ * { .. -> C[b.., i, j] } over [b.., i, j, k]. */
 static int build_matmul(builder *b)
 {
-	const fl_shape *sa = in_shape(b, 0), *sb = in_shape(b, 1);
-	const fl_shape *so = out_shape(b);
+	const fl_shape *sa = in_shape(b, 0), *so = out_shape(b);
 	int nb = so->rank - 2;
 	int64_t ext[MAX_ITERS];
+	isl_aff *subs[MAX_ITERS];
 	bool ta, tb;
 	fl_poly_stmt *s;
-	text idx;
 
 	if (fl_attr_bool(&b->op->attrs, "transpose_a", false, &ta, b->err) < 0 ||
 	    fl_attr_bool(&b->op->attrs, "transpose_b", false, &tb, b->err) < 0)
@@ -398,241 +365,246 @@ static int build_matmul(builder *b)
 	ext[so->rank] = sa->dim[sa->rank - (ta ? 2 : 1)];
 	if (add_init(b) < 0 || !(s = add_update(b, so->rank + 1, ext)))
 		return -1;
-	text_init(&idx);
-	text_matmul_idx(&idx, sa, nb, nb, nb + 2, ta);
-	if (add_read(b, s, 0, idx.s, NULL, true) < 0)
+	matmul_subs(s, sa, nb, nb, nb + 2, ta, subs);
+	if (add_read(b, s, 0, subs) < 0)
 		return -1;
-	text_init(&idx);
-	text_matmul_idx(&idx, sb, nb, nb + 2, nb + 1, tb);
-	return add_read(b, s, 1, idx.s, NULL, true);
+	matmul_subs(s, in_shape(b, 1), nb, nb + 2, nb + 1, tb, subs);
+	return add_read(b, s, 1, subs);
 }
 
-/* Reads an integer list attribute of exactly n values (default dflt when
- * absent, dflt may be NULL when the attribute is required). */
+/* Reads an integer pair attribute (default dflt when absent; dflt NULL
+ * when it is required). */
 static int attr_pair(builder *b, const char *key, const int64_t *dflt,
-		     int64_t *v, int n)
+		     int64_t *v)
 {
 	int got;
 
-	if (fl_attr_ints(&b->op->attrs, key, v, n, &got, b->err) < 0)
+	if (fl_attr_ints(&b->op->attrs, key, v, 2, &got, b->err) < 0)
 		return -1;
 	if (got < 0 && dflt) {
-		memcpy(v, dflt, (size_t)n * sizeof *v);
+		v[0] = dflt[0];
+		v[1] = dflt[1];
 		return 0;
 	}
-	if (got != n) {
-		fl_error_set(b->err, "op \"%s\": attrs.%s: expected %d values",
-			     b->op->name, key, n);
+	if (got != 2) {
+		fl_error_set(b->err, "op \"%s\": attrs.%s: expected 2 values",
+			     b->op->name, key);
 		return -1;
 	}
 	return 0;
 }
 
-/* out[n,k,h,w] += x[n, g*C/G + c, sh*h + dh*r, sw*w + dw*s] * w[k,c,r,s]
- * over [n,k,h,w,c,r,s], g = k / (K/G). */
+/* The input channel of grouped conv: Cg * floor(k / Kg) + c, with k = i1
+ * and c = i4 (just c when there is one group).  __isl_give. */
+static isl_aff *conv_channel(const fl_poly_stmt *s, int64_t groups,
+			     const fl_shape *sw)
+{
+	isl_ctx *ctx = isl_set_get_ctx(s->domain);
+	isl_aff *g;
+
+	if (groups <= 1)
+		return iter(s, 4);
+	g = isl_aff_scale_down_val(iter(s, 1), val(ctx, sw->dim[0] / groups));
+	g = isl_aff_scale_val(isl_aff_floor(g), val(ctx, sw->dim[1]));
+	return add_term(g, 4, 1);
+}
+
+/* Over [n,k,h,w,c,r,s]: { S -> x[n, ch(k,c), sh*h + dh*r, sw*w + dw*s] },
+ * { S -> w[k, c, r, s] }, { S -> out[n, k, h, w] }. */
 static int build_conv2d(builder *b)
 {
 	const fl_shape *sw = in_shape(b, 1), *so = out_shape(b);
 	static const int64_t ones[2] = {1, 1};
 	int64_t st[2], dil[2], groups, ext[7];
+	isl_aff *subs[MAX_ITERS];
 	fl_poly_stmt *s;
-	text idx;
 
-	if (attr_pair(b, "stride", ones, st, 2) < 0 ||
-	    attr_pair(b, "dilation", ones, dil, 2) < 0 ||
+	if (attr_pair(b, "stride", ones, st) < 0 ||
+	    attr_pair(b, "dilation", ones, dil) < 0 ||
 	    fl_attr_int(&b->op->attrs, "groups", 1, &groups, b->err) < 0)
 		return -1;
 	memcpy(ext, so->dim, 4 * sizeof *ext);
 	memcpy(ext + 4, sw->dim + 1, 3 * sizeof *ext);
 	if (add_init(b) < 0 || !(s = add_update(b, 7, ext)))
 		return -1;
-	text_init(&idx);
-	text_add(&idx, "i0, ");
-	if (groups > 1)
-		text_add(&idx, "%" PRId64 "*floor(i1/%" PRId64 ") + ",
-			 sw->dim[1], sw->dim[0] / groups);
-	text_add(&idx, "i4, %" PRId64 "*i2 + %" PRId64 "*i5, %" PRId64
-		 "*i3 + %" PRId64 "*i6", st[0], dil[0], st[1], dil[1]);
-	if (add_read(b, s, 0, idx.s, NULL, true) < 0)
+	subs[0] = iter(s, 0);
+	subs[1] = conv_channel(s, groups, sw);
+	subs[2] = add_term(sub(s, 2, st[0], 0), 5, dil[0]);
+	subs[3] = add_term(sub(s, 3, st[1], 0), 6, dil[1]);
+	if (add_read(b, s, 0, subs) < 0)
 		return -1;
-	return add_read(b, s, 1, "i1, i4, i5, i6", NULL, true);
+	subs[0] = iter(s, 1);
+	iters(s, 4, 3, subs + 1);
+	return add_read(b, s, 1, subs);
 }
 
-/* INIT, UPDATE out[n,c,h,w] (+)= x[n, c, sh*h + r, sw*w + s] over
- * [n,c,h,w,r,s]; avg pooling then FINALIZE out[..] = out[..] / (kh*kw). */
+/* Over [n,c,h,w,r,s]: { S -> x[n, c, sh*h + r, sw*w + s] } and the
+ * output; avg pooling adds FINALIZE { S[i] -> out[i] } read and written. */
 static int build_pool2d(builder *b)
 {
 	const fl_shape *so = out_shape(b);
 	int64_t kern[2], st[2], ext[6];
+	isl_aff *subs[MAX_ITERS];
 	const char *mode;
 	fl_poly_stmt *s;
-	text idx;
 
-	if (attr_pair(b, "kernel", NULL, kern, 2) < 0 ||
-	    attr_pair(b, "stride", kern, st, 2) < 0 ||
+	if (attr_pair(b, "kernel", NULL, kern) < 0 ||
+	    attr_pair(b, "stride", kern, st) < 0 ||
 	    fl_attr_string(&b->op->attrs, "mode", "max", &mode, b->err) < 0)
 		return -1;
 	memcpy(ext, so->dim, 4 * sizeof *ext);
 	memcpy(ext + 4, kern, 2 * sizeof *ext);
 	if (add_init(b) < 0 || !(s = add_update(b, 6, ext)))
 		return -1;
-	text_init(&idx);
-	text_add(&idx, "i0, i1, %" PRId64 "*i2 + i4, %" PRId64 "*i3 + i5",
-		 st[0], st[1]);
-	if (add_read(b, s, 0, idx.s, NULL, true) < 0)
+	iters(s, 0, 2, subs);
+	subs[2] = add_term(sub(s, 2, st[0], 0), 4, 1);
+	subs[3] = add_term(sub(s, 3, st[1], 0), 5, 1);
+	if (add_read(b, s, 0, subs) < 0)
 		return -1;
 	if (strcmp(mode, "avg") != 0)
 		return 0;
-	s = add_stmt(b, FL_STMT_FINALIZE, -1, so->rank, so->dim);
-	if (!s || add_read(b, s, -1, "i0, i1, i2, i3", NULL, true) < 0)
+	if (!(s = add_stmt(b, FL_STMT_FINALIZE, -1, so->rank, so->dim)))
 		return -1;
-	return set_write(b, s, "i0, i1, i2, i3");
+	iters(s, 0, 4, subs);
+	if (add_read(b, s, -1, subs) < 0)
+		return -1;
+	iters(s, 0, 4, subs);
+	return set_write(b, s, subs);
 }
 
-/* One COMPUTE statement over the output space reading input 0 at idx
- * under cond (exact). */
-static int build_gather_like(builder *b, const char *idx, const char *cond)
+/* A COMPUTE statement over the output space { S[i] -> out[i] }; returns
+ * it or NULL. */
+static fl_poly_stmt *add_compute(builder *b)
 {
 	const fl_shape *so = out_shape(b);
 	fl_poly_stmt *s = add_stmt(b, FL_STMT_COMPUTE, -1, so->rank, so->dim);
-	text w;
+	isl_aff *subs[MAX_ITERS];
 
 	if (!s)
-		return -1;
+		return NULL;
 	b->p->main_stmt = 0;
-	text_init(&w);
-	text_iters(&w, 0, so->rank);
-	if (add_read(b, s, 0, idx, cond, true) < 0)
-		return -1;
-	return set_write(b, s, w.s);
+	iters(s, 0, so->rank, subs);
+	return set_write(b, s, subs) < 0 ? NULL : s;
 }
 
-/* out[i] = x[j] with j[perm[d]] = i[d]. */
+/* Whether perm[0..n-1] is a permutation of 0..rank-1. */
+static bool is_permutation(const int64_t *perm, int n, int rank)
+{
+	bool seen[FL_MAX_RANK] = {false};
+
+	if (n != rank)
+		return false;
+	for (int d = 0; d < n; d++) {
+		if (perm[d] < 0 || perm[d] >= rank || seen[perm[d]])
+			return false;
+		seen[perm[d]] = true;
+	}
+	return true;
+}
+
+/* { S[i] -> x[j] } with j[perm[d]] = i[d]. */
 static int build_transpose(builder *b)
 {
-	int rank = in_shape(b, 0)->rank, src[FL_MAX_RANK];
+	int rank = in_shape(b, 0)->rank, n;
 	int64_t perm[FL_MAX_RANK];
-	int n;
-	text idx;
+	isl_aff *subs[MAX_ITERS];
+	fl_poly_stmt *s;
 
 	if (fl_attr_ints(&b->op->attrs, "perm", perm, FL_MAX_RANK, &n,
 			 b->err) < 0)
 		return -1;
-	if (n != rank) {
-		fl_error_set(b->err, "op \"%s\": attrs.perm: expected %d values",
-			     b->op->name, rank);
+	if (!is_permutation(perm, n, rank)) {
+		fl_error_set(b->err, "op \"%s\": attrs.perm: not a permutation "
+			     "of 0..%d", b->op->name, rank - 1);
 		return -1;
 	}
-	for (int d = 0; d < rank; d++) {
-		if (perm[d] < 0 || perm[d] >= rank) {
-			fl_error_set(b->err, "op \"%s\": attrs.perm: %" PRId64
-				     " out of range", b->op->name, perm[d]);
-			return -1;
-		}
-		src[perm[d]] = d;
-	}
-	text_init(&idx);
-	for (int j = 0; j < rank; j++) {
-		text_sep(&idx, j);
-		text_add(&idx, "i%d", src[j]);
-	}
-	return build_gather_like(b, idx.s, NULL);
+	if (!(s = add_compute(b)))
+		return -1;
+	for (int d = 0; d < rank; d++)
+		subs[perm[d]] = iter(s, d);
+	return add_read(b, s, 0, subs);
 }
 
-/* "s0*v0 + s1*v1 + ..." (row-major linear index of variables v) into t;
- * "0" for rank 0. */
-static void text_linear(text *t, const fl_shape *s, char v)
+/* { name[i..] -> [L] } with L the row-major linear index of i over
+ * shape sh, on the space of `space` (taken).  __isl_give. */
+static isl_map *linear_index(__isl_take isl_space *space, const fl_shape *sh)
 {
+	isl_ctx *ctx = isl_space_get_ctx(space);
 	int64_t strides[FL_MAX_RANK];
+	isl_aff *l = isl_aff_zero_on_domain_space(space);
 
-	fl_shape_strides(s, strides);
-	if (s->rank == 0)
-		text_add(t, "0");
-	for (int j = 0; j < s->rank; j++)
-		text_add(t, "%s%" PRId64 "*%c%d", j ? " + " : "", strides[j],
-			 v, j);
+	fl_shape_strides(sh, strides);
+	for (int j = 0; j < sh->rank; j++)
+		l = isl_aff_add_coefficient_val(l, isl_dim_in, j,
+						val(ctx, strides[j]));
+	return isl_map_from_aff(l);
 }
 
-/* out[i] = x[a] where linear(a) = linear(i): quasi-affine through the
- * existential quotients that isl introduces. */
+/* { S[i] -> x[a] : L_x(a) = L_out(i) and a in x's box }: the same element
+ * in row-major order.  Written as an equality of linear indices rather
+ * than with floor/mod subscripts, which isl handles several times faster. */
 static int build_reshape(builder *b)
 {
-	const fl_shape *si = in_shape(b, 0), *so = out_shape(b);
-	text idx, cond;
+	const fl_shape *si = in_shape(b, 0);
+	fl_poly_stmt *s = add_compute(b);
+	char arr[32];
+	isl_map *to_l, *from_l;
 
-	text_init(&idx);
-	text_init(&cond);
-	for (int j = 0; j < si->rank; j++) {
-		text_sep(&idx, j);
-		text_add(&idx, "a%d", j);
-		text_add(&cond, "0 <= a%d < %" PRId64 " and ", j, si->dim[j]);
-	}
-	text_linear(&cond, si, 'a');
-	text_add(&cond, " = ");
-	text_linear(&cond, so, 'i');
-	return build_gather_like(b, idx.s, cond.s);
+	if (!s)
+		return -1;
+	fl_poly_array_name(b->op->in[0], arr, sizeof arr);
+	to_l = linear_index(isl_set_get_space(s->domain), out_shape(b));
+	from_l = linear_index(tuple_space(b->ctx, arr, si->rank), si);
+	from_l = isl_map_intersect_domain(from_l,
+					  box(b->ctx, arr, si->rank, si->dim));
+	to_l = isl_map_apply_range(to_l, isl_map_reverse(from_l));
+	return add_read_map(b, s, 0,
+			    isl_map_intersect_domain(to_l,
+						     isl_set_copy(s->domain)),
+			    true);
 }
 
-/* A slice start counted from the end when negative, clamped to the
- * extent (the same rule as shape inference). */
-static int64_t slice_start(int64_t v, int64_t extent)
-{
-	if (v < 0)
-		v += extent;
-	if (v < 0)
-		v = 0;
-	if (v > extent - 1)
-		v = extent - 1;
-	return v;
-}
-
-/* out[i] = x[start + step * i] per dim. */
+/* { S[i] -> x[start + step * i] } per dim; starts are normalised as in
+ * shape inference (negative counts from the end). */
 static int build_slice(builder *b)
 {
 	const fl_shape *si = in_shape(b, 0);
 	int64_t starts[FL_MAX_RANK], steps[FL_MAX_RANK];
+	isl_aff *subs[MAX_ITERS];
 	int ns, nt;
-	text idx;
+	fl_poly_stmt *s;
 
 	if (fl_attr_ints(&b->op->attrs, "starts", starts, FL_MAX_RANK, &ns,
 			 b->err) < 0 ||
 	    fl_attr_ints(&b->op->attrs, "steps", steps, FL_MAX_RANK, &nt,
-			 b->err) < 0)
+			 b->err) < 0 || !(s = add_compute(b)))
 		return -1;
-	text_init(&idx);
 	for (int j = 0; j < si->rank; j++) {
-		int64_t st = j < ns ? slice_start(starts[j], si->dim[j]) : 0;
-		int64_t sp = j < nt ? steps[j] : 1;
+		int64_t st = j < ns ? starts[j] : 0;
 
-		text_sep(&idx, j);
-		text_add(&idx, "%" PRId64 " + %" PRId64 "*i%d", st, sp, j);
+		if (st < 0)
+			st += si->dim[j];
+		subs[j] = sub(s, j, j < nt ? steps[j] : 1, st);
 	}
-	return build_gather_like(b, idx.s, NULL);
+	return add_read(b, s, 0, subs);
 }
 
-/* A COPY of input k (over its own space) into the output at offset
- * off[d] per dim. */
+/* A COPY of input k over its own space:
+ * { S[i] -> in_k[i] }, { S[i] -> out[i + off] }. */
 static int add_copy(builder *b, int k, const int64_t *off)
 {
 	const fl_shape *si = in_shape(b, k);
 	fl_poly_stmt *s = add_stmt(b, FL_STMT_COPY, k, si->rank, si->dim);
-	text idx;
+	isl_aff *subs[MAX_ITERS];
 
 	if (!s)
 		return -1;
-	text_init(&idx);
-	text_iters(&idx, 0, si->rank);
-	if (add_read(b, s, k, idx.s, NULL, true) < 0)
+	iters(s, 0, si->rank, subs);
+	if (add_read(b, s, k, subs) < 0)
 		return -1;
-	text_init(&idx);
-	for (int j = 0; j < si->rank; j++) {
-		text_sep(&idx, j);
-		if (off[j])
-			text_add(&idx, "i%d + %" PRId64, j, off[j]);
-		else
-			text_add(&idx, "i%d", j);
-	}
-	return set_write(b, s, idx.s);
+	for (int j = 0; j < si->rank; j++)
+		subs[j] = sub(s, j, 1, off[j]);
+	return set_write(b, s, subs);
 }
 
 /* COPY k writes input k at the running offset along the axis. */
@@ -657,14 +629,14 @@ static int build_concat(builder *b)
 	return 0;
 }
 
-/* FILL out[i] = value everywhere, then COPY x into the interior. */
+/* FILL { S[i] -> out[i] } everywhere, then COPY x to out[i + lead]. */
 static int build_pad(builder *b)
 {
 	const fl_shape *so = out_shape(b);
 	int rank = so->rank, n;
 	int64_t pads[2 * FL_MAX_RANK];
+	isl_aff *subs[MAX_ITERS];
 	fl_poly_stmt *s;
-	text idx;
 
 	if (fl_attr_ints(&b->op->attrs, "pads", pads, 2 * FL_MAX_RANK, &n,
 			 b->err) < 0)
@@ -674,54 +646,58 @@ static int build_pad(builder *b)
 			     b->op->name, 2 * rank);
 		return -1;
 	}
-	s = add_stmt(b, FL_STMT_FILL, -1, rank, so->dim);
-	text_init(&idx);
-	text_iters(&idx, 0, rank);
-	if (!s || set_write(b, s, idx.s) < 0)
+	if (!(s = add_stmt(b, FL_STMT_FILL, -1, rank, so->dim)))
+		return -1;
+	iters(s, 0, rank, subs);
+	if (set_write(b, s, subs) < 0)
 		return -1;
 	return add_copy(b, 0, pads);
 }
 
-/* out[i] = x[.., idx[i_a..], ..]: a may-read of the whole axis of x and an
- * exact read of the index tensor. */
+/* The may-read of gather's data: { S[i] -> x[i0.., t, ..] : 0 <= t < X },
+ * the whole axis, since the index is data.  __isl_give. */
+static isl_map *gather_data_read(builder *b, const fl_poly_stmt *s, int axis)
+{
+	const fl_shape *sx = in_shape(b, 0);
+	int rq = in_shape(b, 1)->rank;
+	isl_aff *subs[MAX_ITERS];
+	char arr[32];
+	isl_map *m;
+
+	iters(s, 0, axis, subs);
+	iters(s, axis + rq, sx->rank - 1 - axis, subs + axis);
+	m = make_access(s, b->op->in[0], subs, sx->rank - 1);
+	m = isl_map_insert_dims(m, isl_dim_out, (unsigned)axis, 1);
+	m = isl_map_lower_bound_si(m, isl_dim_out, (unsigned)axis, 0);
+	m = isl_map_upper_bound_val(m, isl_dim_out, (unsigned)axis,
+				    val(b->ctx, sx->dim[axis] - 1));
+	return isl_map_set_tuple_name(m, isl_dim_out,
+				      fl_poly_array_name(b->op->in[0], arr,
+							 sizeof arr));
+}
+
+/* COMPUTE with a may-read of the data and an exact read
+ * { S[i] -> idx[i_axis..] } of the index tensor. */
 static int build_gather(builder *b)
 {
-	const fl_shape *sx = in_shape(b, 0), *sq = in_shape(b, 1);
-	const fl_shape *so = out_shape(b);
-	int64_t a;
-	int axis;
+	int rq = in_shape(b, 1)->rank, axis;
+	isl_aff *subs[MAX_ITERS];
 	fl_poly_stmt *s;
-	text idx, cond;
+	int64_t a;
 
 	if (fl_attr_int(&b->op->attrs, "axis", 0, &a, b->err) < 0)
 		return -1;
-	axis = fl_axis_normalize(a, sx->rank);
+	axis = fl_axis_normalize(a, in_shape(b, 0)->rank);
 	if (axis < 0) {
 		fl_error_set(b->err, "op \"%s\": attrs.axis: out of range",
 			     b->op->name);
 		return -1;
 	}
-	s = add_stmt(b, FL_STMT_COMPUTE, -1, so->rank, so->dim);
-	if (!s)
+	if (!(s = add_compute(b)) ||
+	    add_read_map(b, s, 0, gather_data_read(b, s, axis), false) < 0)
 		return -1;
-	b->p->main_stmt = 0;
-	text_init(&idx);
-	text_iters(&idx, 0, axis);
-	text_sep(&idx, axis);
-	text_add(&idx, "t");
-	for (int j = axis + 1; j < sx->rank; j++)
-		text_add(&idx, ", i%d", j - 1 + sq->rank);
-	text_init(&cond);
-	text_add(&cond, "0 <= t < %" PRId64, sx->dim[axis]);
-	if (add_read(b, s, 0, idx.s, cond.s, false) < 0)
-		return -1;
-	text_init(&idx);
-	text_iters(&idx, axis, sq->rank);
-	if (add_read(b, s, 1, idx.s, NULL, true) < 0)
-		return -1;
-	text_init(&idx);
-	text_iters(&idx, 0, so->rank);
-	return set_write(b, s, idx.s);
+	iters(s, axis, rq, subs);
+	return add_read(b, s, 1, subs);
 }
 
 /* ---- entry points ------------------------------------------------- */
@@ -766,17 +742,16 @@ static int build(builder *b)
 fl_poly_op *fl_poly_describe(isl_ctx *ctx, const fl_graph *g, int op,
 			     fl_error *err)
 {
-	builder b = {ctx, g, NULL, NULL, 0, err};
+	builder b = {ctx, g, NULL, NULL, err};
 
 	if (op < 0 || op >= g->n_ops || !fl_op_info_of(g->ops[op].kind)) {
 		fl_error_set(err, "op %d: no such op", op);
 		return NULL;
 	}
 	b.op = &g->ops[op];
-	b.cap = b.op->n_in + 3;
 	b.p = calloc(1, sizeof *b.p);
-	if (b.p)
-		b.p->stmts = calloc((size_t)b.cap, sizeof *b.p->stmts);
+	if (b.p)	/* at most one statement per input, or three */
+		b.p->stmts = calloc((size_t)b.op->n_in + 3, sizeof *b.p->stmts);
 	if (!b.p || !b.p->stmts) {
 		fl_poly_op_free(b.p);
 		fl_error_set(err, "out of memory");

@@ -503,9 +503,9 @@ static int try_cse(pp *p, int i)
 			return R_ERROR;
 	kill_op(p, i);
 	snprintf(why, sizeof why,
-		 "%s computes what %s computes: %s removed, its users read "
-		 "%s instead", op->name, first->name, op->name,
-		 p->g->tensors[first->out[0]].name);
+		 "same %s of the same inputs as %s: %s removed, its users "
+		 "read %s instead", fl_op_kind_name(op->kind), first->name,
+		 op->name, p->g->tensors[first->out[0]].name);
 	return log_event(p, FL_EV_CSE, op, first, why) ? R_APPLIED : R_ERROR;
 }
 

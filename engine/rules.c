@@ -272,6 +272,13 @@ static int parse_table(fl_rule_table *t, const cJSON *root, fl_error *err)
 	const cJSON *rules = cJSON_GetObjectItemCaseSensitive(root, "rules");
 	int i = 0;
 
+	for (const cJSON *a = root->child; a; a = a->next)
+		if (strcmp(a->string, "format") && strcmp(a->string, "base") &&
+		    strcmp(a->string, "rules") && strcmp(a->string, "doc")) {
+			fl_error_set(err, "%s: unknown field", a->string);
+			return -1;
+		}
+
 	if (!cJSON_IsString(format) ||
 	    strcmp(format->valuestring, "fuselab-rules/1") != 0) {
 		fl_error_set(err, "format: expected \"fuselab-rules/1\"");

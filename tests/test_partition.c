@@ -179,7 +179,8 @@ static void test_cycle_rejected_and_explained(void **state)
 	assert_int_equal(group_of(s, "a"), group_of(s, "r"));
 	assert_int_not_equal(group_of(s, "a"), group_of(s, "d"));
 	assert_int_equal(fl_engine_explain(s, "a", "d", why, sizeof why, &err), 0);
-	assert_non_null(strstr(why, "no rule for R->B at partition time"));
+	/* the first reason is the refused R2 merge, logged at the time */
+	assert_non_null(strstr(why, "would create a cycle through r"));
 	assert_int_equal(fl_engine_explain(s, "a", "r", why, sizeof why, &err), 1);
 	assert_non_null(strstr(why, "built by R4"));
 	assert_int_equal(fl_engine_explain(s, "a", "nope", why, sizeof why, &err), -1);
@@ -258,18 +259,34 @@ static void test_never_and_fuse(void **state)
 	fl_engine_close(s);
 
 	fl_engine_opts_default(&o);
-	snprintf(o.fuse[0].a, 128, "p1");
+	snprintf(o.fuse[0].a, 128, "p2");
 	snprintf(o.fuse[0].b, 128, "lsm");
 	o.n_fuse = 1;
 	s = open_run(fig3, &o, NULL);
 	assert_valid_partition(s);
-	/* the whole log_softmax joins p1: no cycle forbids it */
+	/* the whole log_softmax joins p2: no cycle forbids it */
 	for (int i = 0; i < fl_engine_graph(s)->n_ops; i++) {
 		const fl_op *op = &fl_engine_graph(s)->ops[i];
 
 		if (!strcmp(op->prov.origin, "lsm"))
 			assert_int_equal(fl_engine_partition(s)->group_of[i],
-					 group_of(s, "p1"));
+					 group_of(s, "p2"));
+	}
+	fl_engine_close(s);
+
+	/* p1 and lsm cannot be together without p2: a cycle through p2 */
+	snprintf(o.fuse[0].a, 128, "p1");
+	s = open_run(fig3, &o, NULL);
+	assert_valid_partition(s);
+	{
+		const fl_event_log *log = fl_engine_events(s);
+		bool refused = false;
+
+		for (int i = 0; i < fl_event_log_count(log); i++)
+			refused |= strstr(fl_event_log_get(log, i)->reason,
+					  "--fuse p1,lsm refused: merging would "
+					  "create a cycle through p2") != NULL;
+		assert_true(refused);
 	}
 	fl_engine_close(s);
 

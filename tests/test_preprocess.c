@@ -188,7 +188,7 @@ static fl_graph *simp_graph(const char *op, const char *a, const char *b,
 	return load_q(text);
 }
 
-static void test_simplify_identities(void **state)
+static void test_pre_simplify_identities(void **state)
 {
 	static const struct {
 		const char *op, *a, *b, *rule;
@@ -226,7 +226,7 @@ static void test_simplify_identities(void **state)
 	}
 }
 
-static void test_simplify_refused(void **state)
+static void test_pre_simplify_refused(void **state)
 {
 	static const struct {
 		const char *op, *a, *b;
@@ -256,7 +256,7 @@ static void test_simplify_refused(void **state)
 }
 
 /* y = h*1 with y a graph output: the op must keep writing y. */
-static void test_simplify_keeps_output_writer(void **state)
+static void test_pre_simplify_keeps_output_writer(void **state)
 {
 	fl_graph *g = simp_graph("mul", "h", "one", true);
 	fl_session *s = run_checked(g);
@@ -275,7 +275,7 @@ static void test_simplify_keeps_output_writer(void **state)
 
 /* neg(neg(x)) and two transposes that cancel: both pairs go, the inner
  * ops then die; a third transpose pair that does not cancel stays. */
-static void test_simplify_pairs(void **state)
+static void test_pre_simplify_pairs(void **state)
 {
 	fl_graph *g = load_q(GRAPH(PERM_TENSORS,
 		OP1("n1", "neg", "x", "a") "," OP1("n2", "neg", "a", "b") ","
@@ -315,7 +315,7 @@ static void test_simplify_pairs(void **state)
 #define S23 "[2,3]"
 #define OUT(name, shape) ",'" name "':{'shape':" shape ",'role':'output'}"
 
-static void test_cse(void **state)
+static void test_pre_cse(void **state)
 {
 	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23)
 				   OUT("y3", S23) OUT("y4", S23),
@@ -354,7 +354,7 @@ static void test_cse(void **state)
 
 /* Duplicates whose readers become duplicates: the chain collapses in one
  * sweep, in op order. */
-static void test_cse_cascade(void **state)
+static void test_pre_cse_cascade(void **state)
 {
 	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23),
 		OP1("a1", "exp", "x", "a") "," OP1("a2", "exp", "x", "b") ","
@@ -378,7 +378,7 @@ static void test_cse_cascade(void **state)
 
 /* Ops writing graph outputs are never removed; a later duplicate that
  * writes a temporary reads the output instead. */
-static void test_cse_keeps_output_writers(void **state)
+static void test_pre_cse_keeps_output_writers(void **state)
 {
 	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23) OUT("y3", S23),
 		OP1("o1", "relu", "x", "y1") "," OP1("o2", "relu", "x", "y2") ","
@@ -394,6 +394,30 @@ static void test_cse_keeps_output_writers(void **state)
 	fl_graph_free(g);
 }
 
+/* Compound ops are compared like any other (before partition opens them);
+ * one reading only consts is folded by its reference implementation. */
+static void test_pre_cse_and_fold_compound(void **state)
+{
+	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23)
+			",'c':{'shape':[2,3],'role':'const','data':[1,2,3,4,5,6]}",
+		OPA("s1", "softmax", "x", "a", "'axis':-1") ","
+		OPA("s2", "softmax", "x", "b", "'axis':-1") ","
+		OPA("s3", "softmax", "x", "c0", "'axis':0") ","
+		OP2("p", "add", "a", "b", "h") ","
+		OP2("q", "add", "h", "c0", "y1") ","
+		OP1("sc", "softmax", "c", "k") ","
+		OP2("r", "mul", "x", "k", "y2")));
+	fl_session *s = run_checked(g);
+
+	(void)state;
+	assert_names(pre_event(s, FL_EV_CSE, 0), "s2", "s1");
+	assert_names(pre_event(s, FL_EV_FOLDED, 0), "sc", NULL);
+	assert_int_equal(pre_count(s, -1), 2);
+	assert_string_equal(input_of(s, "p", 1), "a");
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
 /* ---- constant folding ----------------------------------------------- */
 
 #define FOLD_TENSORS                                                         \
@@ -403,7 +427,7 @@ static void test_cse_keeps_output_writers(void **state)
 	"'two':{'shape':[],'role':'const','value':2},"                       \
 	"'one':{'shape':[],'role':'const','value':1}"
 
-static void test_fold(void **state)
+static void test_pre_fold(void **state)
 {
 	fl_graph *g = load_q(GRAPH(FOLD_TENSORS OUT("y", S23),
 		OP2("m", "mul", "c", "two", "f") ","	/* splat expanded */
@@ -433,7 +457,7 @@ static void test_fold(void **state)
 
 /* Too large an output, an op writing a graph output, a custom op and an
  * op reading a non-const: none is folded. */
-static void test_fold_refused(void **state)
+static void test_pre_fold_refused(void **state)
 {
 	fl_graph *g = load_q(GRAPH(FOLD_TENSORS OUT("y", "[300,300]")
 				   OUT("y2", S23) OUT("y3", S23) OUT("y4", S23),
@@ -454,7 +478,7 @@ static void test_fold_refused(void **state)
 }
 
 /* A folded constant that turns out to be 1 enables x*1 = x. */
-static void test_fold_then_simplify(void **state)
+static void test_pre_fold_then_simplify(void **state)
 {
 	fl_graph *g = load_q(GRAPH(FOLD_TENSORS OUT("y", S23),
 		OP2("d", "sub", "two", "one", "u") ","
@@ -475,7 +499,7 @@ static void test_fold_then_simplify(void **state)
 
 /* ---- dead-code elimination ------------------------------------------ */
 
-static void test_dce(void **state)
+static void test_pre_dce(void **state)
 {
 	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23),
 		OP1("d1", "exp", "x", "a") "," OP1("d2", "relu", "a", "b") ","
@@ -498,7 +522,7 @@ static void test_dce(void **state)
 }
 
 /* With preprocess off the pass makes no decision. */
-static void test_off(void **state)
+static void test_pre_off(void **state)
 {
 	fl_graph *g = simp_graph("mul", "h", "one", false);
 	fl_session *s = run(g, false);
@@ -523,7 +547,7 @@ static void test_off(void **state)
 	"," OP2("cm", "mul", "c", "c", "cc") ","                              \
 	OP2("q", "add", "x", "cc", "y2"))
 
-static void test_step_equals_run(void **state)
+static void test_pre_step_equals_run(void **state)
 {
 	fl_graph *g = load_q(MIX);
 	fl_session *a = run_checked(g), *b;
@@ -635,9 +659,9 @@ static fl_graph *big_graph(int n)
 }
 
 /* 100k ops with 50k rewrites: the pass stays near linear. */
-static void test_scales(void **state)
+static void test_pre_scales(void **state)
 {
-	enum { N = 3 };
+	enum { N = 25000 };
 	fl_graph *g = big_graph(N), *orig = fl_graph_copy(g);
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -661,7 +685,6 @@ static void test_scales(void **state)
 	if (fl_now() - t0 > 10.0)
 		fail_msg("preprocess took %.1f s on %d ops", fl_now() - t0,
 			 4 * N);
-	for (int e = 0; e < fl_event_log_count(st.log); e++) { char l[512]; printf("%s\n", fl_event_format(fl_event_log_get(st.log, e), l, sizeof l)); }
 	assert_int_equal(fl_event_log_count(st.log), 2 * N - 1);
 	assert_int_equal(g->n_ops, 2 * N + 1);
 	assert_valid(g);
@@ -672,17 +695,18 @@ static void test_scales(void **state)
 }
 
 FL_SUITE(preprocess,
-	 cmocka_unit_test(test_simplify_identities),
-	 cmocka_unit_test(test_simplify_refused),
-	 cmocka_unit_test(test_simplify_keeps_output_writer),
-	 cmocka_unit_test(test_simplify_pairs),
-	 cmocka_unit_test(test_cse),
-	 cmocka_unit_test(test_cse_cascade),
-	 cmocka_unit_test(test_cse_keeps_output_writers),
-	 cmocka_unit_test(test_fold),
-	 cmocka_unit_test(test_fold_refused),
-	 cmocka_unit_test(test_fold_then_simplify),
-	 cmocka_unit_test(test_dce),
-	 cmocka_unit_test(test_off),
-	 cmocka_unit_test(test_step_equals_run),
-	 cmocka_unit_test(test_scales));
+	 cmocka_unit_test(test_pre_simplify_identities),
+	 cmocka_unit_test(test_pre_simplify_refused),
+	 cmocka_unit_test(test_pre_simplify_keeps_output_writer),
+	 cmocka_unit_test(test_pre_simplify_pairs),
+	 cmocka_unit_test(test_pre_cse),
+	 cmocka_unit_test(test_pre_cse_cascade),
+	 cmocka_unit_test(test_pre_cse_keeps_output_writers),
+	 cmocka_unit_test(test_pre_cse_and_fold_compound),
+	 cmocka_unit_test(test_pre_fold),
+	 cmocka_unit_test(test_pre_fold_refused),
+	 cmocka_unit_test(test_pre_fold_then_simplify),
+	 cmocka_unit_test(test_pre_dce),
+	 cmocka_unit_test(test_pre_off),
+	 cmocka_unit_test(test_pre_step_equals_run),
+	 cmocka_unit_test(test_pre_scales));

@@ -56,9 +56,9 @@ int t_run(const char *cmd, char **output)
 	FILE *p;
 	int status;
 
-	full = malloc(strlen(cmd) + 8);
+	full = malloc(strlen(cmd) + 16);
 	assert_non_null(full);
-	sprintf(full, "%s 2>&1", cmd);
+	sprintf(full, "( %s ) 2>&1", cmd);
 	p = popen(full, "r");
 	free(full);
 	assert_non_null(p);
