@@ -5,16 +5,20 @@
  * swapping them for double quotes.  Each graph holds one op "o" writing
  * "y"; tensors are declared in index order, so x is T0, the second input
  * T1 and so on.  isl objects are compared by meaning (isl_*_is_equal),
- * never by text.  Every test makes its own isl_ctx with on_error=abort, so
+ * never by text; the last test runs the statements point by point and
+ * compares with the reference implementations.  Every test makes its own isl_ctx with on_error=abort, so
  * a leaked isl object (which makes isl_ctx_free complain) or any isl error
  * ends the run. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <isl/ctx.h>
 #include <isl/map.h>
 #include <isl/options.h>
+#include <isl/point.h>
 #include <isl/set.h>
+#include <isl/val.h>
 
 #include "classify.h"
 #include "poly.h"
@@ -301,7 +305,8 @@ static const fl_poly_read *read_of(const fl_poly_stmt *s, int input)
 	return NULL;
 }
 
-/* Describes op 0 of graph text, checking the statement count. */
+/* Describes op 0 of graph text, checking the statement count (unless
+ * n_stmts is -1). */
 static fl_poly_op *describe(isl_ctx *ctx, fl_graph **g, const char *graph,
 			    int n_stmts)
 {
@@ -312,7 +317,8 @@ static fl_poly_op *describe(isl_ctx *ctx, fl_graph **g, const char *graph,
 	p = fl_poly_describe(ctx, *g, 0, &err);
 	if (!p)
 		fail_msg("%s", err.msg);
-	assert_int_equal(p->n_stmts, n_stmts);
+	if (n_stmts >= 0)
+		assert_int_equal(p->n_stmts, n_stmts);
 	return p;
 }
 
@@ -535,6 +541,188 @@ static void test_poly_reshape_gather(void **state)
 	isl_ctx_free(ctx);
 }
 
+/* ---- the description computes what the reference computes --------- */
+
+/* Executing the statements of one op, point by point. */
+typedef struct poly_run {
+	const fl_graph *g;
+	const fl_op *op;
+	const fl_poly_stmt *s;
+	float **data;		/* per tensor index */
+} poly_run;
+
+static int read_tensor(const fl_op *op, int input)
+{
+	return input < 0 ? op->out[0] : op->in[input];
+}
+
+/* Row-major offset of the element of `tensor` that the function acc
+ * reaches from pt. */
+static int64_t element_at(const fl_graph *g, int tensor,
+			  __isl_keep isl_map *acc, __isl_keep isl_point *pt)
+{
+	isl_set *img = isl_set_apply(isl_set_from_point(isl_point_copy(pt)),
+				     isl_map_copy(acc));
+	isl_point *q = isl_set_sample_point(img);
+	const fl_shape *sh = &g->tensors[tensor].shape;
+	int64_t st[FL_MAX_RANK], off = 0;
+
+	fl_shape_strides(sh, st);
+	for (int j = 0; j < sh->rank; j++) {
+		isl_val *v = isl_point_get_coordinate_val(q, isl_dim_set, j);
+
+		off += isl_val_get_num_si(v) * st[j];
+		isl_val_free(v);
+	}
+	isl_point_free(q);
+	return off;
+}
+
+static bool is_max_pool(const fl_op *op)
+{
+	const char *mode = "max";
+
+	if (op->kind == FL_OP_POOL2D)
+		fl_attr_string(&op->attrs, "mode", "max", &mode, NULL);
+	return op->kind == FL_OP_REDUCE_MAX ||
+	       (op->kind == FL_OP_POOL2D && strcmp(mode, "max") == 0);
+}
+
+/* The value a statement stores, from its reads v[input] (v[3]: the
+ * output's own value). */
+static double stmt_value(const poly_run *r, const double *v)
+{
+	fl_op_kind k = r->op->kind;
+	int64_t kern[2] = {1, 1};
+	double pad = 0;
+	int n;
+
+	switch (r->s->role) {
+	case FL_STMT_FILL:
+		fl_attr_float(&r->op->attrs, "value", 0, &pad, NULL);
+		return pad;
+	case FL_STMT_COPY:
+		return v[r->s->input];
+	case FL_STMT_INIT:
+		return is_max_pool(r->op) ? -INFINITY : 0;
+	case FL_STMT_FINALIZE:
+		fl_attr_ints(&r->op->attrs, "kernel", kern, 2, &n, NULL);
+		return v[3] / (double)(kern[0] * kern[1]);
+	case FL_STMT_UPDATE:
+		if (k == FL_OP_MATMUL || k == FL_OP_CONV2D)
+			return v[3] + v[0] * v[1];
+		return is_max_pool(r->op) ? fmax(v[3], v[0]) : v[3] + v[0];
+	case FL_STMT_COMPUTE:
+		break;
+	}
+	if (k == FL_OP_ADD)
+		return v[0] + v[1];
+	if (k == FL_OP_WHERE)
+		return v[0] != 0 ? v[1] : v[2];
+	return v[0];	/* data movement */
+}
+
+static isl_stat run_point(__isl_take isl_point *pt, void *user)
+{
+	const poly_run *r = user;
+	const fl_poly_stmt *s = r->s;
+	double v[4] = {0, 0, 0, 0};
+	int out = r->op->out[0];
+
+	for (int i = 0; i < s->n_reads; i++) {
+		int t = read_tensor(r->op, s->reads[i].input);
+
+		v[s->reads[i].input < 0 ? 3 : s->reads[i].input] =
+			r->data[t][element_at(r->g, t, s->reads[i].access, pt)];
+	}
+	r->data[out][element_at(r->g, out, s->write, pt)] =
+		(float)stmt_value(r, v);
+	isl_point_free(pt);
+	return isl_stat_ok;
+}
+
+/* Runs op 0 of the graph text through its description and through the
+ * reference implementation, on small integer data, and compares. */
+static void check_semantics(const char *graph)
+{
+	isl_ctx *ctx = new_ctx();
+	fl_graph *g;
+	fl_poly_op *p = describe(ctx, &g, graph, -1);
+	const fl_op *op = &g->ops[0];
+	float *data[8] = {NULL};
+	fl_buf in[4], out;
+	poly_run r = {g, op, NULL, data};
+
+	for (int k = 0; k < op->n_in; k++) {
+		in[k].shape = g->tensors[op->in[k]].shape;
+		in[k].data = data[op->in[k]] =
+			malloc((size_t)fl_shape_numel(&in[k].shape) *
+			       sizeof(float));
+		for (int64_t i = 0; i < fl_shape_numel(&in[k].shape); i++)
+			in[k].data[i] = (float)((i * 7 + k * 3) % 11 - 5);
+	}
+	out.shape = g->tensors[op->out[0]].shape;
+	out.data = malloc((size_t)fl_shape_numel(&out.shape) * sizeof(float));
+	data[op->out[0]] = calloc((size_t)fl_shape_numel(&out.shape),
+				  sizeof(float));
+	for (int i = 0; i < p->n_stmts; i++) {
+		r.s = &p->stmts[i];
+		assert_int_equal(isl_set_foreach_point(r.s->domain, run_point,
+						       &r), isl_stat_ok);
+	}
+	fl_op_info_of(op->kind)->eval(op, in, &out);
+	t_assert_close(data[op->out[0]], out.data, fl_shape_numel(&out.shape),
+		       1e-5, 1e-5);
+	for (int t = 0; t < 8; t++)
+		free(data[t]);
+	free(out.data);
+	fl_poly_op_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+static void test_poly_semantics(void **state)
+{
+	static const char *const graphs[] = {
+		GRAPH(IN("a", "[2,1,4]") "," IN("b", "[3,1]"),
+		      OP("add", "['a','b']", "")),
+		GRAPH(IN("c", "[4,1]") "," IN("a", "[4,5]") "," IN("b", "[5]"),
+		      OP("where", "['c','a','b']", "")),
+		GRAPH(IN("x", "[3,4,5]"),
+		      OP("reduce_sum", "['x']", "'axes':[0,2]")),
+		GRAPH(IN("x", "[3,4,5]"),
+		      OP("reduce_max", "['x']", "'axes':[1]")),
+		GRAPH(IN("a", "[2,3,4]") "," IN("b", "[5,4]"),
+		      OP("matmul", "['a','b']", "'transpose_b':true")),
+		GRAPH(IN("a", "[4,3]") "," IN("b", "[2,4,5]"),
+		      OP("matmul", "['a','b']", "'transpose_a':true")),
+		GRAPH(IN("x", "[1,4,9,9]") "," IN("w", "[6,2,3,3]"),
+		      OP("conv2d", "['x','w']",
+			 "'groups':2,'stride':[2,1],'dilation':[1,2]")),
+		GRAPH(IN("x", "[1,2,7,7]"),
+		      OP("pool2d", "['x']", "'kernel':[3,3],'stride':[2,2]")),
+		GRAPH(IN("x", "[1,2,6,6]"),
+		      OP("pool2d", "['x']", "'kernel':[2,3],'mode':'avg'")),
+		GRAPH(IN("x", "[2,3,4]"),
+		      OP("transpose", "['x']", "'perm':[2,0,1]")),
+		GRAPH(IN("x", "[4,6]"),
+		      OP("reshape", "['x']", "'shape':[2,-1,4]")),
+		GRAPH(IN("x", "[7,8]"),
+		      OP("slice", "['x']",
+			 "'starts':[1,-5],'ends':[7,8],'steps':[2,3]")),
+		GRAPH(IN("x", "[2,3]") "," IN("y1", "[2,2]") "," IN("z", "[2,1]"),
+		      OP("concat", "['x','y1','z']", "'axis':1")),
+		GRAPH(IN("x", "[2,3]"),
+		      OP("pad", "['x']", "'pads':[1,0,1,2],'value':0.5")),
+		GRAPH(IN("x", "[3,1]"),
+		      OP("broadcast_to", "['x']", "'shape':[2,3,4]")),
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++)
+		check_semantics(graphs[i]);
+}
+
 FL_SUITE(classify,
 	 cmocka_unit_test(test_elementwise),
 	 cmocka_unit_test(test_broadcast),
@@ -549,4 +737,5 @@ FL_SUITE(classify,
 	 cmocka_unit_test(test_poly_avg_pool),
 	 cmocka_unit_test(test_poly_grouped_conv),
 	 cmocka_unit_test(test_poly_concat_pad),
-	 cmocka_unit_test(test_poly_reshape_gather));
+	 cmocka_unit_test(test_poly_reshape_gather),
+	 cmocka_unit_test(test_poly_semantics));

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "test_util.h"
 
 /* Runs "fuselab ARGS", returns the status, output in *out. */
 static int fuselab(const char *args, char **out)
 {
-	char cmd[2048];
+	char cmd[4096];
 
 	snprintf(cmd, sizeof cmd, "%s %s", t_fuselab_bin(), args);
 	return t_run(cmd, out);
@@ -196,6 +198,141 @@ static void test_man_page_documents_options(void **state)
 	free(man);
 }
 
+/* "--batch <sample> ARGS" */
+static int sample_run(const char *sample, const char *args, char **out)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof cmd, "--batch %s/%s.json %s", t_samples_dir(),
+		 sample, args);
+	return fuselab(cmd, out);
+}
+
+static void test_stage_partition(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition", &out), 0);
+	assert_contains(out, "partition: 3 micro-graphs from 8 primitives");
+	assert_contains(out, "op1 op2 op3.max  [R1 R4]");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--stage layer9", &out), 2);
+	assert_contains(out, "--stage: unknown stage \"layer9\"");
+	free(out);
+}
+
+static void test_events_jsonl(void **state)
+{
+	char *out, *line, *save = NULL;
+	int n = 0, merged = 0;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--events --format jsonl", &out), 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *j = cJSON_Parse(line);
+		const cJSON *kind;
+
+		if (!j)
+			fail_msg("not a JSON line: %s", line);
+		kind = cJSON_GetObjectItem(j, "kind");
+		assert_true(cJSON_IsString(kind));
+		assert_true(cJSON_IsNumber(cJSON_GetObjectItem(j, "seq")));
+		assert_true(cJSON_IsString(cJSON_GetObjectItem(j, "reason")));
+		merged += !strcmp(kind->valuestring, "merged");
+		cJSON_Delete(j);
+		n++;
+	}
+	assert_true(n > 10);
+	assert_int_equal(merged, 5);
+	free(out);
+}
+
+static void test_partition_json(void **state)
+{
+	char *out;
+	cJSON *j, *mgs;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition --events "
+				    "--format json", &out), 0);
+	j = cJSON_Parse(out);
+	assert_non_null(j);
+	mgs = cJSON_GetObjectItem(j, "micro_graphs");
+	assert_int_equal(cJSON_GetArraySize(mgs), 3);
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(j, "events")) > 10);
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(j, "ops")) == 8);
+	cJSON_Delete(j);
+	free(out);
+}
+
+static void test_why(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--why op1 op2", &out), 0);
+	assert_contains(out, "why op1 op2: yes: op1 and op2 are in micro-graph");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--why op2 op3.sub", &out), 0);
+	assert_contains(out, "would create a cycle through op3.max");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--why op1 zz", &out), 2);
+	assert_contains(out, "--why: no op named \"zz\"");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--why op1", &out), 2);
+	assert_contains(out, "--why needs two op names");
+	free(out);
+}
+
+static void test_rule_options(void **state)
+{
+	char args[1024], *out;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
+				    "--disable-rule R4", &out), 0);
+	assert_contains(out, "partition: 5 micro-graphs");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
+				    "--disable-rule R42", &out), 2);
+	assert_contains(out, "--disable-rule: no rule \"R42\"");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
+				    "--rules /nonexistent.json", &out), 2);
+	assert_contains(out, "/nonexistent.json: cannot open rules file");
+	free(out);
+	snprintf(args, sizeof args, "--stage partition --rules "
+		 "%s/rules/stencil-chains.json", t_samples_dir());
+	assert_int_equal(sample_run("unsharp_mask", args, &out), 0);
+	assert_contains(out, "blur_x blur_y");
+	free(out);
+}
+
+static void test_constraint_options(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition --events "
+				    "--never-fuse op1,op2", &out), 0);
+	assert_contains(out, "--never-fuse op1,op2: they will never share");
+	assert_contains(out, "partition: 4 micro-graphs");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
+				    "--fuse op2,op3", &out), 0);
+	assert_contains(out, "partition: 1 micro-graphs");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
+				    "--fuse op1", &out), 2);
+	assert_contains(out, "--fuse: expected two op names as A,B");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
+				    "--never-fuse op1,nope", &out), 2);
+	assert_contains(out, "no op named \"nope\"");
+	free(out);
+}
+
 FL_SUITE(cli,
 	 cmocka_unit_test(test_help_and_version),
 	 cmocka_unit_test(test_usage_errors),
@@ -206,4 +343,10 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_interpret_memory_limit),
 	 cmocka_unit_test(test_interactive_needs_terminal),
 	 cmocka_unit_test(test_list_ops),
-	 cmocka_unit_test(test_man_page_documents_options));
+	 cmocka_unit_test(test_man_page_documents_options),
+	 cmocka_unit_test(test_stage_partition),
+	 cmocka_unit_test(test_events_jsonl),
+	 cmocka_unit_test(test_partition_json),
+	 cmocka_unit_test(test_why),
+	 cmocka_unit_test(test_rule_options),
+	 cmocka_unit_test(test_constraint_options));

@@ -402,6 +402,89 @@ static void test_stepping_equals_running(void **state)
 	fl_graph_free(g);
 }
 
+static fl_session *open_sample(const char *name, fl_engine_opts *o)
+{
+	char path[1024];
+	fl_error err = {""};
+	fl_graph *g;
+	fl_session *s;
+
+	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
+	g = fl_load_graph_file(path, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	s = fl_engine_open(g, o, &err);
+	if (!s || fl_engine_run(s, &err) < 0)
+		fail_msg("%s: %s", name, err.msg);
+	fl_graph_free(g);
+	assert_valid_partition(s);
+	return s;
+}
+
+/* The paper examples partition as APOLLO describes them. */
+static void test_paper_samples(void **state)
+{
+	fl_session *s = open_sample("apollo_fig3", NULL);
+	const fl_micro_graph *m = group(s, "op1");
+
+	(void)state;
+	/* Fig. 3 / Example 2: R1 then R4; the subtraction is apart */
+	assert_int_equal(group_of(s, "op2"), m->id);
+	assert_int_equal(group_of(s, "op3.max"), m->id);
+	assert_string_equal(m->history, "R1 R4");
+	assert_int_not_equal(group_of(s, "op3.sub"), m->id);
+	fl_engine_close(s);
+
+	/* Fig. 1: op3 takes its epilogue (R5); op71 joins op6 (R4); F1 in
+	 * three micro-graphs, F2 in two */
+	s = open_sample("apollo_fig1", NULL);
+	assert_int_equal(group_of(s, "op4.max"), group_of(s, "op3"));
+	assert_non_null(strstr(group(s, "op3")->history, "R5"));
+	assert_int_equal(group_of(s, "op6"), group_of(s, "op7.sqsum"));
+	assert_non_null(strstr(group(s, "op6")->history, "R4"));
+	assert_int_equal(fl_engine_partition(s)->n_clusters, 2);
+	assert_int_equal(fl_partition_count_alive(fl_engine_partition(s)), 5);
+	fl_engine_close(s);
+
+	/* Listing 1 and MICRO Fig. 1: the elementwise producer is the
+	 * sliding-window op's prologue (R6) */
+	s = open_sample("apollo_listing1", NULL);
+	assert_int_equal(group_of(s, "S1_bias_add"), group_of(s, "S2_max_pool"));
+	assert_string_equal(group(s, "S2_max_pool")->history, "R6");
+	fl_engine_close(s);
+	s = open_sample("micro2020_fig1", NULL);
+	assert_int_equal(group_of(s, "S0_quantize.round"), group_of(s, "S1_S2_conv"));
+	assert_int_equal(group_of(s, "S3_relu"), group_of(s, "S1_S2_conv"));
+	assert_non_null(strstr(group(s, "S1_S2_conv")->history, "R6"));
+	fl_engine_close(s);
+}
+
+/* The stencil-chains rules file fuses the stencil stages of the image
+ * pipelines, which the default rules keep apart. */
+static void test_stencil_chains(void **state)
+{
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *s;
+	char path[1024];
+
+	(void)state;
+	s = open_sample("unsharp_mask", NULL);
+	assert_int_not_equal(group_of(s, "blur_x"), group_of(s, "blur_y"));
+	fl_engine_close(s);
+	fl_engine_opts_default(&o);
+	snprintf(path, sizeof path, "%s/rules/stencil-chains.json", t_samples_dir());
+	assert_int_equal(fl_rules_load(&o.rules, path, &err), 0);
+	s = open_sample("unsharp_mask", &o);
+	assert_int_equal(group_of(s, "blur_x"), group_of(s, "blur_y"));
+	assert_non_null(strstr(group(s, "blur_x")->history, "S1"));
+	fl_engine_close(s);
+	s = open_sample("harris_corner", &o);
+	assert_int_equal(group_of(s, "grad_x"), group_of(s, "Sxx"));
+	assert_int_equal(group_of(s, "grad_y"), group_of(s, "Syy"));
+	fl_engine_close(s);
+}
+
 /* Every sample: valid partition, and stepping == running. */
 static void test_samples_partition(void **state)
 {
@@ -445,4 +528,6 @@ FL_SUITE(partition,
 	 cmocka_unit_test(test_custom_op_splits_clusters),
 	 cmocka_unit_test(test_feedback_split),
 	 cmocka_unit_test(test_stepping_equals_running),
+	 cmocka_unit_test(test_paper_samples),
+	 cmocka_unit_test(test_stencil_chains),
 	 cmocka_unit_test(test_samples_partition));
