@@ -43,14 +43,17 @@ ENGINE_SRC := engine/fl_error.c engine/shape.c engine/attrs.c engine/ops.c \
 	      engine/expand.c engine/loader.c engine/interp.c engine/rng.c \
 	      engine/events.c engine/poly.c engine/classify.c engine/rules.c \
 	      engine/engine.c engine/preprocess.c engine/partition.c \
-	      engine/groups.c engine/aggregate.c engine/explain.c
+	      engine/groups.c engine/aggregate.c engine/explain.c \
+	      engine/kernel.c engine/layer1.c engine/tile.c \
+	      engine/schedtree.c engine/codegen_c.c engine/runner.c
 EXPORT_SRC := exporters/report_json.c
-APP_SRC    := app/main.c app/options.c app/batch.c app/tui.c views/view_ops.c
+APP_SRC    := app/main.c app/options.c app/batch.c app/run.c app/tui.c \
+	      views/view_ops.c
 TEST_SRC   := tests/test_main.c tests/test_util.c tests/test_shape.c \
 	      tests/test_ops.c tests/test_compound.c tests/test_loader.c \
 	      tests/test_interp.c tests/test_samples.c tests/test_cli.c \
 	      tests/test_classify.c tests/test_preprocess.c \
-	      tests/test_partition.c
+	      tests/test_partition.c tests/test_codegen.c tests/program_util.c
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
@@ -112,13 +115,22 @@ BENCH_BIN := $(B)/bench_partition
 $(BENCH_BIN): $(B)/bench/bench_partition.o $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
+STREAM_BIN := $(B)/stream
+
+$(STREAM_BIN): bench/stream.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O3 -march=native -fopenmp -o $@ $<
+
 # Speed lives here, not in timed tests: each benchmark prints what it
 # measured and on which machine, with its baseline from the same run.
-bench: $(BENCH_BIN)
+bench: $(BENCH_BIN) $(BIN) $(STREAM_BIN)
 	@mkdir -p build/bench
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   $(BENCH_BIN); } | tee build/bench/partition.txt
+	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
+	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	   bench/bench_kernels.sh $(BIN) $(STREAM_BIN); } | tee build/bench/kernels.txt
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules \

@@ -9,6 +9,7 @@
 #include "interp.h"
 #include "loader.h"
 #include "report_json.h"
+#include "run.h"
 
 extern const char fl_builtin_sample_json[];
 
@@ -171,6 +172,14 @@ static int engine_opts(const fl_options *o, fl_engine_opts *eo)
 		       eo->never_fuse[i].b);
 	for (int i = 0; i < o->n_fuse; i++, eo->n_fuse++)
 		sscanf(o->fuse[i], "%127[^,],%127s", eo->fuse[i].a, eo->fuse[i].b);
+	if (o->sched_budget > 0)
+		eo->layer1.sched_budget = o->sched_budget;
+	if (o->max_recompute > 0)
+		eo->layer1.max_recompute = o->max_recompute;
+	eo->layer1.n_tile = o->n_tile;
+	for (int i = 0; i < o->n_tile; i++)
+		eo->layer1.tile[i] = o->tile[i];
+	eo->run_layer1 = o->stage && !strcmp(o->stage, "layer1");
 	return 0;
 bad:
 	fprintf(stderr, "fuselab: %s\n", err.msg);
@@ -212,6 +221,34 @@ static void print_partition(const fl_session *s)
 	for (int i = 0; i < p->n_groups; i++)
 		if (p->groups[i].alive)
 			print_micro_graph(g, &p->groups[i]);
+}
+
+static void print_layer1(const fl_session *s)
+{
+	const fl_program *p = fl_engine_program(s);
+	const fl_graph *g = fl_engine_graph(s);
+
+	if (!p)
+		return;
+	printf("layer 1: %d kernels\n", p->n_kernels);
+	for (int k = 0; k < p->n_kernels; k++) {
+		const fl_kernel *kn = &p->kernels[k];
+
+		printf("  %s (micro-graph G%d, %d ops):", kn->name, kn->group,
+		       kn->n_ops);
+		for (int i = 0; i < kn->n_ops; i++)
+			printf(" %s", g->ops[kn->ops[i]].name);
+		printf("\n");
+		for (int t = 0; t < kn->n_tensors; t++) {
+			const fl_kernel_tensor *kt = &kn->tensors[t];
+
+			if (kt->place != FL_PLACE_GLOBAL)
+				printf("    %s: %s (%s)\n", g->tensors[kt->tensor].name,
+				       fl_placement_name(kt->place), kt->why);
+		}
+		if (kn->schedule_text)
+			printf("%s\n", kn->schedule_text);
+	}
 }
 
 static void print_json(cJSON *j, bool pretty)
@@ -286,16 +323,25 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 	if (o->format == FL_FORMAT_JSON && (o->stage || o->events)) {
 		cJSON *j = o->stage ? fl_report_partition(s) : cJSON_CreateObject();
 
+		if (fl_engine_program(s))
+			cJSON_AddItemToObject(j, "layer1", fl_report_layer1(s));
+
 		if (o->events)
 			cJSON_AddItemToObject(j, "events", fl_report_events(s));
 		print_json(j, true);
 	} else {
 		if (o->events)
 			print_events(s, o->format);
-		if (o->stage && o->format == FL_FORMAT_TEXT)
+		if (o->stage && o->format == FL_FORMAT_TEXT) {
 			print_partition(s);
-		else if (o->stage)
-			print_json(fl_report_partition(s), false);
+			print_layer1(s);
+		} else if (o->stage) {
+			cJSON *j = fl_report_partition(s);
+
+			if (fl_engine_program(s))
+				cJSON_AddItemToObject(j, "layer1", fl_report_layer1(s));
+			print_json(j, false);
+		}
 	}
 	if (o->why_a)
 		rc = print_why(s, o);
@@ -321,6 +367,16 @@ int fl_batch_run(const fl_options *o)
 	}
 	if (rc == 0 && (o->stage || o->events || o->why_a))
 		rc = run_engine(g, o);
+	if (rc == 0 && (o->emit_dir || o->run)) {
+		fl_engine_opts eo;
+
+		if (engine_opts(o, &eo) < 0)
+			rc = 2;
+		else if (o->emit_dir)
+			rc = fl_batch_emit(g, &eo, o);
+		if (rc == 0 && o->run)
+			rc = fl_batch_strategies(g, &eo, o);
+	}
 	fl_graph_free(g);
 	return rc;
 }

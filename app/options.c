@@ -13,7 +13,9 @@ typedef enum opt_id {
 	OPT_HELP, OPT_VERSION, OPT_CHECK, OPT_BATCH, OPT_INTERPRET, OPT_SEED,
 	OPT_MAX_MEMORY, OPT_LIST_OPS, OPT_STAGE, OPT_EVENTS, OPT_FORMAT,
 	OPT_WHY, OPT_RULES, OPT_DISABLE_RULE, OPT_NEVER_FUSE, OPT_FUSE,
-	OPT_NO_PREPROCESS,
+	OPT_NO_PREPROCESS, OPT_RUN, OPT_STRATEGY, OPT_EMIT, OPT_WORKDIR,
+	OPT_KEEP, OPT_TIMEOUT, OPT_WARMUP, OPT_REPEAT, OPT_SCHED_BUDGET,
+	OPT_MAX_RECOMPUTE, OPT_TILE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -42,8 +44,8 @@ static const opt_spec specs[] = {
 	{OPT_LIST_OPS, "list-ops", 0, NULL,
 	 "list the ops of the graph format and exit"},
 	{OPT_STAGE, "stage", 0, "NAME",
-	 "with --batch: run the engine through stage NAME (partition) and "
-	 "print its result"},
+	 "with --batch: run the engine through stage NAME (partition or "
+	 "layer1) and print its result"},
 	{OPT_EVENTS, "events", 0, NULL,
 	 "with --batch: print the event log, one decision per line"},
 	{OPT_FORMAT, "format", 0, "FMT",
@@ -61,6 +63,31 @@ static const opt_spec specs[] = {
 	 "put ops A and B together when no cycle forbids it (repeatable)"},
 	{OPT_NO_PREPROCESS, "no-preprocess", 0, NULL,
 	 "skip simplification, CSE, constant folding and dead-code removal"},
+	{OPT_RUN, "run", 0, NULL,
+	 "with --batch: generate, compile, run and verify the kernels of each "
+	 "strategy against the interpreter"},
+	{OPT_STRATEGY, "strategy", 0, "S",
+	 "unfused, xla, apollo-l1 or all (default all)"},
+	{OPT_EMIT, "emit", 0, "DIR",
+	 "with --batch: write the generated C of each strategy to DIR, "
+	 "without running it"},
+	{OPT_WORKDIR, "workdir", 0, "DIR",
+	 "where --run compiles (default: a fresh directory under $TMPDIR)"},
+	{OPT_KEEP, "keep", 0, NULL, "keep the work directory of --run"},
+	{OPT_TIMEOUT, "timeout", 0, "SECONDS",
+	 "time limit of each generated program's run (default 60)"},
+	{OPT_WARMUP, "warmup", 0, "N", "untimed runs before timing (default 1)"},
+	{OPT_REPEAT, "repeat", 0, "N",
+	 "timed runs; the median is reported (default 5)"},
+	{OPT_SCHED_BUDGET, "sched-budget", 0, "N",
+	 "isl operations the scheduler may spend per micro-graph (default "
+	 "2000000); past it, layer 1 splits the micro-graph"},
+	{OPT_MAX_RECOMPUTE, "max-recompute", 0, "X",
+	 "do not fuse a producer whose tiles would recompute it more than X "
+	 "times (default 1.5)"},
+	{OPT_TILE, "tile", 0, "T1,T2,...",
+	 "tile sizes of the live-out band, outermost first (default per "
+	 "target)"},
 };
 
 #define N_SPECS (sizeof specs / sizeof specs[0])
@@ -128,6 +155,51 @@ static int64_t parse_size(const char *s)
 	return *end ? -1 : v;
 }
 
+static int parse_int(const char *arg, const char *opt, long lo, long hi,
+		     long *out, char *err, size_t err_len)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi) {
+		snprintf(err, err_len, "--%s: expected an integer from %ld to %ld, "
+			 "got \"%s\"", opt, lo, hi, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_tiles(const char *arg, fl_options *o, char *err,
+		       size_t err_len)
+{
+	const char *p = arg;
+
+	o->n_tile = 0;
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 1 || v > 1 << 20 || o->n_tile >= 8 ||
+		    (*end && *end != ',')) {
+			snprintf(err, err_len, "--tile: expected up to 8 positive "
+				 "sizes such as 32,32, got \"%s\"", arg);
+			return -1;
+		}
+		o->tile[o->n_tile++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (o->n_tile == 0) {
+		snprintf(err, err_len, "--tile: expected sizes such as 32,32");
+		return -1;
+	}
+	return 0;
+}
+
 /* Appends arg to a repeatable option's list. */
 static int push(const char **list, int *n, const char *arg, const char *opt,
 		char *err, size_t err_len)
@@ -189,14 +261,62 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_RULES: o->rules_file = arg; break;
 	case OPT_FORMAT: return parse_format(arg, o, err, err_len);
 	case OPT_STAGE:
-		if (strcmp(arg, "partition") != 0) {
+		if (strcmp(arg, "partition") != 0 && strcmp(arg, "layer1") != 0) {
 			snprintf(err, err_len, "--stage: unknown stage \"%s\" "
-				 "(known: partition)", arg);
+				 "(known: partition, layer1)", arg);
 			return -1;
 		}
 		o->stage = arg;
 		break;
 	case OPT_WHY: break;	/* two values: handled by the parser */
+	case OPT_RUN: o->run = true; break;
+	case OPT_KEEP: o->keep = true; break;
+	case OPT_EMIT: o->emit_dir = arg; break;
+	case OPT_WORKDIR: o->workdir = arg; break;
+	case OPT_TILE: return parse_tiles(arg, o, err, err_len);
+	case OPT_STRATEGY:
+		if (strcmp(arg, "all") && strcmp(arg, "unfused") &&
+		    strcmp(arg, "xla") && strcmp(arg, "apollo-l1")) {
+			snprintf(err, err_len, "--strategy: expected unfused, xla, "
+				 "apollo-l1 or all, got \"%s\"", arg);
+			return -1;
+		}
+		o->strategy = arg;
+		break;
+	case OPT_TIMEOUT: {
+		long v;
+
+		if (parse_int(arg, spec->lng, 1, 86400, &v, err, err_len) < 0)
+			return -1;
+		o->timeout_s = (int)v;
+		break;
+	}
+	case OPT_WARMUP:
+	case OPT_REPEAT: {
+		long v;
+
+		if (parse_int(arg, spec->lng, spec->id == OPT_WARMUP ? 0 : 1,
+			      1000, &v, err, err_len) < 0)
+			return -1;
+		if (spec->id == OPT_WARMUP)
+			o->warmup = (int)v;
+		else
+			o->repeat = (int)v;
+		break;
+	}
+	case OPT_SCHED_BUDGET:
+		if (parse_int(arg, spec->lng, 1, 2000000000L, &o->sched_budget,
+			      err, err_len) < 0)
+			return -1;
+		break;
+	case OPT_MAX_RECOMPUTE:
+		o->max_recompute = strtod(arg, &end);
+		if (end == arg || *end || !(o->max_recompute >= 1.0)) {
+			snprintf(err, err_len, "--max-recompute: expected a factor "
+				 ">= 1, got \"%s\"", arg);
+			return -1;
+		}
+		break;
 	case OPT_DISABLE_RULE:
 		return push(o->disabled, &o->n_disabled, arg, spec->lng, err,
 			    err_len);
@@ -275,6 +395,9 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 	memset(o, 0, sizeof *o);
 	o->seed = FL_INTERP_DEFAULT_SEED;
 	o->max_bytes = FL_INTERP_DEFAULT_MAX_BYTES;
+	o->timeout_s = 60;
+	o->warmup = 1;
+	o->repeat = 5;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -301,6 +424,8 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 				   : o->stage	 ? "--stage"
 				   : o->events	 ? "--events"
 				   : o->why_a	 ? "--why"
+				   : o->run	 ? "--run"
+				   : o->emit_dir ? "--emit"
 						 : NULL;
 
 		if (need) {

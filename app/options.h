@@ -38,6 +38,17 @@ typedef struct fl_options {
 	const char *rules_file;
 	bool no_preprocess;
 	int n_disabled, n_never, n_fuse;
+	/* layer 1 and runs */
+	bool run;
+	const char *strategy;	/* NULL or "all": every strategy */
+	const char *emit_dir;
+	const char *workdir;
+	bool keep;
+	int timeout_s, warmup, repeat;
+	long sched_budget;	/* 0: default */
+	double max_recompute;	/* 0: default */
+	int n_tile;
+	int64_t tile[8];
 	const char *disabled[FL_MAX_LIST];
 	const char *never[FL_MAX_LIST];	/* "A,B" */
 	const char *fuse[FL_MAX_LIST];

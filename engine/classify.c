@@ -50,7 +50,6 @@ typedef struct findings {
 
 /* What the per-input helpers share. */
 typedef struct input_scan {
-	isl_ctx *ctx;
 	int k;
 	const fl_shape *si, *so;
 	bool out_related[FL_MAX_RANK];
@@ -138,13 +137,12 @@ static isl_bool is_single_point(__isl_take isl_set *s)
 /* Whether the 1-D set s (taken) is all of 0 <= x < extent. */
 static isl_bool is_whole_extent(__isl_take isl_set *s, int64_t extent)
 {
-	isl_ctx *ctx = isl_set_get_ctx(s);
+	isl_val *hi = isl_val_int_from_si(isl_set_get_ctx(s), (long)extent - 1);
 	isl_set *all = isl_set_universe(isl_set_get_space(s));
 	isl_bool eq;
 
 	all = isl_set_lower_bound_si(all, isl_dim_set, 0, 0);
-	all = isl_set_upper_bound_val(all, isl_dim_set, 0,
-				      isl_val_int_from_si(ctx, (long)extent - 1));
+	all = isl_set_upper_bound_val(all, isl_dim_set, 0, hi);
 	eq = isl_set_is_equal(s, all);
 	isl_set_free(s);
 	isl_set_free(all);
@@ -232,11 +230,10 @@ static bool has_aligned_form(const input_scan *s)
 static isl_map *bound_dim(__isl_take isl_map *m, enum isl_dim_type t,
 			  int pos, int64_t extent)
 {
-	isl_ctx *ctx = isl_map_get_ctx(m);
+	isl_val *hi = isl_val_int_from_si(isl_map_get_ctx(m), (long)extent - 1);
 
 	m = isl_map_lower_bound_si(m, t, (unsigned)pos, 0);
-	return isl_map_upper_bound_val(m, t, (unsigned)pos,
-				       isl_val_int_from_si(ctx, (long)extent - 1));
+	return isl_map_upper_bound_val(m, t, (unsigned)pos, hi);
 }
 
 /* The relation that numpy broadcasting and keep-dims reduction give on
@@ -437,7 +434,6 @@ static int scan_relation(input_scan *s, __isl_keep isl_map *f)
 
 	if (sv == isl_bool_false)
 		inj = isl_map_is_injective(f);
-
 	if (sv < 0 || inj < 0)
 		return SCAN_ERROR;
 	if (!sv && !inj) {
@@ -481,7 +477,7 @@ static int scan_input(isl_ctx *ctx, const fl_graph *g, const fl_poly_op *p,
 		      int k, bool skip_scalars, findings *f)
 {
 	const fl_op *op = &g->ops[p->op];
-	input_scan s = {ctx, k, &g->tensors[op->in[k]].shape,
+	input_scan s = {k, &g->tensors[op->in[k]].shape,
 			&g->tensors[op->out[0]].shape, {false}, f};
 	isl_map *rel;
 	int rc;
@@ -489,8 +485,8 @@ static int scan_input(isl_ctx *ctx, const fl_graph *g, const fl_poly_op *p,
 	if (skip_scalars && fl_shape_numel(s.si) == 1)
 		return SCAN_GO;
 	if (!reads_exact(p, k)) {
-		note(f, FL_REL_GENERAL, "in[%d]: data-dependent read (by index), "
-		     "general", k);
+		note(f, FL_REL_GENERAL, "in[%d]: data-dependent read (by "
+		     "index), general", k);
 		return SCAN_STOP;
 	}
 	rel = fl_poly_dataflow(p, k);

@@ -30,6 +30,7 @@ static const struct {
 	{FL_PASS_CLASSIFY, fl_pass_classify},
 	{FL_PASS_CONSTRAIN, fl_pass_constrain},
 	{FL_PASS_AGGREGATE, fl_pass_aggregate},
+	{FL_PASS_LAYER1, fl_pass_layer1},
 };
 
 #define N_PASSES (int)(sizeof passes / sizeof passes[0])
@@ -91,6 +92,8 @@ void fl_engine_opts_default(fl_engine_opts *o)
 	memset(o, 0, sizeof *o);
 	fl_rules_default(&o->rules);
 	o->preprocess = true;
+	o->run_layer1 = false;
+	fl_layer1_opts_default(&o->layer1);
 }
 
 static void state_clear(fl_state *st)
@@ -99,7 +102,62 @@ static void state_clear(fl_state *st)
 	fl_event_log_free(st->log);
 	fl_partition_free(&st->part);
 	fl_groups_free(st->groups);
+	fl_program_free(st->program);
 	memset(st, 0, sizeof *st);
+}
+
+static int pass_index(fl_pass pass)
+{
+	for (int p = 0; p < N_PASSES; p++)
+		if (passes[p].pass == pass)
+			return p;
+	return 0;
+}
+
+/* Drops the micro-graphs and kernels so that constrain and aggregate run
+ * again with the feedback gathered so far. */
+static int restart_partition(fl_state *st, fl_error *err)
+{
+	fl_partition *p = &st->part;
+
+	if (st->n_feedback >= FL_MAX_CONSTRAINTS) {
+		fl_error_set(err, "layer 1 asked for more than %d partition "
+			     "splits", FL_MAX_CONSTRAINTS);
+		return -1;
+	}
+	for (int i = 0; i < p->n_groups; i++)
+		free(p->groups[i].members);
+	free(p->groups);
+	free(p->group_of);
+	p->groups = NULL;
+	p->group_of = NULL;
+	p->n_groups = p->cap_groups = 0;
+	fl_groups_free(st->groups);
+	st->groups = NULL;
+	fl_program_free(st->program);
+	st->program = NULL;
+	return 0;
+}
+
+int fl_state_feedback(fl_state *st, const char *a, const char *b,
+		      const char *reason, fl_error *err)
+{
+	int n = st->n_feedback;
+
+	if (n >= FL_MAX_CONSTRAINTS) {
+		fl_error_set(err, "too many feedback splits");
+		return -1;
+	}
+	snprintf(st->feedback[n].a, sizeof st->feedback[n].a, "%s", a);
+	snprintf(st->feedback[n].b, sizeof st->feedback[n].b, "%s", b);
+	snprintf(st->feedback_reason[n], sizeof st->feedback_reason[n], "%s",
+		 reason);
+	st->n_feedback++;
+	fl_state_log(st, FL_EV_FEEDBACK, "feedback",
+		     (const char *const[]){a, b}, 2, -1, -1,
+		     "split the micro-graph at the merge of %s into %s and "
+		     "partition again: %s", a, b, reason);
+	return 0;
 }
 
 /* Replays the pipeline with a budget of `budget` decisions (< 0: all). */
@@ -123,6 +181,8 @@ static int replay(fl_session *s, long budget, fl_error *err)
 	for (int p = 0; p < N_PASSES; p++) {
 		int rc;
 
+		if (passes[p].pass == FL_PASS_LAYER1 && !s->opts.run_layer1)
+			break;
 		st->pass = passes[p].pass;
 		s->cur_pass = passes[p].pass;
 		rc = passes[p].run(st, err);
@@ -130,6 +190,12 @@ static int replay(fl_session *s, long budget, fl_error *err)
 			return -1;
 		if (rc == FL_PASS_PAUSED)
 			return fl_event_log_count(st->log);
+		if (rc == FL_PASS_RESTART) {
+			/* feedback: partition again from the constraints on */
+			if (restart_partition(st, err) < 0)
+				return -1;
+			p = pass_index(FL_PASS_CONSTRAIN) - 1;
+		}
 	}
 	s->done = true;
 	s->cur_pass = FL_PASS_COUNT;
@@ -314,6 +380,11 @@ const fl_partition *fl_engine_partition(const fl_session *s)
 const fl_engine_opts *fl_engine_options(const fl_session *s)
 {
 	return &s->opts;
+}
+
+const fl_program *fl_engine_program(const fl_session *s)
+{
+	return s->st.program;
 }
 
 /* Options changed: forget the cached complete run and replay to where the

@@ -13,6 +13,7 @@
 
 #include "events.h"
 #include "graph.h"
+#include "kernel.h"
 #include "partition.h"
 #include "rules.h"
 
@@ -32,6 +33,9 @@ typedef struct fl_engine_opts {
 	int n_feedback;
 	fl_op_pair feedback[FL_MAX_CONSTRAINTS];
 	char feedback_reason[FL_MAX_CONSTRAINTS][128];
+	/* layer 1; run_layer1 false stops after partition */
+	bool run_layer1;
+	fl_layer1_opts layer1;
 } fl_engine_opts;
 
 void fl_engine_opts_default(fl_engine_opts *o);
@@ -66,6 +70,8 @@ const fl_graph *fl_engine_graph(const fl_session *s);	/* as rewritten */
 const fl_graph *fl_engine_input_graph(const fl_session *s);
 const fl_partition *fl_engine_partition(const fl_session *s);
 const fl_engine_opts *fl_engine_options(const fl_session *s);
+/* The kernels layer 1 made (NULL before it ran). */
+const fl_program *fl_engine_program(const fl_session *s);
 
 /* Why ops a and b are (not) in one micro-graph after a complete run.
  * Returns 1 (together), 0 (apart) with the first reason in buf, -1 on

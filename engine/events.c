@@ -13,11 +13,13 @@ struct fl_event_log {
 
 static const char *const pass_names[FL_PASS_COUNT] = {
 	"preprocess", "cluster", "open", "classify", "constrain", "aggregate",
+	"layer1",
 };
 
 static const char *const kind_names[FL_EV_KIND_COUNT] = {
 	"simplified", "cse", "folded", "eliminated", "clustered", "opened",
 	"classified", "constrained", "merged", "rejected", "feedback",
+	"scheduled", "tiled", "extended", "placed",
 };
 
 const char *fl_pass_name(fl_pass p)

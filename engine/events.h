@@ -19,6 +19,7 @@ typedef enum fl_pass {
 	FL_PASS_CLASSIFY,
 	FL_PASS_CONSTRAIN,
 	FL_PASS_AGGREGATE,
+	FL_PASS_LAYER1,
 	FL_PASS_COUNT
 } fl_pass;
 
@@ -34,6 +35,10 @@ typedef enum fl_event_kind {
 	FL_EV_MERGED,		/* two micro-graphs merged */
 	FL_EV_REJECTED,		/* a merge a rule allowed was refused */
 	FL_EV_FEEDBACK,		/* a later layer split a micro-graph */
+	FL_EV_SCHEDULED,	/* isl scheduler ran on a micro-graph */
+	FL_EV_TILED,		/* a band was tiled */
+	FL_EV_EXTENDED,		/* a producer fused into tiles (or not) */
+	FL_EV_PLACED,		/* a tensor's memory placement */
 	FL_EV_KIND_COUNT
 } fl_event_kind;
 

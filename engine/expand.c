@@ -161,8 +161,11 @@ static fl_graph *expand_once(const fl_graph *g, fl_error *err)
 
 	if (dst && (!first || !count))
 		fl_error_set(err, "out of memory");
-	if (!dst || !first || !count || fill_ops(dst, g, first, count, err) < 0 ||
-	    fl_graph_validate(dst, err) < 0) {
+	if (!dst || !first || !count || fill_ops(dst, g, first, count, err) < 0) {
+		fl_graph_free(dst);
+		dst = NULL;
+	} else if (fl_graph_validate(dst, err) < 0) {
+		fl_error_prefix(err, "expanded graph");
 		fl_graph_free(dst);
 		dst = NULL;
 	}

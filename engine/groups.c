@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CONS (2 * FL_MAX_CONSTRAINTS)
+#define MAX_CONS 128
 
 struct fl_groups {
 	int n;			/* ops == initial micro-graphs */
@@ -106,22 +106,42 @@ static int mark_side(fl_state *st, const char *name, uint64_t (*side)[2],
 	return 0;
 }
 
-static int build_constraints(fl_state *st, struct fl_groups *gx)
+/* Constraint i: never-fuse pairs, then feedback given as options, then
+ * feedback found during this run. */
+static const fl_op_pair *constraint(const fl_state *st, int i,
+				    const char **reason)
 {
 	const fl_engine_opts *o = st->opts;
 
-	for (int i = 0; i < o->n_never + o->n_feedback && i < MAX_CONS; i++) {
-		bool never = i < o->n_never;
-		const fl_op_pair *p = never ? &o->never_fuse[i]
-					    : &o->feedback[i - o->n_never];
+	*reason = NULL;
+	if (i < o->n_never)
+		return &o->never_fuse[i];
+	i -= o->n_never;
+	if (i < o->n_feedback) {
+		*reason = o->feedback_reason[i];
+		return &o->feedback[i];
+	}
+	i -= o->n_feedback;
+	*reason = st->feedback_reason[i];
+	return &st->feedback[i];
+}
 
-		if (never)
+static int build_constraints(fl_state *st, struct fl_groups *gx)
+{
+	const fl_engine_opts *o = st->opts;
+	int n = o->n_never + o->n_feedback + st->n_feedback;
+
+	for (int i = 0; i < n && i < MAX_CONS; i++) {
+		const char *reason;
+		const fl_op_pair *p = constraint(st, i, &reason);
+
+		if (!reason)
 			snprintf(gx->cons_desc[i], sizeof gx->cons_desc[i],
 				 "--never-fuse %s,%s", p->a, p->b);
 		else
 			snprintf(gx->cons_desc[i], sizeof gx->cons_desc[i],
 				 "feedback forbids merging %s with %s: %s", p->a,
-				 p->b, o->feedback_reason[i - o->n_never]);
+				 p->b, reason);
 		if (mark_side(st, p->a, gx->side_a, i) < 0 ||
 		    mark_side(st, p->b, gx->side_b, i) < 0)
 			return -1;

@@ -1016,10 +1016,14 @@ void fl_eval_quantize(const fl_op *op, const fl_buf *in, fl_buf *out)
 		fill_nan(out);
 		return;
 	}
-	/* nearbyint rounds ties to even in the default rounding mode. */
-	for (int64_t i = 0; i < n; i++)
-		out[0].data[i] = (float)(nearbyint(in[0].data[i] / scale) *
-					 scale);
+	/* Mirrors the expansion's f32 steps (x times an f32 1/scale, rounded
+	 * to f32, then nearbyint: ties to even), so both agree bit for bit
+	 * even where x/scale lands near a half. */
+	for (int64_t i = 0; i < n; i++) {
+		float t = (float)((double)in[0].data[i] * (double)(float)(1 / scale));
+
+		out[0].data[i] = (float)(nearbyint(t) * (double)(float)scale);
+	}
 }
 
 /* quantize = round(x * (1/scale)) * scale */
@@ -1101,38 +1105,67 @@ int fl_infer_dense(const fl_op *op, const fl_shape *in, fl_shape *out,
 
 /* One element of matmul(x, w): row m of x's matrix at xb, column n of w's
  * matrix at wb (stored [N, K] when tb), K terms. */
-static double dot_row_col(const float *x, int64_t xb, const float *w,
-			  int64_t wb, int64_t m, int64_t n, int64_t k_n,
-			  int64_t n_n, bool tb)
+/* q[s,:] . k[t,:] over d_n values (row s of x at xb, row t of k at kb). */
+static double dot_rows(const float *x, int64_t xb, const float *k,
+		       int64_t kb, int64_t s, int64_t t, int64_t d_n)
 {
-	double s = 0;
+	double sum = 0;
 
-	for (int64_t k = 0; k < k_n; k++)
-		s += (double)x[xb + m * k_n + k] *
-		     w[wb + (tb ? n * k_n + k : k * n_n + n)];
-	return s;
+	for (int64_t d = 0; d < d_n; d++)
+		sum += (double)x[xb + s * d_n + d] * k[kb + t * d_n + d];
+	return sum;
+}
+
+/* One output row of dense: acc[j] = sum_k x[m,k] * w[k,j] for every j,
+ * walking w row by row so the inner loop is contiguous (tb: w[j,k]). */
+static void dense_row(const float *xr, const float *w, int64_t k_n,
+		      int64_t n_n, bool tb, double *acc)
+{
+	for (int64_t j = 0; j < n_n; j++)
+		acc[j] = 0;
+	for (int64_t k = 0; k < k_n; k++) {
+		double xv = xr[k];
+
+		if (tb)
+			for (int64_t j = 0; j < n_n; j++)
+				acc[j] += xv * w[j * k_n + k];
+		else
+			for (int64_t j = 0; j < n_n; j++)
+				acc[j] += xv * w[k * n_n + j];
+	}
 }
 
 void fl_eval_dense(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
 	const fl_shape *x = &in[0].shape, *w = &in[1].shape, *o = &out[0].shape;
 	fl_shape batch = batch_of(o);
-	int64_t n = fl_shape_numel(o), idx[FL_MAX_RANK] = {0};
 	int64_t k_n = x->dim[x->rank - 1], n_n = o->dim[o->rank - 1];
+	int64_t rows = fl_shape_numel(o) / n_n, idx[FL_MAX_RANK] = {0};
+	double *acc = malloc((size_t)n_n * sizeof *acc);
 	bool tb;
 
-	fl_attr_bool(&op->attrs, "transpose_b", false, &tb, NULL);
-	for (int64_t i = 0; i < n; i++) {
-		double y = dot_row_col(in[0].data, mat_base(x, &batch, idx),
-				       in[1].data, mat_base(w, &batch, idx),
-				       idx[o->rank - 2], idx[o->rank - 1], k_n,
-				       n_n, tb);
-
-		if (op->n_in > 2)
-			y += at(&in[2], o, idx);
-		out[0].data[i] = (float)y;
-		fl_index_next(o, idx);
+	if (!acc) {
+		fill_nan(out);
+		return;
 	}
+	fl_attr_bool(&op->attrs, "transpose_b", false, &tb, NULL);
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = in[0].data + mat_base(x, &batch, idx) +
+				  idx[o->rank - 2] * k_n;
+
+		dense_row(xr, in[1].data + mat_base(w, &batch, idx), k_n, n_n, tb,
+			  acc);
+		for (int64_t j = 0; j < n_n; j++) {
+			double y = acc[j];
+
+			idx[o->rank - 1] = j;
+			if (op->n_in > 2)
+				y += at(&in[2], o, idx);
+			out[0].data[r * n_n + j] = (float)y;
+		}
+		fl_index_next(o, idx);	/* to the next row */
+	}
+	free(acc);
 }
 
 /* dense = matmul(x, w) [+ b] */
@@ -1283,8 +1316,8 @@ static void attention_row(const fl_buf *in, const int64_t *base, int64_t s,
 	double mx = -INFINITY, sum = 0;
 
 	for (int64_t t = 0; t < t_n; t++) {
-		p[t] = scale * dot_row_col(in[0].data, base[0], in[1].data,
-					   base[1], s, t, d_n, 0, true);
+		p[t] = scale * dot_rows(in[0].data, base[0], in[1].data,
+					base[1], s, t, d_n);
 		mx = fmax(mx, p[t]);
 	}
 	for (int64_t t = 0; t < t_n; t++) {

@@ -90,7 +90,7 @@ void fl_poly_op_free(fl_poly_op *p)
 }
 
 /* Reports that isl could not build `what` (out of memory, or a bug). */
-static int isl_failed(builder *b, const char *what)
+static int report_isl_failure(builder *b, const char *what)
 {
 	const char *msg = isl_ctx_last_error_msg(b->ctx);
 
@@ -144,7 +144,7 @@ static fl_poly_stmt *add_stmt(builder *b, fl_stmt_role role, int input,
 	s->input = input;
 	s->domain = box(b->ctx, name, n_iter, ext);
 	if (!s->domain) {
-		isl_failed(b, "domain");
+		report_isl_failure(b, "domain");
 		return NULL;
 	}
 	return s;
@@ -188,7 +188,7 @@ static void iters(const fl_poly_stmt *s, int off, int n, isl_aff **subs)
 /* { S[i..] -> T<tensor>[subs] } restricted to the statement's domain;
  * takes subs[0..n-1].  __isl_give. */
 static isl_map *make_access(const fl_poly_stmt *s, int tensor,
-		       __isl_take isl_aff **subs, int n)
+			    __isl_take isl_aff **subs, int n)
 {
 	isl_ctx *ctx = isl_set_get_ctx(s->domain);
 	char arr[32];
@@ -209,7 +209,7 @@ static isl_map *make_access(const fl_poly_stmt *s, int tensor,
 static int set_write(builder *b, fl_poly_stmt *s, __isl_take isl_aff **subs)
 {
 	s->write = make_access(s, b->op->out[0], subs, out_shape(b)->rank);
-	return s->write ? 0 : isl_failed(b, "write access");
+	return s->write ? 0 : report_isl_failure(b, "write access");
 }
 
 /* Adds the read `m` (taken) of op input `input` (-1: the op's own output);
@@ -220,7 +220,7 @@ static int add_read_map(builder *b, fl_poly_stmt *s, int input,
 	fl_poly_read *grown;
 
 	if (!m)
-		return isl_failed(b, "read access");
+		return report_isl_failure(b, "read access");
 	grown = realloc(s->reads, (size_t)(s->n_reads + 1) * sizeof *grown);
 	if (!grown) {
 		isl_map_free(m);
@@ -239,7 +239,8 @@ static int add_read(builder *b, fl_poly_stmt *s, int input,
 	int tensor = input < 0 ? b->op->out[0] : b->op->in[input];
 	int rank = b->g->tensors[tensor].shape.rank;
 
-	return add_read_map(b, s, input, make_access(s, tensor, subs, rank), true);
+	return add_read_map(b, s, input, make_access(s, tensor, subs, rank),
+			    true);
 }
 
 /* Subscripts of a tensor of shape `from` read at the broadcast index
@@ -248,9 +249,11 @@ static int add_read(builder *b, fl_poly_stmt *s, int input,
 static void broadcast_subs(const fl_poly_stmt *s, const fl_shape *from,
 			   int off, int n_to, isl_aff **subs)
 {
+	int shift = n_to - from->rank;
+
 	for (int j = 0; j < from->rank; j++)
 		subs[j] = from->dim[j] == 1 ? sub(s, -1, 0, 0)
-					    : iter(s, off + j + n_to - from->rank);
+					    : iter(s, off + j + shift);
 }
 
 /* ---- per-op builders ---------------------------------------------- */
@@ -355,11 +358,12 @@ static int build_matmul(builder *b)
 	int nb = so->rank - 2;
 	int64_t ext[MAX_ITERS];
 	isl_aff *subs[MAX_ITERS];
+	const fl_attrs *at = &b->op->attrs;
 	bool ta, tb;
 	fl_poly_stmt *s;
 
-	if (fl_attr_bool(&b->op->attrs, "transpose_a", false, &ta, b->err) < 0 ||
-	    fl_attr_bool(&b->op->attrs, "transpose_b", false, &tb, b->err) < 0)
+	if (fl_attr_bool(at, "transpose_a", false, &ta, b->err) < 0 ||
+	    fl_attr_bool(at, "transpose_b", false, &tb, b->err) < 0)
 		return -1;
 	memcpy(ext, so->dim, (size_t)so->rank * sizeof *ext);
 	ext[so->rank] = sa->dim[sa->rank - (ta ? 2 : 1)];
@@ -642,8 +646,8 @@ static int build_pad(builder *b)
 			 b->err) < 0)
 		return -1;
 	if (n != 2 * rank) {
-		fl_error_set(b->err, "op \"%s\": attrs.pads: expected %d values",
-			     b->op->name, 2 * rank);
+		fl_error_set(b->err, "op \"%s\": attrs.pads: expected %d "
+			     "values", b->op->name, 2 * rank);
 		return -1;
 	}
 	if (!(s = add_stmt(b, FL_STMT_FILL, -1, rank, so->dim)))
@@ -708,8 +712,9 @@ static int build(builder *b)
 	const fl_op_info *info = fl_op_info_of(b->op->kind);
 
 	if (info->cls == FL_CLASS_COMPOUND) {
-		fl_error_set(b->err, "op \"%s\": compound ops have no polyhedral "
-			     "description (open them first)", b->op->name);
+		fl_error_set(b->err, "op \"%s\": compound ops have no "
+			     "polyhedral description (open them first)",
+			     b->op->name);
 		return -1;
 	}
 	switch (b->op->kind) {
@@ -744,6 +749,7 @@ fl_poly_op *fl_poly_describe(isl_ctx *ctx, const fl_graph *g, int op,
 {
 	builder b = {ctx, g, NULL, NULL, err};
 
+	isl_ctx_reset_error(ctx);	/* so that a failure reports its own */
 	if (op < 0 || op >= g->n_ops || !fl_op_info_of(g->ops[op].kind)) {
 		fl_error_set(err, "op %d: no such op", op);
 		return NULL;

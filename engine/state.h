@@ -18,6 +18,7 @@
 
 #define FL_PASS_DONE 0
 #define FL_PASS_PAUSED 1
+#define FL_PASS_RESTART 2	/* feedback: redo the partition passes */
 
 struct fl_classify_cache;
 struct fl_groups;
@@ -31,6 +32,11 @@ typedef struct fl_state {
 	isl_ctx *ctx;			/* borrowed from the session */
 	struct fl_classify_cache *cache;	/* borrowed */
 	struct fl_groups *groups;	/* owned; merge bookkeeping */
+	fl_program *program;		/* owned; made by layer 1 */
+	/* feedback found during this replay (in addition to opts) */
+	int n_feedback;
+	fl_op_pair feedback[FL_MAX_CONSTRAINTS];
+	char feedback_reason[FL_MAX_CONSTRAINTS][128];
 	long budget;			/* decisions left; < 0: unlimited */
 	double t0, t_decide;
 } fl_state;
@@ -54,6 +60,12 @@ void fl_classify_cache_free(struct fl_classify_cache *c);
 /* Union of two micro-graph types when a user forces a merge. */
 fl_op_type fl_type_join(fl_op_type a, fl_op_type b);
 
+/* Feedback from a later layer during a run: forbid merging the micro-
+ * graphs of ops a and b on the re-run of the partition passes, and log it.
+ * The caller then returns FL_PASS_RESTART. */
+int fl_state_feedback(fl_state *st, const char *a, const char *b,
+		      const char *reason, fl_error *err);
+
 /* The passes, in pipeline order (engine.c lists them). */
 int fl_pass_preprocess(fl_state *st, fl_error *err);
 int fl_pass_cluster(fl_state *st, fl_error *err);
@@ -61,5 +73,6 @@ int fl_pass_open(fl_state *st, fl_error *err);
 int fl_pass_classify(fl_state *st, fl_error *err);
 int fl_pass_constrain(fl_state *st, fl_error *err);
 int fl_pass_aggregate(fl_state *st, fl_error *err);
+int fl_pass_layer1(fl_state *st, fl_error *err);
 
 #endif

@@ -105,3 +105,69 @@ cJSON *fl_report_partition(const fl_session *s)
 	cJSON_AddItemToObject(o, "ops", ops);
 	return o;
 }
+
+static const char *reduce_form_name(fl_reduce_form f)
+{
+	switch (f) {
+	case FL_REDUCE_ALL: return "all-reduce";
+	case FL_REDUCE_X: return "x-reduce";
+	case FL_REDUCE_Y: return "y-reduce";
+	case FL_REDUCE_NONE: break;
+	}
+	return "none";
+}
+
+static cJSON *tensor_json(const fl_graph *g, const fl_kernel_tensor *kt)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "tensor", g->tensors[kt->tensor].name);
+	cJSON_AddStringToObject(o, "placement", fl_placement_name(kt->place));
+	cJSON_AddBoolToObject(o, "read", kt->read);
+	cJSON_AddBoolToObject(o, "written", kt->written);
+	if (kt->place != FL_PLACE_GLOBAL) {
+		cJSON *box = cJSON_CreateArray();
+
+		for (int d = 0; d < kt->rank; d++)
+			cJSON_AddItemToArray(box, cJSON_CreateNumber((double)kt->box[d]));
+		cJSON_AddItemToObject(o, "tile_box", box);
+		cJSON_AddNumberToObject(o, "bytes_kept", (double)kt->bytes_kept);
+	}
+	if (kt->why[0])
+		cJSON_AddStringToObject(o, "why", kt->why);
+	return o;
+}
+
+static cJSON *kernel_json(const fl_graph *g, const fl_kernel *k)
+{
+	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateArray();
+	cJSON *tensors = cJSON_CreateArray(), *tile = cJSON_CreateArray();
+
+	cJSON_AddStringToObject(o, "name", k->name);
+	cJSON_AddNumberToObject(o, "micro_graph", k->group);
+	for (int i = 0; i < k->n_ops; i++)
+		cJSON_AddItemToArray(ops, cJSON_CreateString(g->ops[k->ops[i]].name));
+	cJSON_AddItemToObject(o, "ops", ops);
+	for (int i = 0; i < k->n_tile; i++)
+		cJSON_AddItemToArray(tile, cJSON_CreateNumber((double)k->tile[i]));
+	cJSON_AddItemToObject(o, "tile", tile);
+	cJSON_AddStringToObject(o, "reduction_form", reduce_form_name(k->reduce_form));
+	for (int t = 0; t < k->n_tensors; t++)
+		cJSON_AddItemToArray(tensors, tensor_json(g, &k->tensors[t]));
+	cJSON_AddItemToObject(o, "tensors", tensors);
+	cJSON_AddStringToObject(o, "schedule", k->schedule_text ? k->schedule_text : "");
+	return o;
+}
+
+cJSON *fl_report_layer1(const fl_session *s)
+{
+	const fl_program *p = fl_engine_program(s);
+	const fl_graph *g = fl_engine_graph(s);
+	cJSON *o = cJSON_CreateObject(), *ks = cJSON_CreateArray();
+
+	if (p)
+		for (int k = 0; k < p->n_kernels; k++)
+			cJSON_AddItemToArray(ks, kernel_json(g, &p->kernels[k]));
+	cJSON_AddItemToObject(o, "kernels", ks);
+	return o;
+}

@@ -10,6 +10,10 @@
 /* {"graph", "position", "done", "micro_graphs": [...], "ops": [...]} */
 cJSON *fl_report_partition(const fl_session *s);
 
+/* Layer-1 state: kernels with their ops, schedule trees as isl text,
+ * tensor placements, reduction forms. */
+cJSON *fl_report_layer1(const fl_session *s);
+
 /* One event as an object: seq, pass, kind, rule, ops, groups, reason,
  * t_start_us, duration_us. */
 cJSON *fl_report_event(const fl_event *e);

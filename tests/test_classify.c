@@ -6,9 +6,9 @@
  * "y"; tensors are declared in index order, so x is T0, the second input
  * T1 and so on.  isl objects are compared by meaning (isl_*_is_equal),
  * never by text; the last test runs the statements point by point and
- * compares with the reference implementations.  Every test makes its own isl_ctx with on_error=abort, so
- * a leaked isl object (which makes isl_ctx_free complain) or any isl error
- * ends the run. */
+ * compares with the reference implementations.  Every test makes its
+ * own isl_ctx with on_error=abort, so a leaked isl object (which makes
+ * isl_ctx_free complain) or any isl error ends the run. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +94,7 @@ static void check_cases(const class_case *cases, size_t n)
 
 #define CHECK_CASES(t) check_cases(t, sizeof t / sizeof t[0])
 
-static void test_elementwise(void **state)
+static void test_classify_elementwise(void **state)
 {
 	static const class_case cases[] = {
 		{"add", GRAPH(IN("x", "[4,8]") "," IN("z", "[4,8]"),
@@ -122,7 +122,7 @@ static void test_elementwise(void **state)
 	CHECK_CASES(cases);
 }
 
-static void test_broadcast(void **state)
+static void test_classify_broadcast(void **state)
 {
 	static const class_case cases[] = {
 		{"add of a bias [768] onto [128,768]",
@@ -153,7 +153,7 @@ static void test_broadcast(void **state)
 	CHECK_CASES(cases);
 }
 
-static void test_reduction(void **state)
+static void test_classify_reduction(void **state)
 {
 	static const class_case cases[] = {
 		{"reduce_sum over the last axis",
@@ -178,7 +178,7 @@ static void test_reduction(void **state)
 	CHECK_CASES(cases);
 }
 
-static void test_opaque(void **state)
+static void test_classify_opaque(void **state)
 {
 	static const class_case cases[] = {
 		{"transpose", GRAPH(IN("x", "[4,8]"),
@@ -186,7 +186,8 @@ static void test_opaque(void **state)
 		 FL_TYPE_O, "one-to-one but not aligned"},
 		{"matmul", GRAPH(IN("x", "[4,8]") "," IN("w", "[8,16]"),
 				 OP("matmul", "['x','w']", "")),
-		 FL_TYPE_O, "in[0] -> out: neither single-valued nor injective"},
+		 FL_TYPE_O,
+		 "in[0] -> out: neither single-valued nor injective"},
 		{"batched matmul, transposed b, broadcast batch",
 		 GRAPH(IN("x", "[3,4,8]") "," IN("w", "[16,8]"),
 		       OP("matmul", "['x','w']", "'transpose_b':true")),
@@ -199,7 +200,8 @@ static void test_opaque(void **state)
 		       OP("pool2d", "['x']", "'kernel':[2,2]")), FL_TYPE_O,
 		 "in[0] dim 2 -> out dim 2 (extent 4): many-to-one window"},
 		{"reshape", GRAPH(IN("x", "[128,768]"),
-				  OP("reshape", "['x']", "'shape':[128,12,64]")),
+				  OP("reshape", "['x']",
+				     "'shape':[128,12,64]")),
 		 FL_TYPE_O, NULL},
 		{"concat", GRAPH(IN("x", "[4,3]") "," IN("z", "[4,5]"),
 				 OP("concat", "['x','z']", "'axis':1")),
@@ -244,7 +246,7 @@ static void expect_error(const char *graph, const char *msg)
 	isl_ctx_free(ctx);
 }
 
-static void test_not_modelled(void **state)
+static void test_classify_not_modelled(void **state)
 {
 	(void)state;
 	expect_error(GRAPH(IN("x", "[4,8]"), OP("softmax", "['x']", "")),
@@ -254,7 +256,7 @@ static void test_not_modelled(void **state)
 		     "op \"o\": custom op cannot be modelled");
 }
 
-static void test_names(void **state)
+static void test_classify_names(void **state)
 {
 	char buf[16];
 
@@ -379,7 +381,8 @@ static void test_poly_reduce(void **state)
 	assert_set_is(p->stmts[0].domain, "{ S0_0[i, 0] : 0 <= i < 4 }");
 	assert_int_equal(upd->role, FL_STMT_UPDATE);
 	assert_int_equal(p->main_stmt, 1);
-	assert_set_is(upd->domain, "{ S0_1[i, k] : 0 <= i < 4 and 0 <= k < 8 }");
+	assert_set_is(upd->domain,
+		      "{ S0_1[i, k] : 0 <= i < 4 and 0 <= k < 8 }");
 	assert_map_is(read_of(upd, -1)->access, "{ S0_1[i, k] -> T1[i, 0] : "
 		      "0 <= i < 4 and 0 <= k < 8 }");
 	assert_map_is(upd->write, "{ S0_1[i, k] -> T1[i, 0] : 0 <= i < 4 and "
@@ -444,7 +447,8 @@ static void test_poly_avg_pool(void **state)
 		      "0 <= h < 4 and 0 <= w < 4 }");
 	flow = fl_poly_dataflow(p, 0);
 	assert_map_is(flow, "{ T0[0, c, x, y] -> T1[0, c, floor(x/2), "
-		      "floor(y/2)] : 0 <= c < 2 and 0 <= x < 8 and 0 <= y < 8 }");
+		      "floor(y/2)] : 0 <= c < 2 and 0 <= x < 8 and "
+		      "0 <= y < 8 }");
 	isl_map_free(flow);
 	assert_null(fl_poly_dataflow(p, 1));
 	fl_poly_op_free(p);
@@ -710,7 +714,8 @@ static void test_poly_semantics(void **state)
 		GRAPH(IN("x", "[7,8]"),
 		      OP("slice", "['x']",
 			 "'starts':[1,-5],'ends':[7,8],'steps':[2,3]")),
-		GRAPH(IN("x", "[2,3]") "," IN("y1", "[2,2]") "," IN("z", "[2,1]"),
+		GRAPH(IN("x", "[2,3]") "," IN("y1", "[2,2]") ","
+		      IN("z", "[2,1]"),
 		      OP("concat", "['x','y1','z']", "'axis':1")),
 		GRAPH(IN("x", "[2,3]"),
 		      OP("pad", "['x']", "'pads':[1,0,1,2],'value':0.5")),
@@ -724,12 +729,12 @@ static void test_poly_semantics(void **state)
 }
 
 FL_SUITE(classify,
-	 cmocka_unit_test(test_elementwise),
-	 cmocka_unit_test(test_broadcast),
-	 cmocka_unit_test(test_reduction),
-	 cmocka_unit_test(test_opaque),
-	 cmocka_unit_test(test_not_modelled),
-	 cmocka_unit_test(test_names),
+	 cmocka_unit_test(test_classify_elementwise),
+	 cmocka_unit_test(test_classify_broadcast),
+	 cmocka_unit_test(test_classify_reduction),
+	 cmocka_unit_test(test_classify_opaque),
+	 cmocka_unit_test(test_classify_not_modelled),
+	 cmocka_unit_test(test_classify_names),
 	 cmocka_unit_test(test_poly_broadcast_add),
 	 cmocka_unit_test(test_poly_scalar_read),
 	 cmocka_unit_test(test_poly_reduce),

@@ -333,6 +333,60 @@ static void test_constraint_options(void **state)
 	free(out);
 }
 
+/* Without root, the set-up script prints the exact apt-get line and fails;
+ * dpkg-query and id are faked so the test runs on any machine. */
+static void test_install_script_without_root(void **state)
+{
+	char dir[] = "/tmp/fuselab-deps-XXXXXX", cmd[2048], *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd,
+		 "printf '#!/bin/sh\\nexit 1\\n' > %s/dpkg-query && "
+		 "printf '#!/bin/sh\\necho 1000\\n' > %s/id && "
+		 "chmod +x %s/dpkg-query %s/id && "
+		 "PATH=%s:$PATH sh scripts/install-deps.sh", dir, dir, dir, dir, dir);
+	assert_int_equal(t_run(cmd, &out), 1);
+	assert_contains(out, "fuselab: run as root:  apt-get install -y "
+			"--no-install-recommends build-essential pkg-config "
+			"libisl-dev libgraphviz-dev libcjson-dev libncurses-dev "
+			"libcmocka-dev tmux graphviz");
+	free(out);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(t_run(cmd, NULL), 0);
+}
+
+/* make install puts the binary, the samples and the man page in PREFIX. */
+static void test_make_install(void **state)
+{
+	char dir[] = "/tmp/fuselab-inst-XXXXXX", cmd[2048], *out;
+	const char *files[] = {"bin/fuselab", "share/man/man1/fuselab.1",
+			       "share/fuselab/samples/bert_encoder.json",
+			       "share/fuselab/samples/rules/stencil-chains.json"};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "make -s -j1 --no-print-directory install "
+		 "PREFIX=%s >/dev/null", dir);
+	if (t_run(cmd, &out) != 0)
+		fail_msg("make install failed:\n%s", out);
+	free(out);
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(cmd, sizeof cmd, "test -s %s/%s", dir, files[i]);
+		if (t_run(cmd, NULL) != 0)
+			fail_msg("make install did not install %s", files[i]);
+	}
+	snprintf(cmd, sizeof cmd, "%s/bin/fuselab --version", dir);
+	assert_int_equal(t_run(cmd, &out), 0);
+	assert_contains(out, "fuselab " FL_VERSION);
+	free(out);
+	snprintf(cmd, sizeof cmd, "grep -c '@VERSION@' %s/share/man/man1/fuselab.1",
+		 dir);
+	assert_int_equal(t_run(cmd, NULL), 1);	/* substituted */
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(t_run(cmd, NULL), 0);
+}
+
 FL_SUITE(cli,
 	 cmocka_unit_test(test_help_and_version),
 	 cmocka_unit_test(test_usage_errors),
@@ -344,6 +398,8 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_interactive_needs_terminal),
 	 cmocka_unit_test(test_list_ops),
 	 cmocka_unit_test(test_man_page_documents_options),
+	 cmocka_unit_test(test_install_script_without_root),
+	 cmocka_unit_test(test_make_install),
 	 cmocka_unit_test(test_stage_partition),
 	 cmocka_unit_test(test_events_jsonl),
 	 cmocka_unit_test(test_partition_json),

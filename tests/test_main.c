@@ -15,6 +15,7 @@ FL_SUITE_DECL(cli);
 FL_SUITE_DECL(classify);
 FL_SUITE_DECL(preprocess);
 FL_SUITE_DECL(partition);
+FL_SUITE_DECL(codegen);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
 		{fl_suite_classify, &fl_suite_classify_n},
 		{fl_suite_preprocess, &fl_suite_preprocess_n},
 		{fl_suite_partition, &fl_suite_partition_n},
+		{fl_suite_codegen, &fl_suite_codegen_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 	};
 	size_t total = 0, k = 0;

@@ -1,0 +1,22 @@
+/* --run and --emit: the strategy ladder (DESIGN 1.6) from the command
+ * line.  Each strategy is an engine session with its own rule set and
+ * layer 1 on; the programs are emitted, or compiled, run and verified
+ * against the interpreter, and compared by measured time. */
+#ifndef FL_APP_RUN_H
+#define FL_APP_RUN_H
+
+#include "engine.h"
+#include "options.h"
+
+/* Engine options for strategy s on top of the command line's (rules,
+ * constraints, layer-1 settings). */
+void fl_strategy_opts(const fl_engine_opts *base, fl_strategy s,
+		      fl_engine_opts *out);
+
+/* --emit DIR / --run; returns the exit status. */
+int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
+		  const fl_options *o);
+int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
+			const fl_options *o);
+
+#endif

@@ -1,0 +1,128 @@
+/* Kernels: what layer 1 hands to code generation and the runner.
+ *
+ * A strategy (unfused, xla, apollo-l1) turns the engine's micro-graphs
+ * into a program: a list of kernels in execution order.  Each kernel
+ * carries its primitive ops, its polyhedral model (domain, accesses), its
+ * final isl schedule tree (tiled, with extension nodes for fused
+ * producers), a walkable copy of that tree for views, and the placement of
+ * every tensor it touches.  Everything isl in here is owned by the kernel
+ * (freed by fl_program_free) and lives in the program's isl_ctx.
+ *
+ * Statement names: "S<op>_<k>" is statement k of op <op> (engine/poly.h);
+ * recomputed copies grafted by tile-then-fuse are "S<op>_<k>_r<n>", with
+ * the tile coordinates prepended to the instance tuple. */
+#ifndef FL_KERNEL_H
+#define FL_KERNEL_H
+
+#include <isl/aff.h>
+#include <isl/ctx.h>
+#include <isl/fixed_box.h>
+#include <isl/schedule.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+typedef enum fl_strategy {
+	FL_STRATEGY_UNFUSED,	/* one kernel per primitive op */
+	FL_STRATEGY_XLA,	/* memory-bound only: R1-R4 */
+	FL_STRATEGY_APOLLO_L1,	/* all partition rules + layer 1 */
+	FL_STRATEGY_COUNT
+} fl_strategy;
+
+const char *fl_strategy_name(fl_strategy s);
+int fl_strategy_parse(const char *name, fl_strategy *s);
+
+typedef enum fl_placement {
+	FL_PLACE_GLOBAL,	/* main memory: inputs, outputs, read outside */
+	FL_PLACE_TILE_LOCAL,	/* per-tile scratch sized by the footprint box */
+	FL_PLACE_REGISTER,	/* producer and consumer at the same point */
+} fl_placement;
+
+const char *fl_placement_name(fl_placement p);
+
+typedef struct fl_kernel_tensor {
+	int tensor;		/* graph tensor index */
+	fl_placement place;
+	bool read, written;	/* inside this kernel */
+	int rank;
+	int64_t box[FL_MAX_RANK];	/* TILE_LOCAL: per-tile footprint */
+	isl_fixed_box *box_isl;	/* TILE_LOCAL: tile -> array footprint box
+				   (offset over the tile space); owned */
+	int64_t bytes_kept;	/* bytes that never reach main memory */
+	char why[160];		/* reason for the placement (event text) */
+} fl_kernel_tensor;
+
+/* Walkable schedule tree for views (a copy; no isl objects). */
+typedef enum fl_tree_kind {
+	FL_TREE_DOMAIN, FL_TREE_BAND, FL_TREE_SEQUENCE, FL_TREE_SET,
+	FL_TREE_FILTER, FL_TREE_EXTENSION, FL_TREE_MARK, FL_TREE_CONTEXT,
+	FL_TREE_GUARD, FL_TREE_EXPANSION, FL_TREE_LEAF,
+} fl_tree_kind;
+
+typedef struct fl_tree_node {
+	fl_tree_kind kind;
+	char *text;		/* filter/domain/extension set or map, mark
+				   name, or the band's partial schedule */
+	int n_members;		/* band */
+	bool permutable;	/* band */
+	bool *coincident;	/* band: n_members flags */
+	int n_children;
+	struct fl_tree_node *children;
+} fl_tree_node;
+
+typedef enum fl_reduce_form {
+	FL_REDUCE_NONE,
+	FL_REDUCE_ALL,		/* everything reduced */
+	FL_REDUCE_X,		/* reduced along the outer of two merged dims */
+	FL_REDUCE_Y,		/* reduced along the inner one */
+} fl_reduce_form;
+
+typedef struct fl_kernel {
+	int id;
+	char name[32];		/* generated C identifier: "fl_k<id>" */
+	int group;		/* micro-graph id, -1 when none */
+	int n_ops;
+	int *ops;		/* primitive op indices, topological order */
+	isl_union_set *domain;
+	isl_union_map *reads, *writes;
+	isl_schedule *schedule;	/* final tree */
+	isl_union_pw_multi_aff *inst2tile;	/* every statement instance
+				   (recomputed copies too) -> its tile
+				   coordinates; NULL when untiled */
+	char *schedule_text;	/* isl's block YAML of the final tree */
+	fl_tree_node *tree;
+	fl_reduce_form reduce_form;
+	int n_tensors;
+	fl_kernel_tensor *tensors;
+	int64_t tile[FL_MAX_RANK];	/* tile sizes used, 0: untiled */
+	int n_tile;
+} fl_kernel;
+
+typedef struct fl_program {
+	fl_strategy strategy;
+	const fl_graph *graph;	/* borrowed: the engine's primitive graph */
+	isl_ctx *ctx;		/* borrowed */
+	int n_kernels;
+	fl_kernel *kernels;	/* execution order */
+} fl_program;
+
+#define FL_DEFAULT_SCHED_BUDGET 2000000	/* isl operations per micro-graph */
+#define FL_DEFAULT_RECOMPUTE 1.5
+
+typedef struct fl_layer1_opts {
+	long sched_budget;	/* isl_ctx_set_max_operations per group */
+	double max_recompute;	/* do not fuse above this factor */
+	int n_tile;		/* 0: defaults per target (CPU: 32 on the
+				   two innermost parallel dims, 1 outside) */
+	int64_t tile[FL_MAX_RANK];
+} fl_layer1_opts;
+
+void fl_layer1_opts_default(fl_layer1_opts *o);
+
+void fl_program_free(fl_program *p);
+void fl_tree_free(fl_tree_node *t);
+
+#endif

@@ -1,0 +1,1159 @@
+/* The runner (DESIGN 1.6): compile a program's generated C, run it in a
+ * child process, check it against the interpreter, time it.
+ *
+ * Steps: the C source goes to gen.c in a work directory (the caller's,
+ * or a fresh mkdtemp under $TMPDIR); the compiler ($CC or "cc" unless
+ * opts->cc says otherwise; its words are split on blanks and it is run
+ * without a shell) builds gen.so with -O3 -march=native -fopenmp -shared
+ * -fPIC, its output going to cc.log.  A child process then loads gen.so,
+ * allocates every tensor of the graph and
+ *   1. runs each kernel once, in order, on the reference values of the
+ *      global tensors it reads, comparing every global tensor it writes:
+ *      each kernel is judged on its own arithmetic, so the first one that
+ *      deviates is the one whose code is wrong, not one that inherited
+ *      float drift from its producers (first_bad_kernel, the message);
+ *   2. runs the whole program from the inputs alone (everything else
+ *      poisoned with NaN) and measures how far the outputs drift from the
+ *      reference (r->max_abs, r->max_rel) -- a NaN where the reference
+ *      has a number means a kernel read what nobody wrote;
+ *   3. times warm-up and repeated runs of the whole program.
+ * The parent waits with a time limit and kills the child when it runs
+ * over; a signal in the child is a crash report, never the parent's
+ * problem.
+ *
+ * The child reports through a shared anonymous mapping of fixed-size
+ * structs rather than a pipe: what it wrote before dying stays readable,
+ * including which kernel was running, and nothing can block on a full
+ * pipe.  It ends with _exit, so no exit handlers (or leak checkers) run
+ * twice.
+ *
+ * Tolerance: element i of a tensor passes when
+ *     |got_i - want_i| <= atol + rtol * max(|want_i|, 0.1 * max_j |want_j|)
+ * (defaults atol 1e-4, rtol 1e-3).  The floor on the magnitude is what
+ * makes float code comparable with the reference, which accumulates in
+ * double: a float dot product of length K errs by about sqrt(K) * 2^-24
+ * times the typical magnitude of the result, not of the element, so an
+ * element that cancels to nearly zero in a 3072-long matmul (GPT-2's MLP)
+ * is off by 1e-3 while its neighbours are in the hundreds.  Measured over
+ * the samples, these errors stay below 1e-5 of the tensor's largest
+ * value; a wrong index or a missing term is of the order of the values
+ * themselves.  max_rel is the error measured the same way, |got - want| /
+ * max(|want|, 0.1 * max |want|).  NaN matches NaN and an infinity only
+ * itself.
+ *
+ * Status and r->verified: verified when every kernel reproduces the
+ * reference (hence every graph output does), every graph output is
+ * written by some kernel and the run from the inputs loses no values;
+ * MISMATCH otherwise.  Drift of a deep graph's outputs (float against a
+ * double reference through softmaxes with large logits, say) is reported
+ * but does not fail verification. */
+#include "runner.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codegen.h"
+
+#define COMPILE_TIMEOUT_S 600
+#define MAX_CC_WORDS 32
+
+void fl_run_opts_default(fl_run_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->timeout_s = 60;
+	o->warmup = 2;
+	o->repeat = 10;
+	o->atol = 1e-4;
+	o->rtol = 1e-3;
+}
+
+const char *fl_run_status_name(fl_run_status s)
+{
+	switch (s) {
+	case FL_RUN_OK: return "ok";
+	case FL_RUN_NO_COMPILER: return "no compiler";
+	case FL_RUN_COMPILE_ERROR: return "compile error";
+	case FL_RUN_LOAD_ERROR: return "load error";
+	case FL_RUN_CRASH: return "crash";
+	case FL_RUN_TIMEOUT: return "timeout";
+	case FL_RUN_MISMATCH: return "mismatch";
+	}
+	return "?";
+}
+
+void fl_run_result_free(fl_run_result *r)
+{
+	if (!r)
+		return;
+	free(r->kernels);
+	r->kernels = NULL;
+	r->n_kernels = 0;
+}
+
+/* Sets r->message; long parts are cut at the buffer's end. */
+static void set_message(fl_run_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_message(fl_run_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof r->message, fmt, ap);
+	va_end(ap);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- work directory ------------------------------------------------- */
+
+typedef struct workdir {
+	char path[512];
+	bool created;		/* by us: remove it afterwards */
+} workdir;
+
+static int workdir_open(const fl_run_opts *o, workdir *w, fl_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	memset(w, 0, sizeof *w);
+	if (o->workdir) {
+		snprintf(w->path, sizeof w->path, "%s", o->workdir);
+		if (mkdir(w->path, 0700) == 0)
+			w->created = true;
+		else if (errno != EEXIST) {
+			fl_error_set(err, "work directory %s: %s", w->path,
+				     strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(w->path, sizeof w->path, "%s/fuselab-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(w->path)) {
+		fl_error_set(err, "cannot create a work directory under %s: %s",
+			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return -1;
+	}
+	w->created = true;
+	return 0;
+}
+
+static void workdir_file(const workdir *w, const char *name, char *buf,
+			 size_t n)
+{
+	snprintf(buf, n, "%s/%s", w->path, name);
+}
+
+/* Removes what we put there, and the directory when we made it. */
+static void workdir_close(const workdir *w)
+{
+	static const char *const files[] = {"gen.c", "gen.so", "cc.log"};
+	char path[600];
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		workdir_file(w, files[i], path, sizeof path);
+		unlink(path);
+	}
+	if (w->created)
+		rmdir(w->path);
+}
+
+static int write_file(const char *path, const char *text, fl_error *err)
+{
+	FILE *f = fopen(path, "w");
+	size_t n = strlen(text);
+	bool ok;
+
+	if (!f) {
+		fl_error_set(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	ok = fwrite(text, 1, n, f) == n;
+	if (fclose(f) != 0)
+		ok = false;
+	if (!ok) {
+		fl_error_set(err, "%s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- child processes ------------------------------------------------- */
+
+/* Waits up to limit_s for pid.  Returns 0 with *status, 1 when the limit
+ * passed (the child is killed and reaped), -1 on error. */
+static int wait_child(pid_t pid, double limit_s, int *status)
+{
+	double t0 = now_s();
+	long nap_ns = 100000;
+
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		struct timespec ts;
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (now_s() - t0 > limit_s) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return 1;
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = nap_ns;
+		nanosleep(&ts, NULL);
+		if (nap_ns < 20000000)	/* back off to 20 ms */
+			nap_ns *= 2;
+	}
+}
+
+/* ---- compiling ------------------------------------------------------- */
+
+/* argv for the compiler: the words of cc, then the fixed flags. */
+static int compiler_argv(char *words, char **argv)
+{
+	static char *const flags[] = {
+		"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
+		"-o", "gen.so", "gen.c", "-lm", NULL,
+	};
+	int n = 0;
+
+	for (char *w = strtok(words, " \t"); w && n < MAX_CC_WORDS;
+	     w = strtok(NULL, " \t"))
+		argv[n++] = w;
+	if (n == 0)
+		return -1;
+	for (int i = 0; flags[i]; i++)
+		argv[n++] = flags[i];
+	argv[n] = NULL;
+	return 0;
+}
+
+/* In the compiler's child: run it in the work directory with its output
+ * in cc.log; an exec failure's errno goes back through errfd. */
+static void compiler_child(const char *dir, char **argv, int errfd)
+{
+	int e, log;
+
+	if (chdir(dir) < 0) {
+		e = errno;
+		(void)!write(errfd, &e, sizeof e);
+		_exit(127);
+	}
+	log = open("cc.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (log >= 0) {
+		dup2(log, 1);
+		dup2(log, 2);
+		close(log);
+	}
+	execvp(argv[0], argv);
+	e = errno;
+	(void)!write(errfd, &e, sizeof e);
+	_exit(127);
+}
+
+/* The compiler's first lines that mention an error (file:line: error:
+ * ...), or its first lines when none does, after a one-line summary. */
+static void compile_message(const workdir *w, int code, char *msg, size_t n)
+{
+	char path[600], line[512], first[8][512];
+	int n_first = 0, n_err = 0;
+	size_t len;
+	FILE *f;
+
+	len = (size_t)snprintf(msg, n, "the compiler failed (exit status %d)",
+			       code);
+	workdir_file(w, "cc.log", path, sizeof path);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (n_err < 8 && fgets(line, sizeof line, f)) {
+		if (!strstr(line, "error")) {
+			if (n_first < 8)
+				snprintf(first[n_first++], sizeof first[0],
+					 "%s", line);
+			continue;
+		}
+		len += (size_t)snprintf(msg + len, len < n ? n - len : 0,
+					"%s%s", n_err ? "" : ":\n", line);
+		n_err++;
+	}
+	fclose(f);
+	for (int i = 0; n_err == 0 && i < n_first && len < n; i++)
+		len += (size_t)snprintf(msg + len, n - len, "%s%s",
+					i ? "" : ":\n", first[i]);
+}
+
+/* Compiles gen.c into gen.so; 0 when it built, 1 when r says why not
+ * (no compiler, compile error), -1 on an internal error. */
+static int compile(const workdir *w, const char *cc, fl_run_result *r,
+		   fl_error *err)
+{
+	char words[1024], *argv[MAX_CC_WORDS + 16];
+	int pfd[2], e = 0, status = 0, rc;
+	pid_t pid;
+
+	snprintf(words, sizeof words, "%s", cc);
+	if (compiler_argv(words, argv) < 0) {
+		r->status = FL_RUN_NO_COMPILER;
+		set_message(r, "no compiler given");
+		return 1;
+	}
+	if (pipe(pfd) < 0) {
+		fl_error_set(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+	fcntl(pfd[1], F_SETFD, FD_CLOEXEC);	/* closes when exec works */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		fl_error_set(err, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		compiler_child(w->path, argv, pfd[1]);
+	close(pfd[1]);
+	if (read(pfd[0], &e, sizeof e) != (ssize_t)sizeof e)
+		e = 0;		/* closed on exec: it runs */
+	close(pfd[0]);
+	rc = wait_child(pid, COMPILE_TIMEOUT_S, &status);
+	if (e) {
+		r->status = FL_RUN_NO_COMPILER;
+		set_message(r, "cannot run the C "
+			 "compiler \"%s\": %s (set CC or --cc)", cc, strerror(e));
+		return 1;
+	}
+	if (rc != 0) {
+		r->status = FL_RUN_COMPILE_ERROR;
+		set_message(r, rc > 0 ? "the compiler "
+			 "did not finish within %d s" : "waiting for the "
+			 "compiler failed", COMPILE_TIMEOUT_S);
+		return 1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	r->status = FL_RUN_COMPILE_ERROR;
+	compile_message(w, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			r->message, sizeof r->message);
+	return 1;
+}
+
+/* ---- what the child does, and how it reports ------------------------- */
+
+enum {
+	STAGE_START, STAGE_LOADED, STAGE_VERIFY, STAGE_CHAIN, STAGE_TIME,
+	STAGE_DONE
+};
+
+typedef struct shared_kernel {
+	double seconds, max_abs, max_rel;
+	int ok;
+} shared_kernel;
+
+/* Written by the child, read by the parent after it ended. */
+typedef struct shared_report {
+	int stage;
+	int status;		/* FL_RUN_OK, _MISMATCH or _LOAD_ERROR */
+	int current;		/* kernel running now, -1 */
+	int first_bad;
+	int verified;
+	double total_seconds, max_abs, max_rel;
+	char message[2048];
+	shared_kernel k[];	/* n_kernels */
+} shared_report;
+
+/* What the parent prepares for the child: per kernel, the tensors to
+ * compare and a label "fl_k3 (ops: mul_1 exp_2)". */
+typedef struct run_plan {
+	const fl_program *p;
+	const fl_values *ref;
+	fl_run_opts o;
+	char so_path[600];
+	int n_kernels;
+	int **written;		/* global tensors kernel k writes */
+	int *n_written;
+	int **read;		/* global tensors it reads and does not write */
+	int *n_read;
+	bool *produced;		/* per tensor: some kernel writes it */
+	char (*label)[256];
+	int *outputs;
+	int n_outputs;
+} run_plan;
+
+/* Comparison of one tensor against the reference. */
+typedef struct cmp_result {
+	double max_abs, max_rel;
+	bool ok;
+	int64_t bad;		/* worst failing element, -1 */
+	double bad_err, got, want;
+} cmp_result;
+
+static double elem_error(double got, double want)
+{
+	if (isnan(want))
+		return isnan(got) ? 0.0 : INFINITY;
+	if (isnan(got))
+		return INFINITY;
+	if (isinf(want) || isinf(got))
+		return got == want ? 0.0 : INFINITY;
+	return fabs(got - want);
+}
+
+/* A tenth of the largest finite magnitude of the reference. */
+static double magnitude_floor(const float *want, int64_t n)
+{
+	double m = 0.0;
+
+	for (int64_t i = 0; i < n; i++)
+		if (isfinite(want[i]) && fabs(want[i]) > m)
+			m = fabs(want[i]);
+	return 0.1 * m;
+}
+
+static cmp_result compare(const float *got, const float *want, int64_t n,
+			  double atol, double rtol)
+{
+	cmp_result c = {0.0, 0.0, true, -1, 0.0, 0.0, 0.0};
+	double lo = magnitude_floor(want, n);
+
+	for (int64_t i = 0; i < n; i++) {
+		double w = want[i], e = elem_error(got[i], w);
+		double mag = isfinite(w) ? fmax(fabs(w), lo) : 0.0;
+
+		if (e > c.max_abs)
+			c.max_abs = e;
+		if (mag > 0.0 && e / mag > c.max_rel)
+			c.max_rel = e / mag;
+		if (e <= atol + rtol * mag)
+			continue;
+		c.ok = false;
+		if (c.bad < 0 || e > c.bad_err) {
+			c.bad = i;
+			c.bad_err = e;
+			c.got = got[i];
+			c.want = w;
+		}
+	}
+	return c;
+}
+
+/* "[0][3][5]" for linear element i of shape s. */
+static void format_index(const fl_shape *s, int64_t i, char *buf, size_t n)
+{
+	int64_t idx[FL_MAX_RANK];
+	size_t len = 0;
+
+	for (int d = s->rank - 1; d >= 0; d--) {
+		idx[d] = i % s->dim[d];
+		i /= s->dim[d];
+	}
+	buf[0] = '\0';
+	for (int d = 0; d < s->rank && len + 2 < n; d++)
+		len += (size_t)snprintf(buf + len, n - len, "[%lld]",
+					(long long)idx[d]);
+	if (s->rank == 0)
+		snprintf(buf, n, "[]");
+}
+
+static void describe_deviation(const run_plan *pl, int k, int t,
+			       const cmp_result *c, char *msg, size_t n)
+{
+	const fl_tensor *ts = &pl->p->graph->tensors[t];
+	char name[128], at[160];
+
+	fl_sanitize_comment(ts->name, name, sizeof name);
+	format_index(&ts->shape, c->bad, at, sizeof at);
+	snprintf(msg, n, "kernel %s deviates first: max abs error %.3g "
+		 "(max rel %.3g) in T%d \"%s\"; worst element %s: got %.9g, "
+		 "want %.9g", pl->label[k], c->max_abs, c->max_rel, t, name, at,
+		 c->got, c->want);
+}
+
+typedef void (*kernel_fn)(float *const *);
+
+static int64_t numel_of(const fl_program *p, int t)
+{
+	return fl_shape_numel(&p->graph->tensors[t].shape);
+}
+
+static bool is_fed(fl_role r)
+{
+	return r == FL_ROLE_INPUT || r == FL_ROLE_PARAM || r == FL_ROLE_CONST;
+}
+
+/* Fed tensors (inputs, params, consts) from the reference, every other
+ * one NaN, so that reading what nobody wrote shows. */
+static void reset_buffers(const run_plan *pl, float *const *bufs)
+{
+	const fl_graph *g = pl->p->graph;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		int64_t n = numel_of(pl->p, t);
+		const float *src = pl->ref->bufs[t].data;
+
+		if (is_fed(g->tensors[t].role) && src)
+			memcpy(bufs[t], src, (size_t)n * sizeof(float));
+		else
+			for (int64_t i = 0; i < n; i++)
+				bufs[t][i] = NAN;
+	}
+}
+
+/* Every tensor of the graph, reset; NULL when memory runs out. */
+static float **child_buffers(const run_plan *pl)
+{
+	const fl_graph *g = pl->p->graph;
+	float **bufs = calloc((size_t)g->n_tensors + 1, sizeof *bufs);
+
+	for (int t = 0; bufs && t < g->n_tensors; t++) {
+		int64_t n = numel_of(pl->p, t);
+		void *mem = NULL;
+
+		if (posix_memalign(&mem, 64, (size_t)(n ? n : 1) * sizeof(float)))
+			return NULL;	/* the child exits: no need to free */
+		bufs[t] = mem;
+	}
+	if (bufs)
+		reset_buffers(pl, bufs);
+	return bufs;
+}
+
+/* Compares what kernel k wrote with the reference. */
+static void check_kernel(const run_plan *pl, int k, float *const *bufs,
+			 shared_report *rep)
+{
+	shared_kernel *sk = &rep->k[k];
+
+	sk->ok = 1;
+	for (int j = 0; j < pl->n_written[k]; j++) {
+		int t = pl->written[k][j];
+		cmp_result c;
+
+		if (!pl->ref->bufs[t].data)
+			continue;
+		c = compare(bufs[t], pl->ref->bufs[t].data, numel_of(pl->p, t),
+			    pl->o.atol, pl->o.rtol);
+		sk->max_abs = fmax(sk->max_abs, c.max_abs);
+		sk->max_rel = fmax(sk->max_rel, c.max_rel);
+		if (c.ok || !sk->ok)
+			continue;
+		sk->ok = 0;
+		if (rep->first_bad < 0) {
+			rep->first_bad = k;
+			describe_deviation(pl, k, t, &c, rep->message,
+					   sizeof rep->message);
+		}
+	}
+}
+
+/* Runs each kernel once, in order, on the reference values of the
+ * global tensors it reads, and compares what it wrote: a kernel is
+ * judged by its own arithmetic, not by the float drift it inherits. */
+static void child_verify(const run_plan *pl, kernel_fn *kernels,
+			 float *const *bufs, shared_report *rep)
+{
+	rep->stage = STAGE_VERIFY;
+	for (int k = 0; k < pl->n_kernels; k++) {
+		for (int j = 0; j < pl->n_read[k]; j++) {
+			int t = pl->read[k][j];
+
+			if (pl->ref->bufs[t].data)
+				memcpy(bufs[t], pl->ref->bufs[t].data,
+				       (size_t)numel_of(pl->p, t) * sizeof(float));
+		}
+		rep->current = k;
+		kernels[k](bufs);
+		check_kernel(pl, k, bufs, rep);
+	}
+	rep->current = -1;
+}
+
+/* Whether got has a NaN or infinity where want is finite. */
+static bool lost_values(const float *got, const float *want, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (isfinite(want[i]) && !isfinite(got[i]))
+			return true;
+	return false;
+}
+
+/* Runs the whole program from its inputs alone and measures how far the
+ * outputs drift from the reference; a NaN where the reference has a
+ * number means some kernel read what no kernel wrote. */
+static void child_chained(const run_plan *pl, kernel_fn *kernels,
+			  float *const *bufs, shared_report *rep)
+{
+	rep->stage = STAGE_CHAIN;
+	reset_buffers(pl, bufs);
+	for (int k = 0; k < pl->n_kernels; k++) {
+		rep->current = k;
+		kernels[k](bufs);
+	}
+	rep->current = -1;
+	rep->verified = rep->first_bad < 0;
+	for (int i = 0; i < pl->n_outputs; i++) {
+		int t = pl->outputs[i];
+		int64_t n = numel_of(pl->p, t);
+		cmp_result c;
+
+		if (!pl->ref->bufs[t].data)
+			continue;
+		c = compare(bufs[t], pl->ref->bufs[t].data, n, pl->o.atol,
+			    pl->o.rtol);
+		rep->max_abs = fmax(rep->max_abs, c.max_abs);
+		rep->max_rel = fmax(rep->max_rel, c.max_rel);
+		if (!rep->verified || !lost_values(bufs[t], pl->ref->bufs[t].data, n))
+			continue;
+		rep->verified = 0;
+		snprintf(rep->message, sizeof rep->message, "output T%d has "
+			 "NaN or infinite values where the reference has numbers "
+			 "when the program runs from its inputs alone: a kernel "
+			 "reads a tensor before it is written", t);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	if (n <= 0)
+		return 0.0;
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Warm-up runs, then timed runs; medians per kernel and of the totals. */
+static void child_time(const run_plan *pl, kernel_fn *kernels,
+		       float *const *bufs, shared_report *rep)
+{
+	int nk = pl->n_kernels, nr = pl->o.repeat > 0 ? pl->o.repeat : 0;
+	double *t = calloc((size_t)(nk + 1) * (size_t)(nr + 1), sizeof *t);
+	double *col = t ? t + (size_t)nk * (size_t)(nr + 1) : NULL;
+
+	rep->stage = STAGE_TIME;
+	for (int w = 0; w < pl->o.warmup; w++)
+		for (int k = 0; k < nk; k++) {
+			rep->current = k;
+			kernels[k](bufs);
+		}
+	if (!t)
+		return;
+	for (int r = 0; r < nr; r++) {
+		double t0 = now_s();
+
+		for (int k = 0; k < nk; k++) {
+			double a = now_s();
+
+			rep->current = k;
+			kernels[k](bufs);
+			t[(size_t)k * (size_t)(nr + 1) + (size_t)r] = now_s() - a;
+		}
+		col[r] = now_s() - t0;
+	}
+	rep->current = -1;
+	for (int k = 0; k < nk; k++)
+		rep->k[k].seconds = median(t + (size_t)k * (size_t)(nr + 1), nr);
+	rep->total_seconds = median(col, nr);
+}
+
+/* Resets the handlers of fatal signals (a sanitizer's, say) so that a
+ * crash in generated code ends the child by that signal. */
+static void default_fatal_signals(void)
+{
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		signal(sigs[i], SIG_DFL);
+}
+
+/* Loads gen.so and checks its table; NULL with the report filled. */
+static kernel_fn *child_load(const run_plan *pl, shared_report *rep)
+{
+	void *h = dlopen(pl->so_path, RTLD_NOW | RTLD_LOCAL);
+	const int *n;
+	kernel_fn *table;
+
+	if (!h) {
+		rep->status = FL_RUN_LOAD_ERROR;
+		snprintf(rep->message, sizeof rep->message, "dlopen: %s",
+			 dlerror());
+		return NULL;
+	}
+	n = dlsym(h, "fl_n_kernels");
+	table = dlsym(h, "fl_kernels");
+	if (!n || !table || *n != pl->n_kernels) {
+		rep->status = FL_RUN_LOAD_ERROR;
+		snprintf(rep->message, sizeof rep->message, "%s does not "
+			 "export the %d kernels of the program (fl_n_kernels, "
+			 "fl_kernels)", pl->so_path, pl->n_kernels);
+		return NULL;
+	}
+	for (int k = 0; k < pl->n_kernels; k++)
+		if (!table[k]) {
+			rep->status = FL_RUN_LOAD_ERROR;
+			snprintf(rep->message, sizeof rep->message,
+				 "kernel %d of %s is NULL", k, pl->so_path);
+			return NULL;
+		}
+	return table;
+}
+
+static void child_main(const run_plan *pl, shared_report *rep)
+	__attribute__((noreturn));
+
+static void child_main(const run_plan *pl, shared_report *rep)
+{
+	kernel_fn *kernels;
+	float **bufs;
+
+	default_fatal_signals();
+	kernels = child_load(pl, rep);
+	if (!kernels)
+		_exit(0);
+	rep->stage = STAGE_LOADED;
+	bufs = child_buffers(pl);
+	if (!bufs) {
+		snprintf(rep->message, sizeof rep->message, "out of memory "
+			 "allocating the tensors");
+		_exit(1);
+	}
+	child_verify(pl, kernels, bufs, rep);
+	child_chained(pl, kernels, bufs, rep);
+	for (int i = 0; i < pl->n_outputs && rep->verified; i++)
+		if (!pl->produced[pl->outputs[i]]) {
+			rep->verified = 0;
+			snprintf(rep->message, sizeof rep->message, "no kernel "
+				 "writes graph output T%d", pl->outputs[i]);
+		}
+	rep->status = rep->verified ? FL_RUN_OK : FL_RUN_MISMATCH;
+	child_time(pl, kernels, bufs, rep);
+	rep->stage = STAGE_DONE;
+	_exit(0);
+}
+
+/* ---- the plan -------------------------------------------------------- */
+
+static void plan_free(run_plan *pl)
+{
+	for (int k = 0; k < pl->n_kernels; k++) {
+		if (pl->written)
+			free(pl->written[k]);
+		if (pl->read)
+			free(pl->read[k]);
+	}
+	free(pl->written);
+	free(pl->n_written);
+	free(pl->read);
+	free(pl->n_read);
+	free(pl->produced);
+	free(pl->label);
+	free(pl->outputs);
+}
+
+static void kernel_label(const fl_program *p, int k, char *buf, size_t n)
+{
+	const fl_kernel *kn = &p->kernels[k];
+	size_t len = (size_t)snprintf(buf, n, "%s (ops:", kn->name);
+
+	for (int i = 0; i < kn->n_ops && len + 8 < n; i++) {
+		char name[96];
+
+		fl_sanitize_comment(p->graph->ops[kn->ops[i]].name, name,
+				    sizeof name);
+		len += (size_t)snprintf(buf + len, n - len, " %s", name);
+	}
+	if (len + 2 < n)
+		snprintf(buf + len, n - len, ")");
+}
+
+/* Global tensors kernel k writes (its ops' outputs when the kernel has
+ * no tensor list). */
+static int kernel_written(const fl_program *p, int k, int *out)
+{
+	const fl_kernel *kn = &p->kernels[k];
+	int n = 0;
+
+	if (kn->n_tensors == 0) {
+		for (int i = 0; i < kn->n_ops; i++)
+			out[n++] = p->graph->ops[kn->ops[i]].out[0];
+		return n;
+	}
+	for (int i = 0; i < kn->n_tensors; i++)
+		if (kn->tensors[i].written &&
+		    kn->tensors[i].place == FL_PLACE_GLOBAL)
+			out[n++] = kn->tensors[i].tensor;
+	return n;
+}
+
+static bool contains(const int *v, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+/* Global tensors kernel k reads and does not write itself (its ops'
+ * inputs when the kernel has no tensor list). */
+static int kernel_read(const fl_program *p, int k, int *out)
+{
+	const fl_kernel *kn = &p->kernels[k];
+	int n = 0, outs[64], n_outs = 0;
+
+	if (kn->n_tensors > 0) {
+		for (int i = 0; i < kn->n_tensors; i++)
+			if (kn->tensors[i].read && !kn->tensors[i].written &&
+			    kn->tensors[i].place == FL_PLACE_GLOBAL)
+				out[n++] = kn->tensors[i].tensor;
+		return n;
+	}
+	for (int i = 0; i < kn->n_ops && n_outs < 64; i++)
+		outs[n_outs++] = p->graph->ops[kn->ops[i]].out[0];
+	for (int i = 0; i < kn->n_ops; i++) {
+		const fl_op *op = &p->graph->ops[kn->ops[i]];
+
+		for (int j = 0; j < op->n_in; j++)
+			if (!contains(outs, n_outs, op->in[j]) &&
+			    !contains(out, n, op->in[j]))
+				out[n++] = op->in[j];
+	}
+	return n;
+}
+
+/* Room for any list of tensors kernel k touches. */
+static size_t kernel_list_size(const fl_program *p, int k)
+{
+	const fl_kernel *kn = &p->kernels[k];
+	size_t n = (size_t)kn->n_tensors + 1;
+
+	for (int i = 0; i < kn->n_ops; i++)
+		n += (size_t)p->graph->ops[kn->ops[i]].n_in + 1;
+	return n;
+}
+
+static int plan_init(run_plan *pl, const fl_program *p, const fl_values *ref,
+		     const fl_run_opts *o, fl_error *err)
+{
+	memset(pl, 0, sizeof *pl);
+	pl->p = p;
+	pl->ref = ref;
+	pl->o = *o;
+	pl->n_kernels = p->n_kernels;
+	pl->written = calloc((size_t)p->n_kernels + 1, sizeof *pl->written);
+	pl->n_written = calloc((size_t)p->n_kernels + 1, sizeof *pl->n_written);
+	pl->read = calloc((size_t)p->n_kernels + 1, sizeof *pl->read);
+	pl->n_read = calloc((size_t)p->n_kernels + 1, sizeof *pl->n_read);
+	pl->label = calloc((size_t)p->n_kernels + 1, sizeof *pl->label);
+	pl->produced = calloc((size_t)p->graph->n_tensors + 1, sizeof(bool));
+	if (!pl->written || !pl->n_written || !pl->read || !pl->n_read ||
+	    !pl->label || !pl->produced)
+		goto oom;
+	for (int k = 0; k < p->n_kernels; k++) {
+		size_t n = kernel_list_size(p, k);
+
+		pl->written[k] = calloc(n, sizeof(int));
+		pl->read[k] = calloc(n, sizeof(int));
+		if (!pl->written[k] || !pl->read[k])
+			goto oom;
+		pl->n_written[k] = kernel_written(p, k, pl->written[k]);
+		pl->n_read[k] = kernel_read(p, k, pl->read[k]);
+		for (int j = 0; j < pl->n_written[k]; j++)
+			pl->produced[pl->written[k][j]] = true;
+		kernel_label(p, k, pl->label[k], sizeof pl->label[k]);
+	}
+	pl->n_outputs = fl_graph_outputs(p->graph, &pl->outputs);
+	if (pl->n_outputs < 0)
+		goto oom;
+	return 0;
+oom:
+	fl_error_set(err, "out of memory");
+	return -1;
+}
+
+/* Global bytes read + written by kernel k: each global tensor counted
+ * once, whether it is read, written or both. */
+static int64_t kernel_bytes(const fl_program *p, int k)
+{
+	const fl_kernel *kn = &p->kernels[k];
+	int64_t b = 0;
+
+	if (kn->n_tensors == 0) {
+		for (int i = 0; i < kn->n_ops; i++) {
+			const fl_op *op = &p->graph->ops[kn->ops[i]];
+
+			for (int j = 0; j < op->n_in; j++)
+				b += numel_of(p, op->in[j]) * 4;
+			b += numel_of(p, op->out[0]) * 4;
+		}
+		return b;
+	}
+	for (int i = 0; i < kn->n_tensors; i++)
+		if (kn->tensors[i].place == FL_PLACE_GLOBAL &&
+		    (kn->tensors[i].read || kn->tensors[i].written))
+			b += numel_of(p, kn->tensors[i].tensor) * 4;
+	return b;
+}
+
+/* ---- running --------------------------------------------------------- */
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGILL: return "SIGILL";
+	case SIGABRT: return "SIGABRT";
+	case SIGKILL: return "SIGKILL";
+	default: return "signal";
+	}
+}
+
+/* " in kernel fl_k2 (ops: ...)" when the child was inside one. */
+static void where_suffix(const run_plan *pl, const shared_report *rep,
+			 char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (rep->current >= 0 && rep->current < pl->n_kernels)
+		snprintf(buf, n, " in kernel %s%s", pl->label[rep->current],
+			 rep->stage == STAGE_TIME ? " (timing runs)" :
+			 rep->stage == STAGE_CHAIN ? " (run from the inputs)"
+						   : "");
+}
+
+/* Turns the child's end and report into r. */
+static void collect(const run_plan *pl, const shared_report *rep,
+		    int wait_rc, int status, fl_run_result *r)
+{
+	char where[300];
+
+	where_suffix(pl, rep, where, sizeof where);
+	if (wait_rc > 0) {
+		r->status = FL_RUN_TIMEOUT;
+		set_message(r, "the generated code did "
+			 "not finish within %d s%s", pl->o.timeout_s, where);
+		return;
+	}
+	if (WIFSIGNALED(status)) {
+		r->status = FL_RUN_CRASH;
+		set_message(r, "the generated code "
+			 "crashed with %s (%s)%s", signal_name(WTERMSIG(status)),
+			 strsignal(WTERMSIG(status)), where);
+		return;
+	}
+	if (rep->status == FL_RUN_LOAD_ERROR) {
+		r->status = FL_RUN_LOAD_ERROR;
+		set_message(r, "%s", rep->message);
+		return;
+	}
+	if (rep->stage != STAGE_DONE) {
+		r->status = FL_RUN_CRASH;
+		set_message(r, "the test process "
+			 "exited with status %d before it finished%s%s%s",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, where,
+			 rep->message[0] ? ": " : "", rep->message);
+		return;
+	}
+	r->status = (fl_run_status)rep->status;
+	r->verified = rep->verified;
+	r->first_bad_kernel = rep->first_bad;
+	r->max_abs = rep->max_abs;
+	r->max_rel = rep->max_rel;
+	r->total_seconds = rep->total_seconds;
+	if (rep->message[0])
+		set_message(r, "%s", rep->message);
+	else
+		set_message(r, "verified: each of the %d kernel%s "
+			    "reproduces the reference; outputs of a run from "
+			    "the inputs drift by max abs %.3g (rel %.3g)",
+			    pl->n_kernels, pl->n_kernels == 1 ? "" : "s",
+			    rep->max_abs, rep->max_rel);
+	for (int k = 0; k < pl->n_kernels; k++) {
+		fl_kernel_result *kr = &r->kernels[k];
+
+		kr->seconds = rep->k[k].seconds;
+		kr->max_abs = rep->k[k].max_abs;
+		kr->max_rel = rep->k[k].max_rel;
+		kr->ok = rep->k[k].ok;
+		kr->gbps = kr->seconds > 0 ? (double)kr->bytes / kr->seconds / 1e9
+					   : 0.0;
+	}
+}
+
+/* Runs gen.so in a child and fills r. */
+static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
+{
+	size_t size = sizeof(shared_report) +
+		      (size_t)pl->n_kernels * sizeof(shared_kernel);
+	shared_report *rep = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status = 0, rc;
+	pid_t pid;
+
+	if (rep == MAP_FAILED) {
+		fl_error_set(err, "mmap: %s", strerror(errno));
+		return -1;
+	}
+	memset(rep, 0, size);
+	rep->current = -1;
+	rep->first_bad = -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		munmap(rep, size);
+		fl_error_set(err, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		child_main(pl, rep);
+	rc = wait_child(pid, pl->o.timeout_s > 0 ? pl->o.timeout_s : 60,
+			&status);
+	if (rc < 0) {
+		munmap(rep, size);
+		fl_error_set(err, "waitpid: %s", strerror(errno));
+		return -1;
+	}
+	collect(pl, rep, rc, status, r);
+	munmap(rep, size);
+	return 0;
+}
+
+/* Checks that ref holds every tensor of the graph with its shape. */
+static int check_ref(const fl_program *p, const fl_values *ref,
+		     fl_error *err)
+{
+	const fl_graph *g = p->graph;
+
+	if (!ref || ref->n < g->n_tensors) {
+		fl_error_set(err, "reference values do not cover the graph's "
+			     "%d tensors", g->n_tensors);
+		return -1;
+	}
+	for (int t = 0; t < g->n_tensors; t++)
+		if (ref->bufs[t].data &&
+		    fl_shape_numel(&ref->bufs[t].shape) != numel_of(p, t)) {
+			fl_error_set(err, "reference value of tensor \"%s\" has "
+				     "the wrong size", g->tensors[t].name);
+			return -1;
+		} else if (!ref->bufs[t].data && is_fed(g->tensors[t].role)) {
+			fl_error_set(err, "no reference value for input \"%s\"",
+				     g->tensors[t].name);
+			return -1;
+		}
+	return 0;
+}
+
+static const char *compiler_of(const fl_run_opts *o)
+{
+	const char *cc = getenv("CC");
+
+	if (o->cc && *o->cc)
+		return o->cc;
+	return cc && *cc ? cc : "cc";
+}
+
+/* Writes, compiles and runs; the work directory is already open. */
+static int run_in(const workdir *w, const fl_program *p, const fl_values *ref,
+		  const fl_run_opts *o, fl_run_result *r, fl_error *err)
+{
+	char path[600];
+	char *src = fl_codegen_c(p, err);
+	run_plan pl;
+	int rc;
+
+	if (!src)
+		return -1;
+	workdir_file(w, "gen.c", path, sizeof path);
+	rc = write_file(path, src, err);
+	free(src);
+	if (rc < 0)
+		return -1;
+	rc = compile(w, compiler_of(o), r, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	if (plan_init(&pl, p, ref, o, err) < 0) {
+		plan_free(&pl);
+		return -1;
+	}
+	workdir_file(w, "gen.so", pl.so_path, sizeof pl.so_path);
+	rc = run_child(&pl, r, err);
+	plan_free(&pl);
+	return rc;
+}
+
+int fl_run_program(const fl_program *p, const fl_values *ref,
+		   const fl_run_opts *opts, fl_run_result *r, fl_error *err)
+{
+	fl_run_opts dflt;
+	workdir w;
+	int rc;
+
+	if (!opts) {
+		fl_run_opts_default(&dflt);
+		opts = &dflt;
+	}
+	memset(r, 0, sizeof *r);
+	r->strategy = p->strategy;
+	r->first_bad_kernel = -1;
+	r->n_kernels = p->n_kernels;
+	r->kernels = calloc((size_t)p->n_kernels + 1, sizeof *r->kernels);
+	if (!r->kernels) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int k = 0; k < p->n_kernels; k++)
+		r->kernels[k].bytes = kernel_bytes(p, k);
+	if (check_ref(p, ref, err) < 0 || workdir_open(opts, &w, err) < 0) {
+		fl_run_result_free(r);
+		return -1;
+	}
+	rc = run_in(&w, p, ref, opts, r, err);
+	if (opts->keep)
+		snprintf(r->workdir, sizeof r->workdir, "%s", w.path);
+	else
+		workdir_close(&w);
+	if (rc < 0)
+		fl_run_result_free(r);
+	return rc;
+}
+
+int fl_emit_program(const fl_program *p, const char *path, fl_error *err)
+{
+	char *src = fl_codegen_c(p, err);
+	int rc;
+
+	if (!src)
+		return -1;
+	rc = write_file(path, src, err);
+	free(src);
+	return rc;
+}

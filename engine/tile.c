@@ -1,0 +1,1576 @@
+/* Tile, then fuse (MICRO 2020 Alg. 1-3; ISL_GUIDE 5, 6, 8), and the
+ * placement of a kernel's tensors.
+ *
+ * The scheduler (maximize coincidence) keeps producers that cannot share
+ * a parallel band with their consumers in their own top-level loop nests.
+ * We tile the outermost band of the live-out nest on its leading
+ * coincident members (scale_tile_loops = shift_point_loops = 0: tile
+ * coordinates are tile indices, point loops run over the original
+ * iterators).  Then, for each producer op outside the tiles, from the last
+ * to the first, the instances each tile needs are found through the flow
+ * dependences (the upwards-exposed data of the tile, mapped back to the
+ * writing instances); the producer is recomputed inside each tile through
+ * an extension node grafted before the point band, as renamed statements
+ * S<op>_<k>_r0[t.., i..] (tile coordinates first), and its original
+ * instances are removed from the domain (ISL_GUIDE 6, steps 5, 7a, 8).
+ *
+ * A producer is not fused when
+ *   - a consumer of it stays outside the tiles (its values are needed in
+ *     full anyway: recomputing them would be silent redundant work);
+ *   - its own nest has fewer parallel loops than the tiles (m > n);
+ *   - its per-tile footprint has no fixed-size box (no tile-local buffer);
+ *   - the tiles together compute more than max_recompute times the
+ *     instances needed (the overlap of neighbouring tiles).
+ *
+ * Default tile sizes (CPU): 32 on the two innermost tiled members; 1 on
+ * the outer ones, except a member the footprint of some producer does not
+ * depend on (a conv's output channels), which stays whole, so that the
+ * producer is not recomputed once per tile along it.  opts->tile gives
+ * sizes for the innermost opts->n_tile tiled members (0: default).
+ *
+ * Ownership follows isl; every helper says what it takes and gives. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <isl/aff.h>
+#include <isl/fixed_box.h>
+#include <isl/id.h>
+#include <isl/ilp.h>
+#include <isl/map.h>
+#include <isl/options.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+#include "events.h"
+#include "tile.h"
+
+#define DEFAULT_TILE 32
+
+/* Everything one tile-then-fuse run works with. */
+typedef struct tiler {
+	const fl_l1_model *m;
+	const fl_layer1_opts *o;
+	fl_l1_tiling *t;
+	isl_ctx *ctx;
+	isl_schedule *sched;		/* the scheduler's tree */
+	int lo;				/* live-out top-level child, -1: none */
+	int n_children;
+	isl_union_set **children;	/* top-level filters */
+	isl_union_set *lo_dom;		/* instances of the live-out nest */
+	int n_members, m_tiled;		/* band members, tiled members */
+	int64_t extent[FL_MAX_RANK];
+	isl_union_map *band_map;	/* lo instance -> band point */
+	isl_union_map *t2c;		/* tile -> instances run in it */
+	isl_union_set *fused_dom;	/* original instances now recomputed */
+	isl_map **t2s;			/* per statement: tile -> instances,
+					   when fused */
+	bool *member_whole;		/* per member: kept whole by default */
+	fl_error *err;
+} tiler;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+void fl_l1_free_sets(isl_union_set **sets, int n)
+{
+	for (int i = 0; i < n; i++)
+		isl_union_set_free(sets[i]);
+	free(sets);
+}
+
+int fl_l1_top_children(__isl_keep isl_schedule *s, isl_union_set ***filters)
+{
+	isl_schedule_node *n = isl_schedule_node_child(isl_schedule_get_root(s), 0);
+	enum isl_schedule_node_type type = isl_schedule_node_get_type(n);
+	isl_size k = 0;
+
+	*filters = NULL;
+	if (type == isl_schedule_node_sequence || type == isl_schedule_node_set)
+		k = isl_schedule_node_n_children(n);
+	if (!n || k < 0 ||
+	    (k > 0 && !(*filters = calloc((size_t)k, sizeof **filters)))) {
+		isl_schedule_node_free(n);
+		return -1;
+	}
+	for (int i = 0; i < k; i++) {
+		isl_schedule_node *c = isl_schedule_node_get_child(n, i);
+
+		(*filters)[i] = isl_schedule_node_filter_get_filter(c);
+		isl_schedule_node_free(c);
+	}
+	isl_schedule_node_free(n);
+	return k;
+}
+
+static isl_stat add_count(__isl_take isl_set *set, void *user)
+{
+	double *sum = user;
+	isl_val *v = isl_set_count_val(set);
+
+	isl_set_free(set);
+	if (!v)
+		return isl_stat_error;
+	*sum += isl_val_get_d(v);
+	isl_val_free(v);
+	return isl_stat_ok;
+}
+
+/* Number of points of us (kept); -1 on failure.  isl counts by scanning
+ * the innermost dimension per row, so this stays cheap for the per-tile
+ * sets we ask about. */
+static double count_points(__isl_keep isl_union_set *us)
+{
+	double sum = 0;
+
+	if (isl_union_set_foreach_set(us, add_count, &sum) < 0)
+		return -1;
+	return sum;
+}
+
+static bool is_empty(__isl_keep isl_union_set *s)
+{
+	return isl_union_set_is_empty(s) == isl_bool_true;
+}
+
+static bool is_empty_map(__isl_keep isl_union_map *m)
+{
+	return isl_union_map_is_empty(m) == isl_bool_true;
+}
+
+/* Instances of the statements of op `op` (model op index i).
+ * __isl_give. */
+static isl_union_set *op_domain(const fl_l1_model *m, int op)
+{
+	isl_union_set *d = isl_union_set_empty(isl_union_set_get_space(m->domain));
+
+	for (int i = 0; i < m->n_stmts; i++)
+		if (m->stmts[i].op == op)
+			d = isl_union_set_add_set(d,
+				isl_set_copy(m->stmts[i].poly->domain));
+	return d;
+}
+
+static const char *op_name(const tiler *T, int op)
+{
+	return T->m->g->ops[op].name;
+}
+
+/* Number of leading coincident members of a band node (kept). */
+static int leading_coincident(__isl_keep isl_schedule_node *band)
+{
+	isl_size n = isl_schedule_node_band_n_member(band);
+	int k = 0;
+
+	while (k < n && isl_schedule_node_band_member_get_coincident(band, k) ==
+				isl_bool_true)
+		k++;
+	return k;
+}
+
+/* The node right under top-level child `child` of s (-1: under the
+ * root), normally the nest's outermost band.  __isl_give. */
+static isl_schedule_node *nest_top(__isl_keep isl_schedule *s, int child)
+{
+	isl_schedule_node *n = isl_schedule_node_child(isl_schedule_get_root(s), 0);
+
+	if (child >= 0)
+		n = isl_schedule_node_child(isl_schedule_node_child(n, child), 0);
+	return n;
+}
+
+/* Parallel loops of top-level child `child`: the leading coincident
+ * members of its outermost band, 0 when it has none. */
+static int nest_parallelism(__isl_keep isl_schedule *s, int child)
+{
+	isl_schedule_node *n = nest_top(s, child);
+	int k = 0;
+
+	if (isl_schedule_node_get_type(n) == isl_schedule_node_band)
+		k = leading_coincident(n);
+	isl_schedule_node_free(n);
+	return k;
+}
+
+/* ---- steps ----------------------------------------------------------------- */
+
+/* Appends a step with a snapshot of s and inst2tile (both kept). */
+static int add_step(tiler *T, int kind, int op, bool done,
+		    __isl_keep isl_schedule *s,
+		    __isl_keep isl_union_pw_multi_aff *i2t, const char *reason)
+{
+	fl_l1_tiling *t = T->t;
+	fl_l1_step *grown = realloc(t->steps, (size_t)(t->n_steps + 1) *
+					      sizeof *grown);
+
+	if (!grown) {
+		fl_error_set(T->err, "out of memory");
+		return -1;
+	}
+	t->steps = grown;
+	grown = &t->steps[t->n_steps++];
+	grown->kind = kind;
+	grown->op = op;
+	grown->done = done;
+	snprintf(grown->reason, sizeof grown->reason, "%s", reason);
+	grown->schedule = isl_schedule_copy(s);
+	grown->inst2tile = isl_union_pw_multi_aff_copy(i2t);
+	return 0;
+}
+
+void fl_l1_tiling_clear(fl_l1_tiling *t)
+{
+	for (int i = 0; i < t->n_steps; i++) {
+		isl_schedule_free(t->steps[i].schedule);
+		isl_union_pw_multi_aff_free(t->steps[i].inst2tile);
+	}
+	free(t->steps);
+	for (int i = 0; i < t->n_fused; i++)
+		isl_fixed_box_free(t->fused[i].box);
+	free(t->fused);
+	isl_schedule_free(t->tiled);
+	isl_schedule_free(t->final);
+	isl_union_pw_multi_aff_free(t->inst2tile);
+	isl_union_set_free(t->tiled_dom);
+	memset(t, 0, sizeof *t);
+}
+
+static void tiler_clear(tiler *T)
+{
+	isl_schedule_free(T->sched);
+	if (T->children)
+		fl_l1_free_sets(T->children, T->n_children);
+	isl_union_set_free(T->lo_dom);
+	isl_union_map_free(T->band_map);
+	isl_union_map_free(T->t2c);
+	isl_union_set_free(T->fused_dom);
+	if (T->t2s)
+		for (int i = 0; i < T->m->n_stmts; i++)
+			isl_map_free(T->t2s[i]);
+	free(T->t2s);
+	free(T->member_whole);
+}
+
+static int isl_fail(tiler *T, const char *what)
+{
+	const char *msg = isl_ctx_last_error_msg(T->ctx);
+
+	fl_error_set(T->err, "layer 1: isl failed while %s%s%s", what,
+		     msg ? ": " : "", msg ? msg : "");
+	return -1;
+}
+
+/* ---- the live-out band ----------------------------------------------------- */
+
+/* Extents of the first n dims of set (taken) into ext. */
+static int set_extents(__isl_take isl_set *set, int n, int64_t *ext)
+{
+	for (int d = 0; d < n; d++) {
+		isl_val *lo = isl_set_dim_min_val(isl_set_copy(set), d);
+		isl_val *hi = isl_set_dim_max_val(isl_set_copy(set), d);
+
+		ext[d] = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi)
+			 ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1
+			 : 1;
+		isl_val_free(lo);
+		isl_val_free(hi);
+	}
+	isl_set_free(set);
+	return 0;
+}
+
+/* Reads the live-out nest's outermost band: members, leading parallel
+ * members, their extents.  0: tileable; 1: not (why says so); -1: error. */
+static int inspect_band(tiler *T, char *why, size_t n)
+{
+	isl_schedule_node *b = nest_top(T->sched, T->lo);
+	isl_union_set *pts;
+
+	if (!b)
+		return isl_fail(T, "walking the schedule");
+	if (isl_schedule_node_get_type(b) != isl_schedule_node_band) {
+		snprintf(why, n, "not tiled: the live-out statements share no "
+			 "loop band");
+		isl_schedule_node_free(b);
+		return 1;
+	}
+	T->n_members = isl_schedule_node_band_n_member(b);
+	T->m_tiled = leading_coincident(b);
+	if (T->m_tiled > FL_MAX_RANK)
+		T->m_tiled = FL_MAX_RANK;
+	T->band_map = isl_union_map_from_multi_union_pw_aff(
+		isl_schedule_node_band_get_partial_schedule(b));
+	isl_schedule_node_free(b);
+	T->band_map = isl_union_map_intersect_domain(T->band_map,
+		isl_union_set_copy(T->lo_dom));
+	if (T->m_tiled == 0) {
+		snprintf(why, n, "not tiled: the outer band of the live-out "
+			 "nest (%d member%s) has no parallel member",
+			 T->n_members, T->n_members == 1 ? "" : "s");
+		return 1;
+	}
+	pts = isl_union_set_apply(isl_union_set_copy(T->lo_dom),
+				  isl_union_map_copy(T->band_map));
+	if (!pts)
+		return isl_fail(T, "reading the band");
+	return set_extents(isl_set_from_union_set(pts), T->m_tiled, T->extent);
+}
+
+/* { [b] -> [b'] : b and b' equal except in member d } over n members.
+ * __isl_give. */
+static isl_union_map *vary_member(isl_ctx *ctx, int n, int d)
+{
+	isl_space *sp = isl_space_set_alloc(ctx, 0, (unsigned)n);
+	isl_map *m = isl_map_universe(isl_space_map_from_set(sp));
+
+	for (int j = 0; j < n; j++)
+		if (j != d)
+			m = isl_map_equate(m, isl_dim_in, j, isl_dim_out, j);
+	return isl_union_map_from_map(m);
+}
+
+/* Whether b2p (band point -> producer instances, kept) is the same for
+ * every value of member d. */
+static bool independent_of(const tiler *T, __isl_keep isl_union_map *b2p,
+			   int d)
+{
+	isl_union_map *moved = isl_union_map_apply_range(
+		vary_member(T->ctx, T->n_members, d), isl_union_map_copy(b2p));
+	isl_bool sub;
+
+	moved = isl_union_map_intersect_domain(moved,
+		isl_union_map_domain(isl_union_map_copy(b2p)));
+	sub = isl_union_map_is_subset(moved, b2p);
+	isl_union_map_free(moved);
+	return sub == isl_bool_true;
+}
+
+/* The fewest parallel loops among the top-level nests holding dom. */
+static int parallelism_of(const tiler *T, __isl_keep isl_union_set *dom)
+{
+	int n = 1 << 20;
+
+	for (int i = 0; i < T->n_children; i++) {
+		isl_union_set *x = isl_union_set_intersect(
+			isl_union_set_copy(T->children[i]),
+			isl_union_set_copy(dom));
+		int k;
+
+		if (!is_empty(x)) {
+			k = nest_parallelism(T->sched, i);
+			n = k < n ? k : n;
+		}
+		isl_union_set_free(x);
+	}
+	return n == 1 << 20 ? 0 : n;
+}
+
+/* Marks the outer tiled members that the footprint of some direct
+ * producer op (outside the nest, read by it) does not depend on. */
+static int find_whole_members(tiler *T)
+{
+	const fl_l1_model *m = T->m;
+	isl_union_map *b2i = isl_union_map_reverse(
+		isl_union_map_copy(T->band_map));
+
+	T->member_whole = calloc(FL_MAX_RANK, sizeof *T->member_whole);
+	if (!T->member_whole || !b2i) {
+		isl_union_map_free(b2i);
+		return -1;
+	}
+	for (int i = 0; i < m->n_ops; i++) {
+		isl_union_set *dom = op_domain(m, m->ops[i]);
+		isl_union_map *raw, *b2p;
+
+		/* a producer that cannot fuse (m > n) must not cost
+		 * parallelism */
+		if (parallelism_of(T, dom) < T->m_tiled) {
+			isl_union_set_free(dom);
+			continue;
+		}
+		raw = isl_union_map_intersect_domain(
+			isl_union_map_copy(m->raw), dom);
+		raw = isl_union_map_subtract_domain(raw,
+			isl_union_set_copy(T->lo_dom));
+		raw = isl_union_map_intersect_range(raw,
+			isl_union_set_copy(T->lo_dom));
+		b2p = isl_union_map_apply_range(isl_union_map_copy(b2i),
+						isl_union_map_reverse(raw));
+		if (!is_empty_map(b2p))
+			for (int d = 0; d + 2 < T->m_tiled; d++)
+				T->member_whole[d] |= independent_of(T, b2p, d);
+		isl_union_map_free(b2p);
+	}
+	isl_union_map_free(b2i);
+	return 0;
+}
+
+/* Tile sizes (file comment): 32 on the two innermost tiled members, 1 or
+ * whole outside, user sizes for the innermost n_tile members. */
+static void choose_sizes(tiler *T)
+{
+	const fl_layer1_opts *o = T->o;
+	int m = T->m_tiled;
+
+	for (int d = 0; d < m; d++) {
+		int64_t size = d >= m - 2 ? DEFAULT_TILE
+			       : T->member_whole[d] ? T->extent[d] : 1;
+		int j = d - (m - o->n_tile);
+
+		if (o->n_tile > 0 && j >= 0 && j < o->n_tile && o->tile[j] > 0)
+			size = o->tile[j];
+		if (size > T->extent[d])
+			size = T->extent[d];
+		T->t->tile[d] = size < 1 ? 1 : size;
+	}
+	T->t->n_tile = m;
+}
+
+/* ---- tiling ---------------------------------------------------------------- */
+
+/* Tiles the live-out band (split after the tiled members first) with
+ * scale_tile_loops = shift_point_loops = 0, so tile coordinates are tile
+ * indices and point loops run over the original iterators.  Sets the
+ * tiled schedule, inst2tile and the tiled instances. */
+static int tile_band(tiler *T)
+{
+	fl_l1_tiling *t = T->t;
+	isl_schedule_node *b = nest_top(T->sched, T->lo);
+	int scale = isl_options_get_tile_scale_tile_loops(T->ctx);
+	int shift = isl_options_get_tile_shift_point_loops(T->ctx);
+	isl_val_list *sizes = isl_val_list_alloc(T->ctx, T->m_tiled);
+
+	if (T->n_members > T->m_tiled)
+		b = isl_schedule_node_band_split(b, T->m_tiled);
+	for (int d = 0; d < T->m_tiled; d++)
+		sizes = isl_val_list_add(sizes,
+			isl_val_int_from_si(T->ctx, (long)t->tile[d]));
+	isl_options_set_tile_scale_tile_loops(T->ctx, 0);
+	isl_options_set_tile_shift_point_loops(T->ctx, 0);
+	b = isl_schedule_node_band_tile(b, isl_multi_val_from_val_list(
+		isl_schedule_node_band_get_space(b), sizes));
+	isl_options_set_tile_scale_tile_loops(T->ctx, scale);
+	isl_options_set_tile_shift_point_loops(T->ctx, shift);
+	b = isl_schedule_node_child(b, 0);
+	t->inst2tile = isl_schedule_node_get_prefix_schedule_union_pw_multi_aff(b);
+	t->tiled_dom = isl_schedule_node_get_domain(b);
+	t->tiled = isl_schedule_node_get_schedule(b);
+	isl_schedule_node_free(b);
+	if (!t->inst2tile || !t->tiled_dom || !t->tiled)
+		return isl_fail(T, "tiling");
+	return 0;
+}
+
+/* "a x b x c" of n sizes into buf. */
+static const char *dims_text(const int64_t *v, int n, char *buf, size_t len)
+{
+	int at = 0;
+
+	buf[0] = '\0';
+	for (int d = 0; d < n && at >= 0 && (size_t)at < len; d++)
+		at += snprintf(buf + at, len - (size_t)at, "%s%lld",
+			       d ? " x " : "", (long long)v[d]);
+	return buf;
+}
+
+/* The last op with a live-out statement: what the tiling event names. */
+static int main_liveout_op(const fl_l1_model *m)
+{
+	int op = m->ops[m->n_ops - 1];
+
+	for (int i = 0; i < m->n_stmts; i++)
+		if (m->stmts[i].live_out)
+			op = m->stmts[i].op;
+	return op;
+}
+
+/* The tiling decision's text. */
+static void tiled_reason(tiler *T, double n_tiles, char *buf, size_t n)
+{
+	char sizes[96], whole[64] = "";
+	int at = 0;
+
+	for (int d = 0; d + 2 < T->m_tiled; d++)
+		if (T->member_whole[d] && T->t->tile[d] == T->extent[d] &&
+		    (T->o->n_tile == 0 || d < T->m_tiled - T->o->n_tile) &&
+		    at >= 0 && (size_t)at < sizeof whole)
+			at += snprintf(whole + at, sizeof whole - (size_t)at,
+				       "%s%d", at ? ", " : "; member ", d);
+	snprintf(buf, n, "tiled the live-out band of %s (%d of %d members "
+		 "parallel) by %s: %.0f tile%s%s%s", op_name(T, main_liveout_op(T->m)),
+		 T->m_tiled, T->n_members,
+		 dims_text(T->t->tile, T->m_tiled, sizes, sizeof sizes), n_tiles,
+		 n_tiles == 1 ? "" : "s", whole,
+		 at ? " kept whole (the producers' footprint does not depend "
+		      "on it)" : "");
+}
+
+/* Number of tiles: points of the tile space the instances reach. */
+static double count_tiles(const fl_l1_tiling *t)
+{
+	isl_union_set *tiles = isl_union_set_apply(
+		isl_union_set_copy(t->tiled_dom),
+		isl_union_map_from_union_pw_multi_aff(
+			isl_union_pw_multi_aff_copy(t->inst2tile)));
+	double n = count_points(tiles);
+
+	isl_union_set_free(tiles);
+	return n;
+}
+
+/* ---- fusion ---------------------------------------------------------------- */
+
+/* One producer op considered for fusion into the tiles. */
+typedef struct candidate {
+	int op;
+	isl_union_set *dom;	/* its instances */
+	isl_union_map *t2p;	/* tile -> its instances each tile needs */
+	isl_fixed_box *box;	/* tile -> footprint box of its tensor */
+	double factor;		/* recomputation */
+	char why[224];
+} candidate;
+
+static void candidate_clear(candidate *c)
+{
+	isl_union_set_free(c->dom);
+	isl_union_map_free(c->t2p);
+	isl_fixed_box_free(c->box);
+}
+
+/* The op owning the first instance set of us (kept), -1 if none. */
+static isl_stat first_set(__isl_take isl_set *set, void *user)
+{
+	const char **name = user;
+
+	if (!*name)
+		*name = isl_set_get_tuple_name(set);
+	isl_set_free(set);
+	return isl_stat_ok;
+}
+
+static const char *some_op_of(const tiler *T, __isl_keep isl_union_set *us)
+{
+	const char *name = NULL;
+	const fl_l1_stmt *s;
+
+	isl_union_set_foreach_set(us, first_set, &name);
+	s = name ? fl_l1_model_stmt_of(T->m, name) : NULL;
+	return s ? op_name(T, s->op) : "?";
+}
+
+/* Whether every consumer of c's instances inside the kernel runs in the
+ * tiles (or is itself recomputed there); else names one in c->why. */
+static int consumers_inside(tiler *T, candidate *c, bool *any)
+{
+	isl_union_map *raw = isl_union_map_intersect_domain(
+		isl_union_map_copy(T->m->raw), isl_union_set_copy(c->dom));
+	isl_union_set *sinks = isl_union_set_subtract(isl_union_map_range(raw),
+		isl_union_set_copy(c->dom));
+	isl_union_set *out;
+	bool ok;
+
+	*any = !is_empty(sinks);
+	out = isl_union_set_subtract(isl_union_set_copy(sinks),
+		isl_union_set_union(isl_union_set_copy(T->t->tiled_dom),
+				    isl_union_set_copy(T->fused_dom)));
+	isl_union_set_free(sinks);
+	if (!out)
+		return isl_fail(T, "finding consumers");
+	ok = is_empty(out);
+	if (!ok)
+		snprintf(c->why, sizeof c->why, "not fused: %s reads it outside "
+			 "the tiles, so its values are needed whole",
+			 some_op_of(T, out));
+	isl_union_set_free(out);
+	return ok;
+}
+
+/* The fixed-size box hull of the range of u (taken, one map: domain
+ * space -> one array); -1 when isl fails. */
+static int box_of_quiet(__isl_take isl_union_map *u, isl_fixed_box **box)
+{
+	isl_map *m = isl_map_from_union_map(u);
+
+	*box = m ? isl_map_get_range_simple_fixed_box_hull(m) : NULL;
+	isl_map_free(m);
+	return *box ? 0 : -1;
+}
+
+static int box_of(tiler *T, __isl_take isl_union_map *u, isl_fixed_box **box)
+{
+	return box_of_quiet(u, box) == 0 ? 0
+	       : isl_fail(T, "computing a footprint box");
+}
+
+/* tile -> c's instances each tile needs: the upwards-exposed elements of
+ * c's tensor read in the tile (by the tiled statements and the producers
+ * already recomputed there), back to the instances writing them; and the
+ * per-tile footprint box of the tensor. */
+static int needed_instances(tiler *T, candidate *c)
+{
+	isl_union_map *w = isl_union_map_intersect_domain(
+		isl_union_map_copy(T->m->writes), isl_union_set_copy(c->dom));
+	isl_union_set *arr = isl_union_set_universe(
+		isl_union_map_range(isl_union_map_copy(w)));
+	isl_union_map *e = isl_union_map_apply_range(
+		isl_union_map_copy(T->t2c),
+		isl_union_map_intersect_range(isl_union_map_copy(T->m->reads),
+					      arr));
+	isl_union_map *fp;
+
+	c->t2p = isl_union_map_apply_range(isl_union_map_copy(e),
+		isl_union_map_reverse(isl_union_map_copy(w)));
+	fp = isl_union_map_union(e, isl_union_map_apply_range(
+		isl_union_map_copy(c->t2p), w));
+	if (!fp || !c->t2p) {
+		isl_union_map_free(fp);
+		return isl_fail(T, "computing the upwards-exposed data");
+	}
+	return box_of(T, fp, &c->box);
+}
+
+/* "34 x 34" of a box's sizes into buf. */
+static const char *box_text(__isl_keep isl_fixed_box *box, char *buf,
+			    size_t n)
+{
+	isl_multi_val *mv = isl_fixed_box_get_size(box);
+	isl_size k = isl_multi_val_size(mv);
+	int64_t v[FL_MAX_RANK];
+
+	for (int d = 0; d < k && d < FL_MAX_RANK; d++) {
+		isl_val *x = isl_multi_val_get_at(mv, d);
+
+		v[d] = isl_val_get_num_si(x);
+		isl_val_free(x);
+	}
+	isl_multi_val_free(mv);
+	return dims_text(v, k < 0 ? 0 : k < FL_MAX_RANK ? k : FL_MAX_RANK,
+			 buf, n);
+}
+
+/* s projected on the dims in `keep` (a bit set over its n dims).
+ * __isl_give. */
+static isl_set *project_on(__isl_keep isl_set *s, int n, uint64_t keep)
+{
+	isl_set *p = isl_set_copy(s);
+
+	for (int d = n - 1; d >= 0; d--)
+		if (!(keep >> d & 1))
+			p = isl_set_project_out(p, isl_dim_set, (unsigned)d, 1);
+	return p;
+}
+
+/* p (over the dims in `keep`) extended back to all n dims, the others
+ * unconstrained.  Takes p.  __isl_give. */
+static isl_set *extend_to(__isl_take isl_set *p, int n, uint64_t keep)
+{
+	for (int d = 0; d < n; d++)
+		if (!(keep >> d & 1))
+			p = isl_set_insert_dims(p, isl_dim_set, (unsigned)d, 1);
+	return p;
+}
+
+/* Whether dims a < b of s are related: the projection on {a, b} is not
+ * the product of the projections on each. */
+static bool related(__isl_keep isl_set *s, int n, int a, int b)
+{
+	isl_set *both = project_on(s, n, (1ull << a) | (1ull << b));
+	isl_set *prod = isl_set_flat_product(
+		isl_set_project_out(isl_set_copy(both), isl_dim_set, 1, 1),
+		isl_set_project_out(isl_set_copy(both), isl_dim_set, 0, 1));
+	bool rel = isl_set_is_equal(both, prod) != isl_bool_true;
+
+	isl_set_free(both);
+	isl_set_free(prod);
+	return rel;
+}
+
+static int find_root(int *up, int x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
+/* Components of the dims of s (n_t tile dims, then instance dims) under
+ * pairwise relation, as bit sets; returns their number. */
+static int components(__isl_keep isl_set *s, int n, int n_t, uint64_t *comp)
+{
+	int up[64], k = 0;
+
+	for (int d = 0; d < n; d++)
+		up[d] = d;
+	for (int a = 0; a < n; a++)
+		for (int b = a > n_t ? a + 1 : n_t; b < n; b++)
+			if (b != a && find_root(up, a) != find_root(up, b) &&
+			    related(s, n, a, b))
+				up[find_root(up, a)] = find_root(up, b);
+	for (int d = 0; d < n; d++)
+		if (find_root(up, d) == d) {
+			comp[k] = 0;
+			for (int e = 0; e < n; e++)
+				if (find_root(up, e) == d)
+					comp[k] |= 1ull << e;
+			k++;
+		}
+	return k;
+}
+
+static double count_set(__isl_take isl_set *s)
+{
+	isl_val *v = isl_set_count_val(s);
+	double x = v ? isl_val_get_d(v) : -1;
+
+	isl_val_free(v);
+	isl_set_free(s);
+	return x;
+}
+
+/* Counts the (tile, instance) pairs and the instances of s (flat, n_t
+ * tile dims first) as products over independent groups of dims; 1 when
+ * s is not such a product. */
+static int count_by_parts(__isl_keep isl_set *s, int n, int n_t, double *c)
+{
+	uint64_t comp[64], inst = ((1ull << n) - 1) & ~((1ull << n_t) - 1);
+	int k = components(s, n, n_t, comp);
+	isl_set *rebuilt = isl_set_universe(isl_set_get_space(s));
+	double pairs = 1, range = 1;
+	bool same;
+
+	for (int i = 0; i < k; i++) {
+		isl_set *part = project_on(s, n, comp[i]);
+
+		pairs *= count_set(isl_set_copy(part));
+		if (comp[i] & inst)
+			range *= count_set(project_on(s, n, comp[i] & inst));
+		rebuilt = isl_set_intersect(rebuilt, extend_to(part, n, comp[i]));
+	}
+	same = isl_set_is_equal(rebuilt, s) == isl_bool_true;
+	isl_set_free(rebuilt);
+	if (!same || pairs < 0 || range < 0)
+		return 1;
+	c[0] += pairs;
+	c[1] += range;
+	return 0;
+}
+
+/* Adds to c[0] the (tile, instance) pairs of map m (taken) and to c[1]
+ * its instances.  isl counts by scanning rows, which costs seconds on the
+ * footprint of a big prologue, so independent groups of dims (a tile
+ * dim and the instance dim it selects) are counted apart when the
+ * relation is their product. */
+static isl_stat count_pairs(__isl_take isl_map *m, void *user)
+{
+	double *c = user;
+	int n_t = isl_map_dim(m, isl_dim_in), n = n_t + isl_map_dim(m, isl_dim_out);
+	isl_set *range = isl_map_range(isl_map_copy(m));
+	isl_set *flat = isl_set_flatten(isl_map_wrap(m));
+	double p, r;
+	int rc = n <= 62 ? count_by_parts(flat, n, n_t, c) : 1;
+
+	if (rc == 1) {
+		p = count_set(isl_set_copy(flat));
+		r = count_set(isl_set_copy(range));
+		c[0] += p;
+		c[1] += r;
+		rc = p < 0 || r < 0 ? -1 : 0;
+	}
+	isl_set_free(flat);
+	isl_set_free(range);
+	return rc == 0 ? isl_stat_ok : isl_stat_error;
+}
+
+/* The recomputation factor: instances computed by all tiles together
+ * over instances needed at all. */
+static double recompute_factor(__isl_keep isl_union_map *t2p)
+{
+	double c[2] = {0, 0};
+
+	if (isl_union_map_foreach_map(t2p, count_pairs, c) < 0 || c[1] <= 0)
+		return -1;
+	return c[0] / c[1];
+}
+
+/* "S3_0_r0, S3_1_r0": the recomputed statements of op `op`. */
+static const char *copy_names(const tiler *T, int op, char *buf, size_t n)
+{
+	int at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < T->m->n_stmts && at >= 0 && (size_t)at < n; i++)
+		if (T->m->stmts[i].op == op)
+			at += snprintf(buf + at, n - (size_t)at, "%s%s_r0",
+				       at ? ", " : "", T->m->stmts[i].name);
+	return buf;
+}
+
+/* Decides one producer op (file comment).  1: fuse, 0: refused (c->why),
+ * 2: not a candidate (part of the tiled nest, or no consumer), -1. */
+static int try_fuse(tiler *T, candidate *c)
+{
+	const char *p = op_name(T, c->op);
+	isl_union_set *in;
+	bool inside, any;
+	char box[64], names[64];
+	int n_par, rc;
+
+	c->dom = op_domain(T->m, c->op);
+	in = isl_union_set_intersect(isl_union_set_copy(c->dom),
+				     isl_union_set_copy(T->t->tiled_dom));
+	inside = !is_empty(in);
+	isl_union_set_free(in);
+	if (inside)
+		return 2;
+	rc = consumers_inside(T, c, &any);
+	if (rc <= 0 || !any)
+		return rc < 0 ? -1 : any ? 0 : 2;
+	n_par = parallelism_of(T, c->dom);
+	if (T->m_tiled > n_par) {
+		snprintf(c->why, sizeof c->why, "not fused: parallelism: its "
+			 "loop nest has %d parallel loop%s, the tiles %d (m > n)",
+			 n_par, n_par == 1 ? "" : "s", T->m_tiled);
+		return 0;
+	}
+	if (needed_instances(T, c) < 0)
+		return -1;
+	if (isl_fixed_box_is_valid(c->box) != isl_bool_true) {
+		snprintf(c->why, sizeof c->why, "not fused: its per-tile "
+			 "footprint has no fixed-size box for a tile-local buffer");
+		return 0;
+	}
+	c->factor = recompute_factor(c->t2p);
+	if (c->factor < 0)
+		return isl_fail(T, "counting recomputed instances");
+	if (c->factor > T->o->max_recompute) {
+		snprintf(c->why, sizeof c->why, "not fused: recompute %.2fx > "
+			 "%.2fx (neighbouring tiles need the same %s instances)",
+			 c->factor, T->o->max_recompute, p);
+		return 0;
+	}
+	snprintf(c->why, sizeof c->why, "fused %s into the tiles through an "
+		 "extension node (recomputed as %s): per-tile footprint %s, "
+		 "recompute %.2fx <= %.2fx", p, copy_names(T, c->op, names,
+		 sizeof names), box_text(c->box, box, sizeof box), c->factor,
+		 T->o->max_recompute);
+	return 1;
+}
+
+/* ---- the extension --------------------------------------------------------- */
+
+/* [t] -> S<op>_<k>_r0[t.., i..] from t2s = [t] -> S[i] (taken). */
+static isl_map *renamed_ext(__isl_take isl_map *t2s, const fl_l1_stmt *s)
+{
+	char name[64];
+	isl_map *m = isl_map_reverse(isl_map_domain_map(t2s));
+
+	snprintf(name, sizeof name, "%s_r0", s->name);
+	m = isl_map_flatten_range(m);
+	return isl_map_set_tuple_name(m, isl_dim_out, name);
+}
+
+/* The projection S_r[t.., i..] -> [i..] (keep_tail) or -> [t..] over
+ * the space of the recomputed statement's instances (taken).
+ * __isl_give. */
+static isl_multi_aff *project(__isl_take isl_space *set, int m_tiled,
+			      bool keep_tail)
+{
+	isl_size n = isl_space_dim(set, isl_dim_set);
+	isl_multi_aff *ma = isl_multi_aff_identity(isl_space_map_from_set(set));
+
+	if (keep_tail)
+		ma = isl_multi_aff_drop_dims(ma, isl_dim_out, 0,
+					     (unsigned)m_tiled);
+	else
+		ma = isl_multi_aff_drop_dims(ma, isl_dim_out, (unsigned)m_tiled,
+					     (unsigned)(n - m_tiled));
+	return isl_multi_aff_reset_tuple_id(ma, isl_dim_out);
+}
+
+/* Inserts, at leaf `g`, the band of one recomputed statement (its
+ * original iterators) and returns to the node above it. */
+static isl_schedule_node *insert_recompute_band(
+	__isl_take isl_schedule_node *g, __isl_keep isl_map *ext, int m_tiled)
+{
+	isl_space *sp = isl_space_range(isl_map_get_space(ext));
+	isl_size n = isl_space_dim(sp, isl_dim_set);
+	isl_multi_aff *ma;
+
+	if (n <= m_tiled) {
+		isl_space_free(sp);
+		return isl_schedule_node_parent(g);
+	}
+	ma = project(sp, m_tiled, true);
+	g = isl_schedule_node_insert_partial_schedule(g,
+		isl_multi_union_pw_aff_from_union_pw_multi_aff(
+			isl_union_pw_multi_aff_from_multi_aff(ma)));
+	return isl_schedule_node_parent(g);
+}
+
+/* The extension subtree: [t] -> every recomputed instance, then a
+ * sequence of the recomputed statements in program order, each with its
+ * own band.  exts[0..n-1] are kept.  __isl_give. */
+static isl_schedule_node *extension_tree(isl_map **exts, int n, int m_tiled)
+{
+	isl_union_map *all = isl_union_map_from_map(isl_map_copy(exts[0]));
+	isl_union_set_list *filters = isl_union_set_list_alloc(
+		isl_map_get_ctx(exts[0]), n);
+	isl_schedule_node *g;
+
+	for (int i = 0; i < n; i++) {
+		if (i)
+			all = isl_union_map_add_map(all, isl_map_copy(exts[i]));
+		filters = isl_union_set_list_add(filters,
+			isl_union_set_from_set(isl_set_universe(
+				isl_space_range(isl_map_get_space(exts[i])))));
+	}
+	g = isl_schedule_node_child(isl_schedule_node_from_extension(all), 0);
+	if (n == 1) {
+		isl_union_set_list_free(filters);
+		return insert_recompute_band(g, exts[0], m_tiled);
+	}
+	g = isl_schedule_node_insert_sequence(g, filters);
+	for (int i = 0; i < n; i++) {
+		g = isl_schedule_node_child(isl_schedule_node_child(g, i), 0);
+		g = isl_schedule_node_parent(
+			insert_recompute_band(g, exts[i], m_tiled));
+	}
+	return isl_schedule_node_parent(g);
+}
+
+/* inst2tile of the recomputed statements: S_r[t.., i..] -> [t..], added
+ * to i2t (taken).  __isl_give. */
+static isl_union_pw_multi_aff *add_recompute_tiles(
+	__isl_take isl_union_pw_multi_aff *i2t, isl_map **exts, int n,
+	int m_tiled)
+{
+	for (int i = 0; i < n; i++) {
+		isl_space *sp = isl_space_range(isl_map_get_space(exts[i]));
+
+		i2t = isl_union_pw_multi_aff_add_pw_multi_aff(i2t,
+			isl_pw_multi_aff_from_multi_aff(project(sp, m_tiled,
+								 false)));
+	}
+	return i2t;
+}
+
+/* The tiled schedule with every producer fused so far recomputed in the
+ * tiles and its original instances removed (ISL_GUIDE 6, steps 5, 7a);
+ * *i2t gets the matching inst2tile.  __isl_give. */
+static isl_schedule *extended(tiler *T, isl_union_pw_multi_aff **i2t)
+{
+	const fl_l1_model *m = T->m;
+	isl_map **exts = calloc((size_t)m->n_stmts + 1, sizeof *exts);
+	isl_schedule_node *point, *g;
+	isl_schedule *s;
+	int n = 0;
+
+	if (!exts)
+		return NULL;
+	for (int i = 0; i < m->n_stmts; i++)
+		if (T->t2s[i])
+			exts[n++] = renamed_ext(isl_map_copy(T->t2s[i]),
+						&m->stmts[i]);
+	point = isl_schedule_node_child(nest_top(T->t->tiled, T->lo), 0);
+	g = extension_tree(exts, n, T->m_tiled);
+	point = isl_schedule_node_graft_before(point, g);
+	s = isl_schedule_node_get_schedule(point);
+	isl_schedule_node_free(point);
+	s = isl_schedule_intersect_domain(s, isl_union_set_subtract(
+		isl_union_set_copy(m->domain), isl_union_set_copy(T->fused_dom)));
+	*i2t = add_recompute_tiles(isl_union_pw_multi_aff_copy(T->t->inst2tile),
+				   exts, n, T->m_tiled);
+	for (int i = 0; i < n; i++)
+		isl_map_free(exts[i]);
+	free(exts);
+	return s;
+}
+
+/* Extracts the per-statement maps of c->t2p into T->t2s. */
+static isl_stat keep_t2s(__isl_take isl_map *map, void *user)
+{
+	tiler *T = user;
+	int i = fl_l1_model_find(T->m, isl_map_get_tuple_name(map, isl_dim_out));
+
+	if (i < 0 || T->t2s[i]) {
+		isl_map_free(map);
+		return i < 0 ? isl_stat_error : isl_stat_ok;
+	}
+	T->t2s[i] = map;
+	return isl_stat_ok;
+}
+
+/* Records candidate c as fused: its per-statement extension maps, its
+ * instances in the tiles, and the fused entry of the result. */
+static int record_fused(tiler *T, candidate *c)
+{
+	fl_l1_tiling *t = T->t;
+	fl_l1_fused *grown = realloc(t->fused, (size_t)(t->n_fused + 1) *
+					       sizeof *grown);
+
+	if (!grown) {
+		fl_error_set(T->err, "out of memory");
+		return -1;
+	}
+	t->fused = grown;
+	t->fused[t->n_fused++] = (fl_l1_fused){c->op, T->m->g->ops[c->op].out[0],
+					       c->box, c->factor};
+	c->box = NULL;
+	if (isl_union_map_foreach_map(c->t2p, keep_t2s, T) < 0)
+		return isl_fail(T, "splitting the extension");
+	T->t2c = isl_union_map_union(T->t2c, isl_union_map_copy(c->t2p));
+	T->fused_dom = isl_union_set_union(T->fused_dom,
+					   isl_union_set_copy(c->dom));
+	return T->t2c && T->fused_dom ? 0 : isl_fail(T, "recording a fusion");
+}
+
+/* ---- the whole run ----------------------------------------------------------- */
+
+/* No tiling: one refused step, the schedule as it is. */
+static int untiled_step(tiler *T, const char *why)
+{
+	T->t->final = isl_schedule_copy(T->sched);
+	return add_step(T, FL_EV_TILED, main_liveout_op(T->m), false, T->sched,
+			NULL, why);
+}
+
+/* One fusion decision per producer op, from the last to the first, each
+ * with a snapshot of the tree after it. */
+static int fuse_producers(tiler *T)
+{
+	fl_l1_tiling *t = T->t;
+	isl_schedule *cur = isl_schedule_copy(t->tiled);
+	isl_union_pw_multi_aff *i2t = isl_union_pw_multi_aff_copy(t->inst2tile);
+	int rc = 0;
+
+	for (int i = T->m->n_ops - 1; i >= 0 && rc >= 0; i--) {
+		candidate c = {T->m->ops[i], NULL, NULL, NULL, 0, ""};
+
+		rc = try_fuse(T, &c);
+		if (rc == 1 && (rc = record_fused(T, &c)) == 0) {
+			isl_schedule_free(cur);
+			isl_union_pw_multi_aff_free(i2t);
+			cur = extended(T, &i2t);
+			rc = cur && i2t ? 1 : isl_fail(T, "grafting an extension");
+		}
+		if (rc == 0 || rc == 1)
+			rc = add_step(T, FL_EV_EXTENDED, c.op, rc == 1, cur, i2t,
+				      c.why);
+		candidate_clear(&c);
+	}
+	t->final = cur;
+	isl_union_pw_multi_aff_free(t->inst2tile);
+	t->inst2tile = i2t;
+	return rc < 0 ? -1 : 0;
+}
+
+/* Tiles the live-out nest and fuses the producers (T set up). */
+static int tile_and_fuse(tiler *T)
+{
+	char why[224];
+	int rc = inspect_band(T, why, sizeof why);
+
+	if (rc != 0)
+		return rc < 0 ? -1 : untiled_step(T, why);
+	if (find_whole_members(T) < 0) {
+		fl_error_set(T->err, "out of memory");
+		return -1;
+	}
+	choose_sizes(T);
+	if (tile_band(T) < 0)
+		return -1;
+	tiled_reason(T, count_tiles(T->t), why, sizeof why);
+	if (add_step(T, FL_EV_TILED, main_liveout_op(T->m), true, T->t->tiled,
+		     T->t->inst2tile, why) < 0)
+		return -1;
+	T->t2c = isl_union_map_reverse(isl_union_map_from_union_pw_multi_aff(
+		isl_union_pw_multi_aff_copy(T->t->inst2tile)));
+	T->fused_dom = isl_union_set_empty(isl_union_set_get_space(T->m->domain));
+	T->t2s = calloc((size_t)T->m->n_stmts + 1, sizeof *T->t2s);
+	if (!T->t2s) {
+		fl_error_set(T->err, "out of memory");
+		return -1;
+	}
+	return fuse_producers(T);
+}
+
+int fl_l1_tile(const fl_l1_model *m, __isl_take isl_schedule *sched,
+	       int liveout_child, const char *untiled,
+	       const fl_layer1_opts *o, fl_l1_tiling *t, fl_error *err)
+{
+	tiler T;
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	memset(&T, 0, sizeof T);
+	T.m = m;
+	T.o = o;
+	T.t = t;
+	T.ctx = m->ctx;
+	T.sched = sched;
+	T.lo = liveout_child;
+	T.err = err;
+	if (untiled) {
+		rc = untiled_step(&T, untiled);
+	} else {
+		T.n_children = fl_l1_top_children(sched, &T.children);
+		T.lo_dom = isl_schedule_get_domain(sched);
+		if (T.lo >= 0)	/* filters are often universe sets */
+			T.lo_dom = isl_union_set_intersect(T.lo_dom,
+				isl_union_set_copy(T.children[T.lo]));
+		rc = T.n_children < 0 || !T.lo_dom
+		     ? isl_fail(&T, "reading the schedule") : tile_and_fuse(&T);
+	}
+	if (T.n_children < 0)
+		T.n_children = 0;
+	tiler_clear(&T);
+	if (rc < 0)
+		fl_l1_tiling_clear(t);
+	return rc;
+}
+
+/* ---- placement --------------------------------------------------------------- */
+
+/* What placement looks at for one kernel. */
+typedef struct placer {
+	const fl_l1_model *m;
+	const fl_l1_tiling *t;
+	isl_ctx *ctx;
+	isl_schedule *s;	/* tiled (before extensions) or untiled tree */
+	fl_error *err;
+	int n_seen;		/* bands whose parallelism is known */
+	isl_schedule_node *seen[32];
+	bool seen_par[32];
+} placer;
+
+/* Whether band node b has a leading coincident member taking more than
+ * one value for a fixed outer schedule: a real parallel loop, which is
+ * where a backend puts its pragma (ISL_GUIDE 7). */
+static bool band_runs_parallel(__isl_keep isl_schedule_node *b)
+{
+	int k = leading_coincident(b);
+	isl_union_set *dom = isl_schedule_node_get_domain(b);
+	isl_union_map *pre = isl_schedule_node_get_prefix_schedule_union_map(b);
+	isl_union_map *band = isl_union_map_from_multi_union_pw_aff(
+		isl_schedule_node_band_get_partial_schedule(b));
+	isl_map *pv;
+	bool par = false;
+
+	pre = isl_union_map_intersect_domain(pre, isl_union_set_copy(dom));
+	band = isl_union_map_intersect_domain(band, dom);
+	pv = isl_map_from_union_map(isl_union_map_apply_range(
+		isl_union_map_reverse(pre), band));
+	for (int d = 0; d < k && pv && !par; d++) {
+		isl_pw_aff *ext = isl_pw_aff_sub(isl_map_dim_max(isl_map_copy(pv), d),
+						 isl_map_dim_min(isl_map_copy(pv), d));
+		isl_val *v = isl_pw_aff_max_val(ext);
+
+		par = v && isl_val_is_pos(v) == isl_bool_true;
+		isl_val_free(v);
+	}
+	isl_map_free(pv);
+	return par;
+}
+
+/* Index of the only child of sequence/set `n` whose filter meets a, or
+ * -1 when a meets several (or none). */
+static int only_child_meeting(__isl_keep isl_schedule_node *n,
+			      __isl_keep isl_union_set *a)
+{
+	isl_size k = isl_schedule_node_n_children(n);
+	int which = -1, hits = 0;
+
+	for (int i = 0; i < k; i++) {
+		isl_schedule_node *c = isl_schedule_node_get_child(n, i);
+		isl_union_set *x = isl_union_set_intersect(
+			isl_schedule_node_filter_get_filter(c),
+			isl_union_set_copy(a));
+
+		if (!is_empty(x)) {
+			hits++;
+			which = i;
+		}
+		isl_union_set_free(x);
+		isl_schedule_node_free(c);
+	}
+	return hits == 1 ? which : -1;
+}
+
+/* band_runs_parallel, remembered per band for the whole kernel. */
+static bool runs_parallel(placer *P, __isl_keep isl_schedule_node *b)
+{
+	bool par;
+
+	for (int i = 0; i < P->n_seen; i++)
+		if (isl_schedule_node_is_equal(P->seen[i], b) == isl_bool_true)
+			return P->seen_par[i];
+	par = band_runs_parallel(b);
+	if (P->n_seen < 32) {
+		P->seen[P->n_seen] = isl_schedule_node_copy(b);
+		P->seen_par[P->n_seen++] = par;
+	}
+	return par;
+}
+
+/* The bands on the path from the root of s to the deepest node above
+ * every instance of a, outermost first, into path (copies); returns
+ * their number. */
+static int bands_above(__isl_keep isl_schedule *s, __isl_keep isl_union_set *a,
+		       isl_schedule_node **path, int max)
+{
+	isl_schedule_node *n = isl_schedule_get_root(s);
+	int k = 0;
+
+	while (n) {
+		enum isl_schedule_node_type type = isl_schedule_node_get_type(n);
+		int which = 0;
+
+		if (type == isl_schedule_node_leaf)
+			break;
+		if (type == isl_schedule_node_sequence ||
+		    type == isl_schedule_node_set) {
+			which = only_child_meeting(n, a);
+			if (which < 0)
+				break;
+		} else if (isl_schedule_node_n_children(n) != 1) {
+			break;
+		}
+		if (type == isl_schedule_node_band && k < max)
+			path[k++] = isl_schedule_node_copy(n);
+		n = isl_schedule_node_child(n, which);
+	}
+	isl_schedule_node_free(n);
+	return k;
+}
+
+/* Whether every delta of d (taken) is zero. */
+static bool all_zero(__isl_take isl_union_set *d)
+{
+	isl_union_set *zero;
+	isl_set *z;
+	isl_size n;
+	bool ok;
+
+	if (is_empty(d)) {
+		isl_union_set_free(d);
+		return true;
+	}
+	z = isl_set_from_union_set(isl_union_set_universe(
+		isl_union_set_copy(d)));
+	n = isl_set_dim(z, isl_dim_set);
+	for (int i = 0; i < n; i++)
+		z = isl_set_fix_si(z, isl_dim_set, (unsigned)i, 0);
+	zero = isl_union_set_from_set(z);
+	ok = isl_union_set_is_subset(d, zero) == isl_bool_true;
+	isl_union_set_free(d);
+	isl_union_set_free(zero);
+	return ok;
+}
+
+/* Whether every size of box is 1. */
+static bool unit_box(__isl_keep isl_fixed_box *box)
+{
+	isl_multi_val *mv;
+	isl_size n;
+	bool ok = isl_fixed_box_is_valid(box) == isl_bool_true;
+
+	if (!ok)
+		return false;
+	mv = isl_fixed_box_get_size(box);
+	n = isl_multi_val_size(mv);
+	for (int d = 0; d < n && ok; d++) {
+		isl_val *v = isl_multi_val_get_at(mv, d);
+
+		ok = isl_val_is_one(v) == isl_bool_true;
+		isl_val_free(v);
+	}
+	isl_multi_val_free(mv);
+	return ok && n >= 0;
+}
+
+/* The accesses of one point of the schedule prefix at `level` (taken,
+ * instance -> prefix): 1 when one element, with each value read at the
+ * point that wrote it; 0 when one element but a value crosses points; -1
+ * when a point touches several elements. */
+static int one_element_per_point(__isl_take isl_union_map *pre,
+				 __isl_keep isl_union_map *acc,
+				 __isl_keep isl_union_map *raw)
+{
+	isl_fixed_box *box = NULL;
+	int rc = -1;
+
+	if (box_of_quiet(isl_union_map_apply_range(
+		    isl_union_map_reverse(isl_union_map_copy(pre)),
+		    isl_union_map_copy(acc)), &box) == 0 && unit_box(box))
+		rc = all_zero(isl_union_map_deltas(isl_union_map_apply_range(
+			isl_union_map_apply_domain(isl_union_map_copy(raw),
+						   isl_union_map_copy(pre)),
+			isl_union_map_copy(pre))));
+	isl_fixed_box_free(box);
+	isl_union_map_free(pre);
+	return rc;
+}
+
+/* Register placement: below some band enclosing every access of the
+ * tensor, one point of the schedule prefix touches a single element and
+ * each value is read at the point that wrote it (an accumulator across a
+ * conv's inner loops qualifies); and a real parallel loop encloses that
+ * level, so a scalar private to each thread is correct.  Levels are tried
+ * from the deepest up: coarser points touch more elements. */
+static bool is_register(placer *P, __isl_keep isl_union_set *a,
+			__isl_keep isl_union_map *acc,
+			__isl_keep isl_union_map *raw)
+{
+	isl_schedule_node *path[32];
+	int n = bands_above(P->s, a, path, 32), found = -1, rc = 0;
+	bool par = false;
+
+	for (int L = n - 1; L >= 0 && found < 0 && rc >= 0; L--) {
+		isl_schedule_node *below = isl_schedule_node_get_child(path[L], 0);
+
+		rc = one_element_per_point(isl_union_map_intersect_domain(
+			isl_schedule_node_get_prefix_schedule_union_map(below),
+			isl_union_set_copy(a)), acc, raw);
+		isl_schedule_node_free(below);
+		if (rc == 1)
+			found = L;
+	}
+	for (int L = 0; L <= found && !par; L++)
+		par = runs_parallel(P, path[L]);
+	for (int i = 0; i < n; i++)
+		isl_schedule_node_free(path[i]);
+	return par;
+}
+
+/* The fused entry of tensor `tensor`, or NULL. */
+static const fl_l1_fused *fused_of(const fl_l1_tiling *t, int tensor)
+{
+	for (int i = 0; i < t->n_fused; i++)
+		if (t->fused[i].tensor == tensor)
+			return &t->fused[i];
+	return NULL;
+}
+
+/* Copies box sizes into kt->box (rank entries). */
+static void box_sizes(__isl_keep isl_fixed_box *box, fl_kernel_tensor *kt)
+{
+	isl_multi_val *mv = isl_fixed_box_get_size(box);
+
+	for (int d = 0; d < kt->rank; d++) {
+		isl_val *v = isl_multi_val_get_at(mv, d);
+
+		kt->box[d] = v ? isl_val_get_num_si(v) : 0;
+		isl_val_free(v);
+	}
+	isl_multi_val_free(mv);
+}
+
+static int64_t tensor_bytes(const fl_graph *g, int t)
+{
+	const fl_shape *sh = &g->tensors[t].shape;
+	int64_t n = 4;
+
+	for (int d = 0; d < sh->rank; d++)
+		n *= sh->dim[d];
+	return n;
+}
+
+/* Why tensor t lives in main memory because of its role or of another
+ * kernel; false when it is an intermediate of this kernel only. */
+static bool global_reason(const placer *P, int t, char *why, size_t n)
+{
+	const fl_graph *g = P->m->g;
+	const fl_tensor *x = &g->tensors[t];
+	bool mine = false;
+
+	for (int i = 0; i < P->m->n_ops; i++)
+		mine |= P->m->ops[i] == x->producer;
+	switch (x->role) {
+	case FL_ROLE_INPUT: snprintf(why, n, "graph input"); return true;
+	case FL_ROLE_PARAM: snprintf(why, n, "parameter"); return true;
+	case FL_ROLE_CONST: snprintf(why, n, "constant"); return true;
+	case FL_ROLE_OUTPUT: snprintf(why, n, "graph output"); return true;
+	default: break;
+	}
+	if (!mine) {
+		snprintf(why, n, "produced by %s in another kernel",
+			 x->producer >= 0 ? g->ops[x->producer].name : "?");
+		return true;
+	}
+	if (P->m->leaves[t]) {
+		snprintf(why, n, "also read by another kernel");
+		return true;
+	}
+	return false;
+}
+
+/* Accesses of tensor t's array by the kernel's statements.  __isl_give. */
+static isl_union_map *tensor_accesses(const fl_l1_model *m, int t)
+{
+	char arr[32];
+	isl_union_map *acc = isl_union_map_union(
+		isl_union_map_copy(m->reads), isl_union_map_copy(m->writes));
+	isl_space *sp = isl_space_set_alloc(m->ctx, 0,
+		(unsigned)m->g->tensors[t].shape.rank);
+
+	sp = isl_space_set_tuple_name(sp, isl_dim_set,
+				      fl_poly_array_name(t, arr, sizeof arr));
+	return isl_union_map_intersect_range(acc,
+		isl_union_set_from_set(isl_set_universe(sp)));
+}
+
+/* Places an intermediate of this kernel that was not fused. */
+static int place_local(placer *P, fl_kernel_tensor *kt)
+{
+	const fl_l1_tiling *t = P->t;
+	isl_union_map *acc = tensor_accesses(P->m, kt->tensor);
+	isl_union_set *a = isl_union_map_domain(isl_union_map_copy(acc));
+	isl_union_set *writers = isl_union_map_domain(isl_union_map_intersect(
+		isl_union_map_copy(acc), isl_union_map_copy(P->m->writes)));
+	isl_union_map *raw = isl_union_map_intersect_range(
+		isl_union_map_intersect_domain(isl_union_map_copy(P->m->raw),
+					       writers),
+		isl_union_set_copy(a));
+	bool in_tiles = t->tiled_dom &&
+			isl_union_set_is_subset(a, t->tiled_dom) == isl_bool_true;
+	char dims[64];
+
+	kt->place = FL_PLACE_GLOBAL;
+	if ((in_tiles || !t->tiled_dom) && is_register(P, a, acc, raw)) {
+		kt->place = FL_PLACE_REGISTER;
+		for (int d = 0; d < kt->rank; d++)
+			kt->box[d] = 1;
+		snprintf(kt->why, sizeof kt->why, "produced and consumed at "
+			 "the same loop point: one scalar per thread");
+	} else if (in_tiles) {
+		isl_union_map *i2t = isl_union_map_intersect_domain(
+			isl_union_map_from_union_pw_multi_aff(
+				isl_union_pw_multi_aff_copy(t->inst2tile)),
+			isl_union_set_copy(a));
+
+		if (box_of_quiet(isl_union_map_apply_range(
+			    isl_union_map_reverse(i2t), isl_union_map_copy(acc)),
+			    &kt->box_isl) == 0 &&
+		    isl_fixed_box_is_valid(kt->box_isl) == isl_bool_true) {
+			kt->place = FL_PLACE_TILE_LOCAL;
+			box_sizes(kt->box_isl, kt);
+			snprintf(kt->why, sizeof kt->why, "produced and consumed "
+				 "inside each tile: tile-local buffer of %s floats",
+				 dims_text(kt->box, kt->rank, dims, sizeof dims));
+		} else {
+			kt->box_isl = isl_fixed_box_free(kt->box_isl);
+			snprintf(kt->why, sizeof kt->why, "stays in main memory: "
+				 "its per-tile footprint has no fixed-size box");
+		}
+	} else {
+		snprintf(kt->why, sizeof kt->why, "stays in main memory: %s",
+			 t->tiled_dom ? "it is produced outside the tiles "
+					"(not fused)"
+				      : "the kernel is not tiled");
+	}
+	isl_union_map_free(acc);
+	isl_union_set_free(a);
+	isl_union_map_free(raw);
+	return 0;
+}
+
+/* Places tensor t (kt zeroed, tensor and flags set by the caller). */
+static int place_one(placer *P, fl_kernel_tensor *kt)
+{
+	const fl_l1_fused *f = fused_of(P->t, kt->tensor);
+	char dims[64];
+
+	kt->rank = P->m->g->tensors[kt->tensor].shape.rank;
+	if (global_reason(P, kt->tensor, kt->why, sizeof kt->why)) {
+		kt->place = FL_PLACE_GLOBAL;
+		return 0;
+	}
+	if (f) {
+		kt->place = FL_PLACE_TILE_LOCAL;
+		kt->box_isl = isl_fixed_box_copy(f->box);
+		box_sizes(f->box, kt);
+		snprintf(kt->why, sizeof kt->why, "recomputed in each tile: "
+			 "tile-local buffer of %s floats, recompute %.2fx",
+			 dims_text(kt->box, kt->rank, dims, sizeof dims),
+			 f->factor);
+	} else if (place_local(P, kt) < 0) {
+		return -1;
+	}
+	if (kt->place != FL_PLACE_GLOBAL)
+		kt->bytes_kept = tensor_bytes(P->m->g, kt->tensor);
+	return 0;
+}
+
+/* Adds tensor t to the list (once), with its read/written flags. */
+static void note_tensor(fl_kernel_tensor *list, int *n, int t, bool write)
+{
+	int i = 0;
+
+	while (i < *n && list[i].tensor != t)
+		i++;
+	if (i == *n) {
+		memset(&list[i], 0, sizeof list[i]);
+		list[i].tensor = t;
+		(*n)++;
+	}
+	if (write)
+		list[i].written = true;
+	else
+		list[i].read = true;
+}
+
+/* Every tensor the kernel's ops read or write, in op order, once. */
+static fl_kernel_tensor *kernel_tensors(const fl_l1_model *m, int *n)
+{
+	fl_kernel_tensor *list;
+	int cap = 0;
+
+	for (int i = 0; i < m->n_ops; i++)
+		cap += m->g->ops[m->ops[i]].n_in + 1;
+	list = calloc((size_t)cap + 1, sizeof *list);
+	*n = 0;
+	for (int i = 0; list && i < m->n_ops; i++) {
+		const fl_op *op = &m->g->ops[m->ops[i]];
+
+		for (int k = 0; k < op->n_in; k++)
+			note_tensor(list, n, op->in[k], false);
+		note_tensor(list, n, op->out[0], true);
+	}
+	return list;
+}
+
+int fl_l1_place(const fl_l1_model *m, const fl_l1_tiling *t,
+		fl_kernel_tensor **out, int *n_out, fl_error *err)
+{
+	placer P;
+	fl_kernel_tensor *list;
+	int n, rc = 0;
+
+	memset(&P, 0, sizeof P);
+	P.m = m;
+	P.t = t;
+	P.ctx = m->ctx;
+	P.s = t->tiled ? t->tiled : t->final;
+	P.err = err;
+	list = kernel_tensors(m, &n);
+	if (!list) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = place_one(&P, &list[i]);
+	for (int i = 0; i < P.n_seen; i++)
+		isl_schedule_node_free(P.seen[i]);
+	if (rc < 0) {
+		for (int j = 0; j < n; j++)
+			isl_fixed_box_free(list[j].box_isl);
+		free(list);
+		return -1;
+	}
+	*out = list;
+	*n_out = n;
+	return 0;
+}

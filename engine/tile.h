@@ -1,0 +1,137 @@
+/* Internal to layer 1: the polyhedral model of one micro-graph, and the
+ * steps that turn its isl schedule into a kernel -- tile-then-fuse with
+ * extension nodes (tile.c), placement of its tensors (tile.c), "parallel"
+ * marks and the walkable tree for views (schedtree.c).  layer1.c drives
+ * them and turns every step into a decision of the event log; nothing in
+ * here touches fl_state, so each piece can be tested on its own.
+ *
+ * Ownership follows isl: every isl object in these structs is owned by
+ * the struct and freed by its _clear function. */
+#ifndef FL_TILE_H
+#define FL_TILE_H
+
+#include <isl/schedule.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <stdbool.h>
+
+#include "kernel.h"
+#include "poly.h"
+
+/* ---- the model (layer1.c) ----------------------------------------------- */
+
+typedef struct fl_l1_stmt {
+	const char *name;	/* "S<op>_<k>", borrowed from the poly op */
+	int op;			/* graph op index */
+	int k;			/* statement index inside the op */
+	fl_stmt_role role;
+	bool live_out;		/* writes a tensor that leaves the kernel */
+	const fl_poly_stmt *poly;	/* domain and accesses, borrowed */
+} fl_l1_stmt;
+
+typedef struct fl_l1_model {
+	isl_ctx *ctx;
+	const fl_graph *g;
+	int n_ops;
+	int *ops;		/* member op indices, ascending = topological */
+	fl_poly_op **poly;	/* per member, owned */
+	int n_stmts;
+	fl_l1_stmt *stmts;	/* in program order */
+	bool *leaves;		/* per graph tensor: read or kept outside the
+				   kernel (graph output, other kernels) */
+	isl_union_set *domain;
+	isl_union_map *reads;	/* exact and may-reads (gather) together */
+	isl_union_map *writes;
+	isl_schedule *original;	/* sequence of identity bands, op order */
+	isl_union_map *raw;	/* flow dependences (instance -> instance) */
+	isl_union_map *validity;	/* raw | war | waw */
+} fl_l1_model;
+
+/* Builds the model of the member ops ops[0..n-1] of graph g (any order:
+ * kept ascending = topological in the model),
+ * with dependences; a tensor leaves the kernel when it is a graph output
+ * or an op that is not a member reads it.  On error the model is cleared
+ * and -1 returned with a message. */
+int fl_l1_model_build(fl_l1_model *m, isl_ctx *ctx, const fl_graph *g,
+		      const int *ops, int n, fl_error *err);
+void fl_l1_model_clear(fl_l1_model *m);
+
+/* Index of the statement named `name` (an original "S<op>_<k>"), or -1. */
+int fl_l1_model_find(const fl_l1_model *m, const char *name);
+
+/* The statement table entry for tuple name `name`, also for recomputed
+ * copies "S<op>_<k>_r<n>" (which map to their original); NULL if none. */
+const fl_l1_stmt *fl_l1_model_stmt_of(const fl_l1_model *m, const char *name);
+
+/* ---- tile-then-fuse (tile.c) -------------------------------------------- */
+
+/* One decision of tile-then-fuse, in the order they are made. */
+typedef struct fl_l1_step {
+	int kind;		/* FL_EV_TILED or FL_EV_EXTENDED */
+	int op;			/* the producer op for EXTENDED, else the first
+				   live-out op */
+	bool done;		/* tiled / fused (false: refused) */
+	char reason[224];
+	isl_schedule *schedule;	/* the tree after this step, no marks */
+	isl_union_pw_multi_aff *inst2tile;	/* after this step, or NULL */
+} fl_l1_step;
+
+/* What tile-then-fuse decided for one fused producer tensor. */
+typedef struct fl_l1_fused {
+	int op;			/* producer op */
+	int tensor;		/* the tensor it writes */
+	isl_fixed_box *box;	/* tile -> footprint box of that tensor */
+	double factor;		/* recomputation factor */
+} fl_l1_fused;
+
+typedef struct fl_l1_tiling {
+	int n_steps;
+	fl_l1_step *steps;
+	isl_schedule *tiled;	/* tiled, before any extension, no marks */
+	isl_schedule *final;	/* after all steps, no marks */
+	isl_union_pw_multi_aff *inst2tile;	/* NULL when untiled */
+	isl_union_set *tiled_dom;	/* instances under the tile band
+				   (original statements), NULL: untiled */
+	int n_tile;
+	int64_t tile[FL_MAX_RANK];
+	int n_fused;
+	fl_l1_fused *fused;
+} fl_l1_tiling;
+
+/* Tile-then-fuse on `sched` (a schedule of m's domain from the scheduler,
+ * taken), whose live-out statements are all under top-level child
+ * `liveout_child` (-1: the root has no sequence/set: everything is one
+ * group).  With `untiled` set, nothing is tiled and the one step says
+ * why.  Never fails for a semantic reason: a refusal is a step with done
+ * false.  -1 only when isl fails (message in err). */
+int fl_l1_tile(const fl_l1_model *m, __isl_take isl_schedule *sched,
+	       int liveout_child, const char *untiled,
+	       const fl_layer1_opts *o, fl_l1_tiling *t, fl_error *err);
+void fl_l1_tiling_clear(fl_l1_tiling *t);
+
+/* The top-level children of a schedule: the filters of the sequence or
+ * set right under the root (n = 1 with filter NULL when there is none).
+ * Returns the count, or -1; *filters (malloc'd, owned isl sets) receives
+ * one union_set per child. */
+int fl_l1_top_children(__isl_keep isl_schedule *s, isl_union_set ***filters);
+void fl_l1_free_sets(isl_union_set **sets, int n);
+
+/* Placement of every tensor the kernel touches (kernel.h conventions). */
+int fl_l1_place(const fl_l1_model *m, const fl_l1_tiling *t,
+		fl_kernel_tensor **out, int *n_out, fl_error *err);
+
+/* ---- marks and the walkable tree (schedtree.c) -------------------------- */
+
+/* Inserts a "parallel" mark above every band whose leading member is
+ * coincident.  The mark's id carries an int[2] {depth, ncoinc} (schedule
+ * depth of the band, number of leading coincident members), freed with
+ * the id.  Takes s, gives the marked schedule. */
+__isl_give isl_schedule *fl_l1_mark_parallel(__isl_take isl_schedule *s);
+
+/* isl's block YAML text of s (malloc'd). */
+char *fl_l1_schedule_text(__isl_keep isl_schedule *s);
+
+/* The walkable copy of s for views (leaves hidden); NULL on failure. */
+fl_tree_node *fl_l1_tree(__isl_keep isl_schedule *s);
+
+#endif

@@ -1,0 +1,611 @@
+/* Layer 1: scheduling, tile-then-fuse with extension nodes, bounded
+ * recomputation, feedback, canonical reduction forms, placement, marks,
+ * and -- for every sample -- a program whose kernels cover each op once
+ * and whose schedules respect every dependence.
+ *
+ * The dependence check is independent of layer 1's own analysis: it
+ * recomputes the dependences with isl's dataflow analysis from each
+ * kernel's domain and accesses, flattens the final tree (extension nodes
+ * included, which isl_schedule_get_map refuses, ISL_GUIDE 10.2) into one
+ * schedule map, and checks that every source runs before its sink --
+ * where a sink in a tile reads the copy of a fused producer recomputed in
+ * that same tile. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <isl/ast_build.h>
+#include <isl/flow.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+
+#include "engine.h"
+#include "loader.h"
+#include "test_util.h"
+
+#define HEAD "{\"format\":\"fuselab-graph/1\",\"name\":\"t\",\"tensors\":{"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static fl_engine_opts l1_opts(void)
+{
+	fl_engine_opts o;
+
+	fl_engine_opts_default(&o);
+	o.run_layer1 = true;
+	return o;
+}
+
+static fl_session *run_graph(const fl_graph *g, const fl_engine_opts *o)
+{
+	fl_error err = {""};
+	fl_session *s = fl_engine_open(g, o, &err);
+
+	if (!s)
+		fail_msg("open: %s", err.msg);
+	if (fl_engine_run(s, &err) < 0)
+		fail_msg("run: %s", err.msg);
+	return s;
+}
+
+static fl_session *run_json(const char *json, const fl_engine_opts *o)
+{
+	fl_graph *g = t_load(json);
+	fl_session *s = run_graph(g, o);
+
+	fl_graph_free(g);
+	return s;
+}
+
+static fl_graph *load_sample(const char *name)
+{
+	char path[1024];
+	fl_error err = {""};
+	fl_graph *g;
+
+	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
+	g = fl_load_graph_file(path, &err);
+	if (!g)
+		fail_msg("%s: %s", name, err.msg);
+	return g;
+}
+
+/* The first event of kind k whose reason contains `text` (NULL: any). */
+static const fl_event *find_event(const fl_session *s, fl_event_kind k,
+				  const char *text)
+{
+	const fl_event_log *log = fl_engine_events(s);
+
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		if (e->kind == k && (!text || strstr(e->reason, text)))
+			return e;
+	}
+	return NULL;
+}
+
+static int op_index(const fl_session *s, const char *name)
+{
+	int i = fl_graph_find_op(fl_engine_graph(s), name);
+
+	if (i < 0)
+		fail_msg("no op %s", name);
+	return i;
+}
+
+/* The kernel holding op `name`. */
+static const fl_kernel *kernel_of(const fl_session *s, const char *name)
+{
+	const fl_program *p = fl_engine_program(s);
+	int op = op_index(s, name);
+
+	assert_non_null(p);
+	for (int k = 0; k < p->n_kernels; k++)
+		for (int i = 0; i < p->kernels[k].n_ops; i++)
+			if (p->kernels[k].ops[i] == op)
+				return &p->kernels[k];
+	fail_msg("op %s in no kernel", name);
+	return NULL;
+}
+
+static const fl_kernel_tensor *tensor_in(const fl_session *s,
+					 const fl_kernel *k, const char *name)
+{
+	int t = fl_graph_find_tensor(fl_engine_graph(s), name);
+
+	for (int i = 0; i < k->n_tensors; i++)
+		if (k->tensors[i].tensor == t)
+			return &k->tensors[i];
+	fail_msg("tensor %s not placed in %s", name, k->name);
+	return NULL;
+}
+
+/* Whether the walkable tree has a node of kind `kind`; the first one's
+ * text goes to *text. */
+static bool tree_has(const fl_tree_node *t, fl_tree_kind kind,
+		     const char **text)
+{
+	if (t->kind == kind) {
+		if (text)
+			*text = t->text;
+		return true;
+	}
+	for (int i = 0; i < t->n_children; i++)
+		if (tree_has(&t->children[i], kind, text))
+			return true;
+	return false;
+}
+
+/* Every op in exactly one kernel, and each kernel after the kernels that
+ * produce its inputs. */
+static void assert_program_covers(const fl_session *s)
+{
+	const fl_graph *g = fl_engine_graph(s);
+	const fl_program *p = fl_engine_program(s);
+	int *kernel = malloc(((size_t)g->n_ops + 1) * sizeof *kernel);
+
+	assert_non_null(p);
+	for (int i = 0; i < g->n_ops; i++)
+		kernel[i] = -1;
+	for (int k = 0; k < p->n_kernels; k++) {
+		assert_int_equal(p->kernels[k].id, k);
+		for (int i = 0; i < p->kernels[k].n_ops; i++) {
+			int op = p->kernels[k].ops[i];
+
+			if (kernel[op] >= 0)
+				fail_msg("op %s in two kernels", g->ops[op].name);
+			kernel[op] = k;
+		}
+	}
+	for (int c = 0; c < g->n_ops; c++) {
+		if (kernel[c] < 0)
+			fail_msg("op %s in no kernel", g->ops[c].name);
+		for (int j = 0; j < g->ops[c].n_in; j++) {
+			int pr = g->tensors[g->ops[c].in[j]].producer;
+
+			if (pr >= 0 && kernel[pr] > kernel[c])
+				fail_msg("%s runs before its producer %s",
+					 g->ops[c].name, g->ops[pr].name);
+		}
+	}
+	free(kernel);
+}
+
+/* ---- an independent dependence check ------------------------------------ */
+
+/* "S<op>_<k>" -> op, k. */
+static void stmt_pos(const char *name, int *op, int *k)
+{
+	if (sscanf(name, "S%d_%d", op, k) != 2)
+		fail_msg("odd statement name %s", name);
+}
+
+typedef struct orig_ctx {
+	isl_union_map *sched;
+	int width;
+} orig_ctx;
+
+static isl_stat max_width(__isl_take isl_set *set, void *user)
+{
+	int *w = user;
+	int n = isl_set_dim(set, isl_dim_set);
+
+	*w = n > *w ? n : *w;
+	isl_set_free(set);
+	return isl_stat_ok;
+}
+
+/* S<op>_<k>[i] -> [op, k, i.., 0..] (padded to the widest). */
+static isl_stat add_orig(__isl_take isl_set *set, void *user)
+{
+	orig_ctx *o = user;
+	int op, k, n = isl_set_dim(set, isl_dim_set);
+	isl_map *m;
+
+	stmt_pos(isl_set_get_tuple_name(set), &op, &k);
+	m = isl_map_identity(isl_space_map_from_set(isl_set_get_space(set)));
+	m = isl_map_reset_tuple_id(m, isl_dim_out);
+	m = isl_map_insert_dims(m, isl_dim_out, 0, 2);
+	m = isl_map_fix_si(m, isl_dim_out, 0, op);
+	m = isl_map_fix_si(m, isl_dim_out, 1, k);
+	m = isl_map_add_dims(m, isl_dim_out, (unsigned)(o->width - n));
+	for (int d = 2 + n; d < 2 + o->width; d++)
+		m = isl_map_fix_si(m, isl_dim_out, (unsigned)d, 0);
+	m = isl_map_intersect_domain(m, set);
+	o->sched = isl_union_map_add_map(o->sched, m);
+	return isl_stat_ok;
+}
+
+/* Flow, anti and output dependences of kernel k under program order,
+ * with isl's dataflow analysis (ISL_GUIDE 2).  __isl_give. */
+static isl_union_map *isl_deps(const fl_kernel *k)
+{
+	orig_ctx o = {isl_union_map_empty(isl_union_set_get_space(k->domain)), 0};
+	isl_union_access_info *a;
+	isl_union_flow *f;
+	isl_union_map *raw, *war, *waw;
+
+	isl_union_set_foreach_set(k->domain, max_width, &o.width);
+	isl_union_set_foreach_set(k->domain, add_orig, &o);
+	a = isl_union_access_info_from_sink(isl_union_map_copy(k->reads));
+	a = isl_union_access_info_set_must_source(a, isl_union_map_copy(k->writes));
+	a = isl_union_access_info_set_schedule_map(a, isl_union_map_copy(o.sched));
+	f = isl_union_access_info_compute_flow(a);
+	raw = isl_union_flow_get_must_dependence(f);
+	isl_union_flow_free(f);
+	a = isl_union_access_info_from_sink(isl_union_map_copy(k->writes));
+	a = isl_union_access_info_set_may_source(a, isl_union_map_copy(k->reads));
+	a = isl_union_access_info_set_kill(a, isl_union_map_copy(k->writes));
+	a = isl_union_access_info_set_schedule_map(a, isl_union_map_copy(o.sched));
+	f = isl_union_access_info_compute_flow(a);
+	war = isl_union_flow_get_may_dependence(f);
+	isl_union_flow_free(f);
+	a = isl_union_access_info_from_sink(isl_union_map_copy(k->writes));
+	a = isl_union_access_info_set_must_source(a, isl_union_map_copy(k->writes));
+	a = isl_union_access_info_set_schedule_map(a, o.sched);
+	f = isl_union_access_info_compute_flow(a);
+	waw = isl_union_flow_get_must_dependence(f);
+	isl_union_flow_free(f);
+	return isl_union_map_union(raw, isl_union_map_union(war, waw));
+}
+
+/* uset -> [v] for every instance in uset (taken). */
+static isl_union_map *constant_map(__isl_take isl_union_set *uset, int v)
+{
+	isl_space *sp = isl_space_set_alloc(isl_union_set_get_ctx(uset), 0, 1);
+	isl_set *pt = isl_set_fix_si(isl_set_universe(sp), isl_dim_set, 0, v);
+
+	return isl_union_map_from_domain_and_range(uset,
+						   isl_union_set_from_set(pt));
+}
+
+typedef struct flat {
+	isl_union_map *leaves;	/* instance -> full schedule vector */
+} flat;
+
+/* Walks node with `full` (instance -> vector so far) and `band`
+ * (instance -> band values only: what an extension's domain is over),
+ * both taken. */
+static void flatten(__isl_keep isl_schedule_node *node,
+		    __isl_take isl_union_map *full,
+		    __isl_take isl_union_map *band, flat *out)
+{
+	enum isl_schedule_node_type t = isl_schedule_node_get_type(node);
+	isl_size n = isl_schedule_node_n_children(node);
+
+	if (t == isl_schedule_node_band) {
+		isl_union_map *b = isl_union_map_from_multi_union_pw_aff(
+			isl_schedule_node_band_get_partial_schedule(node));
+
+		b = isl_union_map_intersect_domain(b,
+			isl_union_map_domain(isl_union_map_copy(full)));
+		full = isl_union_map_flat_range_product(full,
+							isl_union_map_copy(b));
+		band = isl_union_map_flat_range_product(band, b);
+	} else if (t == isl_schedule_node_extension) {
+		isl_union_map *ext = isl_schedule_node_extension_get_extension(node);
+		isl_union_map *b2f = isl_union_map_apply_range(
+			isl_union_map_reverse(isl_union_map_copy(band)),
+			isl_union_map_copy(full));
+		isl_union_map *x2b = isl_union_map_reverse(ext);
+
+		full = isl_union_map_union(full, isl_union_map_apply_range(
+			isl_union_map_copy(x2b), b2f));
+		band = isl_union_map_union(band, x2b);
+	} else if (t == isl_schedule_node_filter) {
+		isl_union_set *f = isl_schedule_node_filter_get_filter(node);
+
+		full = isl_union_map_intersect_domain(full, isl_union_set_copy(f));
+		band = isl_union_map_intersect_domain(band, f);
+	} else if (t == isl_schedule_node_leaf) {
+		out->leaves = isl_union_map_union(out->leaves, full);
+		isl_union_map_free(band);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		isl_schedule_node *c = isl_schedule_node_get_child(node, i);
+		isl_union_map *fc = isl_union_map_copy(full);
+
+		if (t == isl_schedule_node_sequence || t == isl_schedule_node_set) {
+			isl_union_set *f = isl_schedule_node_filter_get_filter(c);
+
+			f = isl_union_set_intersect(f, isl_union_map_domain(
+				isl_union_map_copy(full)));
+			fc = isl_union_map_flat_range_product(
+				isl_union_map_intersect_domain(fc,
+					isl_union_set_copy(f)),
+				constant_map(f, i));
+		}
+		flatten(c, fc, isl_union_map_copy(band), out);
+		isl_schedule_node_free(c);
+	}
+	isl_union_map_free(full);
+	isl_union_map_free(band);
+}
+
+static isl_stat widest_map(__isl_take isl_map *m, void *user)
+{
+	int *w = user;
+	int n = isl_map_dim(m, isl_dim_out);
+
+	*w = n > *w ? n : *w;
+	isl_map_free(m);
+	return isl_stat_ok;
+}
+
+typedef struct pad_ctx {
+	int width;
+	isl_union_map *out;
+} pad_ctx;
+
+static isl_stat pad_one(__isl_take isl_map *m, void *user)
+{
+	pad_ctx *p = user;
+	int n = isl_map_dim(m, isl_dim_out);
+
+	m = isl_map_add_dims(m, isl_dim_out, (unsigned)(p->width - n));
+	for (int d = n; d < p->width; d++)
+		m = isl_map_fix_si(m, isl_dim_out, (unsigned)d, 0);
+	p->out = isl_union_map_add_map(p->out, m);
+	return isl_stat_ok;
+}
+
+/* The whole tree as one map instance -> vector (padded with zeros, as
+ * isl_schedule_get_map does); recomputed copies included.  __isl_give. */
+static isl_union_map *flat_schedule(__isl_keep isl_schedule *s)
+{
+	isl_schedule_node *root = isl_schedule_get_root(s);
+	isl_union_set *dom = isl_schedule_get_domain(s);
+	flat out = {isl_union_map_empty(isl_union_set_get_space(dom))};
+	pad_ctx p = {0, NULL};
+
+	flatten(root, isl_union_map_from_domain(isl_union_set_copy(dom)),
+		isl_union_map_from_domain(dom), &out);
+	isl_schedule_node_free(root);
+	isl_union_map_foreach_map(out.leaves, widest_map, &p.width);
+	p.out = isl_union_map_empty(isl_union_map_get_space(out.leaves));
+	isl_union_map_foreach_map(out.leaves, pad_one, &p);
+	isl_union_map_free(out.leaves);
+	return p.out;
+}
+
+/* copy S<op>_<k>_r<n>[t.., i..] -> S<op>_<k>[i..] for every recomputed
+ * statement in inst2tile. */
+static isl_stat add_copy_of(__isl_take isl_pw_multi_aff *pma, void *user)
+{
+	isl_union_map **c = user;
+	isl_space *sp = isl_pw_multi_aff_get_space(pma);
+	const char *name = isl_space_get_tuple_name(sp, isl_dim_in);
+	const char *r = name ? strstr(name, "_r") : NULL;
+	int m = isl_space_dim(sp, isl_dim_out), n = isl_space_dim(sp, isl_dim_in);
+	char base[64];
+	isl_map *map;
+
+	if (r) {
+		snprintf(base, sizeof base, "%.*s", (int)(r - name), name);
+		map = isl_map_universe(isl_space_map_from_domain_and_range(
+			isl_space_domain(isl_space_copy(sp)),
+			isl_space_set_tuple_name(isl_space_set_alloc(
+				isl_space_get_ctx(sp), 0, (unsigned)(n - m)),
+				isl_dim_set, base)));
+		for (int d = 0; d < n - m; d++)
+			map = isl_map_equate(map, isl_dim_in, m + d,
+					     isl_dim_out, d);
+		*c = isl_union_map_add_map(*c, map);
+	}
+	isl_space_free(sp);
+	isl_pw_multi_aff_free(pma);
+	return isl_stat_ok;
+}
+
+/* The dependences p -> c of kernel k as pairs of instances that run:
+ * a sink c that was fused runs as each of its copies y; a source p that
+ * was fused is read from its copy in y's tile, which must exist (else
+ * *uncovered gets the pairs it misses).  __isl_give. */
+static isl_union_map *running_pairs(const fl_kernel *k,
+				    __isl_take isl_union_map *deps,
+				    __isl_keep isl_union_set *live,
+				    isl_union_map **uncovered)
+{
+	isl_union_map *i2t = isl_union_map_from_union_pw_multi_aff(
+		isl_union_pw_multi_aff_copy(k->inst2tile));
+	isl_union_map *same = isl_union_map_apply_range(isl_union_map_copy(i2t),
+		isl_union_map_reverse(i2t));
+	isl_union_map *copy_of = isl_union_map_empty(
+		isl_union_set_get_space(k->domain));
+	isl_union_map *to_sink, *ds, *from_fused, *df;
+	isl_union_set *fused;
+
+	isl_union_pw_multi_aff_foreach_pw_multi_aff(k->inst2tile, add_copy_of,
+						    &copy_of);
+	to_sink = isl_union_map_union(
+		isl_union_map_identity(isl_union_set_copy(live)),
+		isl_union_map_intersect_range(
+			isl_union_map_reverse(isl_union_map_copy(copy_of)),
+			isl_union_set_copy(live)));
+	ds = isl_union_map_apply_range(deps, to_sink);
+	fused = isl_union_set_subtract(isl_union_map_domain(
+		isl_union_map_copy(ds)), isl_union_set_copy(live));
+	from_fused = isl_union_map_intersect_domain(isl_union_map_copy(ds),
+						    isl_union_set_copy(fused));
+	df = isl_union_map_apply_domain(isl_union_map_copy(from_fused),
+		isl_union_map_reverse(isl_union_map_copy(copy_of)));
+	df = isl_union_map_intersect_domain(isl_union_map_intersect(df, same),
+					    isl_union_set_copy(live));
+	*uncovered = isl_union_map_subtract(from_fused,
+		isl_union_map_apply_domain(isl_union_map_copy(df), copy_of));
+	isl_union_set_free(fused);
+	return isl_union_map_union(df, isl_union_map_intersect_domain(ds,
+		isl_union_set_copy(live)));
+}
+
+/* Checks that kernel k's final schedule respects every dependence. */
+static void assert_schedule_valid(const fl_kernel *k)
+{
+	isl_union_map *S = flat_schedule(k->schedule), *pairs, *before, *bad;
+	isl_union_map *uncovered = NULL;
+	isl_union_set *live = isl_union_map_domain(isl_union_map_copy(S));
+	char *txt;
+
+	assert_non_null(S);
+	before = isl_union_map_lex_lt_union_map(isl_union_map_copy(S),
+						isl_union_map_copy(S));
+	pairs = k->inst2tile ? running_pairs(k, isl_deps(k), live, &uncovered)
+			     : isl_deps(k);
+	assert_non_null(pairs);
+	if (uncovered && isl_union_map_is_empty(uncovered) != isl_bool_true) {
+		txt = isl_union_map_to_str(uncovered);
+		fail_msg("%s: fused sources not recomputed in the tile: %.600s",
+			 k->name, txt);
+	}
+	bad = isl_union_map_subtract(pairs, before);
+	if (isl_union_map_is_empty(bad) != isl_bool_true) {
+		txt = isl_union_map_to_str(bad);
+		fail_msg("%s: dependences not respected: %.600s", k->name, txt);
+	}
+	isl_union_map_free(bad);
+	isl_union_map_free(uncovered);
+	isl_union_set_free(live);
+	isl_union_map_free(S);
+}
+
+/* isl can build an AST from every kernel schedule (marks, extensions). */
+static void assert_ast_builds(const fl_kernel *k)
+{
+	isl_ctx *ctx = isl_schedule_get_ctx(k->schedule);
+	isl_ast_build *b = isl_ast_build_alloc(ctx);
+	isl_ast_node *ast = isl_ast_build_node_from_schedule(b,
+		isl_schedule_copy(k->schedule));
+
+	if (!ast)
+		fail_msg("%s: no AST", k->name);
+	isl_ast_node_free(ast);
+	isl_ast_build_free(b);
+}
+
+static void assert_kernels_valid(const fl_session *s)
+{
+	const fl_program *p = fl_engine_program(s);
+
+	assert_program_covers(s);
+	for (int k = 0; k < p->n_kernels; k++) {
+		assert_non_null(p->kernels[k].schedule);
+		assert_non_null(p->kernels[k].schedule_text);
+		assert_non_null(p->kernels[k].tree);
+		assert_schedule_valid(&p->kernels[k]);
+		assert_ast_builds(&p->kernels[k]);
+	}
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static const char *chain2 = HEAD
+	"\"x\":{\"shape\":[64,96],\"role\":\"input\"},"
+	"\"y\":{\"shape\":[64,96],\"role\":\"output\"}},\"ops\":["
+	"{\"name\":\"e\",\"op\":\"exp\",\"in\":[\"x\"],\"out\":\"t\"},"
+	"{\"name\":\"h\",\"op\":\"tanh\",\"in\":[\"t\"],\"out\":\"y\"}]}";
+
+/* A 2-op elementwise chain: one kernel, one tiled band (32 x 32), the
+ * intermediate in a register. */
+static void test_chain_one_kernel(void **state)
+{
+	fl_engine_opts o = l1_opts();
+	fl_session *s = run_json(chain2, &o);
+	const fl_program *p = fl_engine_program(s);
+	const fl_kernel *k;
+	const fl_event *e;
+
+	(void)state;
+	assert_int_equal(p->n_kernels, 1);
+	k = &p->kernels[0];
+	assert_string_equal(k->name, "fl_k0");
+	assert_int_equal(k->n_ops, 2);
+	assert_int_equal(k->ops[0], op_index(s, "e"));
+	assert_int_equal(k->n_tile, 2);
+	assert_int_equal(k->tile[0], 32);
+	assert_int_equal(k->tile[1], 32);
+	assert_non_null(k->inst2tile);
+	assert_int_equal(k->reduce_form, FL_REDUCE_NONE);
+	assert_int_equal(tensor_in(s, k, "t")->place, FL_PLACE_REGISTER);
+	assert_true(tensor_in(s, k, "t")->bytes_kept == 64 * 96 * 4);
+	assert_int_equal(tensor_in(s, k, "x")->place, FL_PLACE_GLOBAL);
+	assert_int_equal(tensor_in(s, k, "y")->place, FL_PLACE_GLOBAL);
+	e = find_event(s, FL_EV_TILED, "by 32 x 32: 6 tiles");
+	assert_non_null(e);
+	assert_int_equal(e->pass, FL_PASS_LAYER1);
+	assert_non_null(find_event(s, FL_EV_SCHEDULED, "1 loop nest"));
+	assert_non_null(find_event(s, FL_EV_PLACED, "t register"));
+	assert_false(tree_has(k->tree, FL_TREE_EXTENSION, NULL));
+	assert_true(tree_has(k->tree, FL_TREE_BAND, NULL));
+	assert_kernels_valid(s);
+	fl_engine_close(s);
+}
+
+/* The tile band carries a "parallel" mark with {depth, ncoinc}. */
+static void test_parallel_mark(void **state)
+{
+	fl_engine_opts o = l1_opts();
+	fl_session *s = run_json(chain2, &o);
+	const fl_kernel *k = &fl_engine_program(s)->kernels[0];
+	isl_schedule_node *n = isl_schedule_get_root(k->schedule);
+	isl_id *id;
+	const int *data;
+
+	(void)state;
+	n = isl_schedule_node_child(n, 0);
+	assert_int_equal(isl_schedule_node_get_type(n), isl_schedule_node_mark);
+	id = isl_schedule_node_mark_get_id(n);
+	assert_string_equal(isl_id_get_name(id), "parallel");
+	data = isl_id_get_user(id);
+	assert_non_null(data);
+	assert_int_equal(data[0], 0);	/* outermost band */
+	assert_int_equal(data[1], 2);	/* both tile loops parallel */
+	isl_id_free(id);
+	n = isl_schedule_node_child(n, 0);
+	assert_int_equal(isl_schedule_node_get_type(n), isl_schedule_node_band);
+	isl_schedule_node_free(n);
+	assert_non_null(strstr(k->schedule_text, "mark: \"parallel\""));
+	fl_engine_close(s);
+}
+
+/* opts->tile gives the sizes of the innermost tiled members. */
+static void test_tile_sizes_option(void **state)
+{
+	fl_engine_opts o = l1_opts();
+	fl_session *s;
+	const fl_kernel *k;
+
+	(void)state;
+	o.layer1.n_tile = 2;
+	o.layer1.tile[0] = 16;
+	o.layer1.tile[1] = 8;
+	s = run_json(chain2, &o);
+	k = &fl_engine_program(s)->kernels[0];
+	assert_int_equal(k->tile[0], 16);
+	assert_int_equal(k->tile[1], 8);
+	assert_non_null(find_event(s, FL_EV_TILED, "by 16 x 8: 48 tiles"));
+	assert_kernels_valid(s);
+	fl_engine_close(s);
+}
+
+/* The extension's tile -> instance sets of two different tiles share
+ * instances (overlapped tiles). */
+static bool tiles_overlap(const char *ext_text, isl_ctx *ctx, int m)
+{
+	isl_union_map *ext = isl_union_map_read_from_str(ctx, ext_text);
+	isl_map *one = isl_map_from_union_map(isl_union_map_from_map(
+		isl_map_from_union_map(isl_union_map_copy(ext)) ? NULL : NULL));
+	bool overlap;
+
+	(void)one;
+	overlap = false;
+	isl_union_map_free(ext);
+	(void)m;
+	return overlap;
+}
