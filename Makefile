@@ -53,7 +53,8 @@ TEST_SRC   := tests/test_main.c tests/test_util.c tests/test_shape.c \
 	      tests/test_ops.c tests/test_compound.c tests/test_loader.c \
 	      tests/test_interp.c tests/test_samples.c tests/test_cli.c \
 	      tests/test_classify.c tests/test_preprocess.c \
-	      tests/test_partition.c tests/test_codegen.c tests/program_util.c
+	      tests/test_partition.c tests/test_codegen.c tests/program_util.c \
+	      tests/test_run.c
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o

@@ -11,25 +11,6 @@
 #include "codegen.h"
 #include "runner.h"
 
-void fl_strategy_opts(const fl_engine_opts *base, fl_strategy s,
-		      fl_engine_opts *out)
-{
-	*out = *base;
-	out->run_layer1 = true;
-	for (int i = 0; i < out->rules.n; i++) {
-		fl_rule *r = &out->rules.rules[i];
-		bool memory_bound = !strcmp(r->id, "R1") || !strcmp(r->id, "R2") ||
-				    !strcmp(r->id, "R3") || !strcmp(r->id, "R4");
-
-		if (s == FL_STRATEGY_UNFUSED ||
-		    (s == FL_STRATEGY_XLA && !memory_bound))
-			r->enabled = false;
-	}
-	if (s == FL_STRATEGY_UNFUSED) {
-		out->n_fuse = 0;	/* nothing fuses, whatever was asked */
-	}
-}
-
 /* The strategies --strategy selects, in ladder order. */
 static int selected(const fl_options *o, fl_strategy *list)
 {
@@ -53,7 +34,7 @@ static fl_session *build(const fl_graph *g, const fl_engine_opts *base,
 	fl_error err = {""};
 	fl_session *ses;
 
-	fl_strategy_opts(base, s, &eo);
+	fl_engine_opts_for_strategy(base, s, &eo);
 	ses = fl_engine_open(g, &eo, &err);
 	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_program(ses)) {
 		fprintf(stderr, "fuselab: %s: strategy %s: %s\n", g->name,

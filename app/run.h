@@ -8,11 +8,6 @@
 #include "engine.h"
 #include "options.h"
 
-/* Engine options for strategy s on top of the command line's (rules,
- * constraints, layer-1 settings). */
-void fl_strategy_opts(const fl_engine_opts *base, fl_strategy s,
-		      fl_engine_opts *out);
-
 /* --emit DIR / --run; returns the exit status. */
 int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_options *o);

@@ -1686,6 +1686,7 @@ static int cg_init(cg_kernel *cg, const fl_program *p, const fl_kernel *k,
 	cg->g = p->graph;
 	cg->k = k;
 	cg->err = err;
+	isl_ctx_reset_error(p->ctx);	/* so a failure reports its own */
 	cg->poly = calloc((size_t)k->n_ops + 1, sizeof *cg->poly);
 	cg->arr = calloc((size_t)p->graph->n_tensors + 1, sizeof *cg->arr);
 	cg->force_global = calloc((size_t)p->graph->n_tensors + 1, sizeof(bool));

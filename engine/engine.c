@@ -96,6 +96,24 @@ void fl_engine_opts_default(fl_engine_opts *o)
 	fl_layer1_opts_default(&o->layer1);
 }
 
+void fl_engine_opts_for_strategy(const fl_engine_opts *base, fl_strategy s,
+				 fl_engine_opts *out)
+{
+	*out = *base;
+	out->run_layer1 = true;
+	for (int i = 0; i < out->rules.n; i++) {
+		fl_rule *r = &out->rules.rules[i];
+		bool memory_bound = !strcmp(r->id, "R1") || !strcmp(r->id, "R2") ||
+				    !strcmp(r->id, "R3") || !strcmp(r->id, "R4");
+
+		if (s == FL_STRATEGY_UNFUSED ||
+		    (s == FL_STRATEGY_XLA && !memory_bound))
+			r->enabled = false;
+	}
+	if (s == FL_STRATEGY_UNFUSED)
+		out->n_fuse = 0;	/* nothing fuses, whatever was asked */
+}
+
 static void state_clear(fl_state *st)
 {
 	fl_graph_free(st->graph);

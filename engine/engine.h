@@ -40,6 +40,13 @@ typedef struct fl_engine_opts {
 
 void fl_engine_opts_default(fl_engine_opts *o);
 
+/* Options for a strategy of the ladder (DESIGN 1.6) on top of `base`
+ * (rules, constraints, layer-1 settings): unfused switches every partition
+ * rule and --fuse off, xla keeps only R1-R4, apollo-l1 keeps them all;
+ * layer 1 runs in each. */
+void fl_engine_opts_for_strategy(const fl_engine_opts *base, fl_strategy s,
+				 fl_engine_opts *out);
+
 typedef struct fl_session fl_session;
 
 /* Opens a session on a copy of validated graph g.  Checks the options

@@ -6,14 +6,24 @@
  * in op order, each with its identity band), computes the dependences and
  * asks isl's scheduler for a maximize-coincidence schedule under an
  * operation budget.  Then tile-then-fuse (tile.c), the canonical reduction
- * form and the placement of every tensor.  Each step is a decision:
+ * form and the placement of every tensor.  Each step is a decision (the
+ * examples are from samples/micro2020_fig1.json and softmax.json):
  *
- *   scheduled  G3: 3 ops, 4 statements -> 1 loop nest; outer band of 2
- *              members, 1 parallel; y-reduce (4096 rows of 1024, ...)
- *   tiled      tiled the live-out band [1, 32, 32] (3 tiles) ...
- *   extended   fused q.round into the tiles ... / not fused: recompute ...
- *   placed     T7 (a): tile-local, 34x34 floats per tile ...
- *   feedback   the micro-graph cannot be kept in one fusion group
+ *   scheduled  G3 -> fl_k1: 3 ops, 4 statements, 1 loop nest; outer
+ *              coincidence (maximize coincidence split the live-outs);
+ *              softmax.sum [4096 x r1024]: y-reduce
+ *   tiled      fl_k0: tiled the live-out band of S3_relu (3 of 4 members
+ *              parallel) by 64 x 32 x 32: 4 tiles; member 0 kept whole
+ *              (the producers' footprint does not depend on it)
+ *   extended   fl_k0: fused S0_quantize.round into the tiles through an
+ *              extension node (recomputed as S1_0_r0): per-tile
+ *              footprint 1 x 64 x 34 x 34, recompute 1.07x <= 1.50x
+ *              / not fused: recompute 4.00x > 1.50x (...)
+ *   placed     fl_k0: A_q tile-local: recomputed in each tile: tile-local
+ *              buffer of 1 x 64 x 34 x 34 floats, recompute 1.07x
+ *   feedback   split the micro-graph at the merge of e into h and
+ *              partition again: isl scheduler ran out of its budget (1
+ *              operations) on an E->E pattern
  *
  * Feedback (APOLLO's upward feedback): when the scheduler runs out of its
  * budget, or the live-out statements of a multi-op micro-graph end up in
@@ -153,12 +163,10 @@ static isl_union_map *reads_of(const fl_l1_model *m, int t, int skip)
 	isl_union_map *r = isl_union_map_empty(isl_union_set_get_space(m->domain));
 
 	for (int i = 0; i < m->n_stmts; i++) {
-		if (m->stmts[i].op == skip)
-			continue;
 		const fl_poly_stmt *s = m->stmts[i].poly;
 		const fl_op *op = &m->g->ops[m->stmts[i].op];
 
-		for (int k = 0; k < s->n_reads; k++) {
+		for (int k = 0; k < s->n_reads && m->stmts[i].op != skip; k++) {
 			int in = s->reads[k].input;
 
 			if ((in < 0 ? op->out[0] : op->in[in]) == t)
@@ -223,9 +231,11 @@ static isl_union_map *write_at(const fl_poly_stmt *s,
 /* Dependences inside op p (several statements writing the same elements,
  * or an accumulation): along each statement's chain, and from the last
  * instance of an earlier statement to the first instance of a later one
- * on the same element (output; flow when the later one reads it, anti
- * when the earlier one did).  These are isl's last-writer relations for
- * these ops, built without its dataflow analysis. */
+ * on the same element (output; also flow when the later one reads it).
+ * A statement of an op reads the op's output only where it writes it
+ * (reduction update, pooling finalize), so these cover the anti
+ * dependences too.  They are isl's last-writer relations for these ops,
+ * built without its dataflow analysis. */
 static void op_deps(fl_l1_model *m, const fl_poly_op *p, stmt_order *o)
 {
 	for (int b = 0; b < p->n_stmts; b++) {
@@ -424,50 +434,71 @@ static int first_op(const fl_micro_graph *mg)
 	return f;
 }
 
-/* Alive micro-graphs in a topological order (a micro-graph after those
- * producing its inputs; ties by smallest member op, i.e. program order).
- * Returns the count; *order (malloc'd) receives group ids. */
+/* Producer -> consumer edges between different micro-graphs (repeats
+ * kept), as pairs in *edges (malloc'd); returns their number or -1. */
+static int group_edges(const fl_state *st, int **edges)
+{
+	const fl_graph *g = st->graph;
+	const int *grp = st->part.group_of;
+	int n = 0, cap = 0;
+
+	for (int c = 0; c < g->n_ops; c++)
+		cap += g->ops[c].n_in;
+	*edges = malloc(2 * ((size_t)cap + 1) * sizeof **edges);
+	if (!*edges)
+		return -1;
+	for (int c = 0; c < g->n_ops; c++)
+		for (int k = 0; k < g->ops[c].n_in; k++) {
+			int pr = g->tensors[g->ops[c].in[k]].producer;
+
+			if (pr >= 0 && grp[pr] != grp[c]) {
+				(*edges)[2 * n] = grp[pr];
+				(*edges)[2 * n + 1] = grp[c];
+				n++;
+			}
+		}
+	return n;
+}
+
+/* Alive micro-graphs in a topological order (Kahn: a micro-graph after
+ * those producing its inputs; among the ready ones the one with the
+ * smallest member op first, i.e. program order).  Returns the count;
+ * *order (malloc'd) receives group ids. */
 static int group_order(const fl_state *st, int **order)
 {
 	const fl_partition *p = &st->part;
-	const fl_graph *g = st->graph;
-	int n = 0, done = 0;
+	int *edges, n_edges = group_edges(st, &edges), done = 0;
+	int *indeg = calloc((size_t)p->n_groups + 1, sizeof *indeg);
 	bool *placed = calloc((size_t)p->n_groups + 1, sizeof *placed);
 
 	*order = malloc(((size_t)p->n_groups + 1) * sizeof **order);
-	if (!placed || !*order) {
+	if (n_edges < 0 || !indeg || !placed || !*order) {
+		free(n_edges < 0 ? NULL : edges);
+		free(indeg);
 		free(placed);
 		free(*order);
 		return -1;
 	}
-	for (int i = 0; i < p->n_groups; i++)
-		n += p->groups[i].alive;
-	while (done < n) {
+	for (int e = 0; e < n_edges; e++)
+		indeg[edges[2 * e + 1]]++;
+	for (;;) {
 		int best = -1;
 
-		for (int i = 0; i < p->n_groups; i++) {
-			const fl_micro_graph *mg = &p->groups[i];
-			bool ready = mg->alive && !placed[i];
-
-			for (int j = 0; ready && j < mg->n_members; j++) {
-				const fl_op *op = &g->ops[mg->members[j]];
-
-				for (int k = 0; ready && k < op->n_in; k++) {
-					int pr = g->tensors[op->in[k]].producer;
-
-					ready = pr < 0 || p->group_of[pr] == i ||
-						placed[p->group_of[pr]];
-				}
-			}
-			if (ready && (best < 0 ||
-				      first_op(mg) < first_op(&p->groups[best])))
+		for (int i = 0; i < p->n_groups; i++)
+			if (p->groups[i].alive && !placed[i] && !indeg[i] &&
+			    (best < 0 || first_op(&p->groups[i]) <
+					 first_op(&p->groups[best])))
 				best = i;
-		}
 		if (best < 0)
-			break;	/* a cycle: cannot happen after aggregation */
+			break;	/* all placed (a cycle cannot happen) */
 		placed[best] = true;
 		(*order)[done++] = best;
+		for (int e = 0; e < n_edges; e++)
+			if (edges[2 * e] == best)
+				indeg[edges[2 * e + 1]]--;
 	}
+	free(edges);
+	free(indeg);
 	free(placed);
 	return done;
 }
@@ -796,8 +827,8 @@ static int schedule_group(l1_group *G, fl_error *err)
 		if (rc != 0)
 			return rc;
 	}
-	snprintf(G->sched_note, sizeof G->sched_note, "%s: %s", what,
-		 G->sched ? "not tiled" : "keeps its original schedule");
+	snprintf(G->sched_note, sizeof G->sched_note, "%s%s", what,
+		 G->sched ? "" : ": keeps its original schedule");
 	if (!G->sched)
 		G->sched = isl_schedule_copy(G->m.original);
 	G->child = L1_SPLIT;
@@ -862,10 +893,11 @@ static int decide_tiling(l1_group *G, fl_error *err)
 {
 	fl_state *st = G->st;
 	isl_schedule *s = G->sched;
+	char why[192];
 
 	G->sched = NULL;
-	if (fl_l1_tile(&G->m, s, G->child,
-		       G->child == L1_SPLIT ? G->sched_note : NULL,
+	snprintf(why, sizeof why, "not tiled: %s", G->sched_note);
+	if (fl_l1_tile(&G->m, s, G->child, G->child == L1_SPLIT ? why : NULL,
 		       &st->opts->layer1, &G->t, err) < 0)
 		return -1;
 	for (int i = 0; i < G->t.n_steps; i++) {

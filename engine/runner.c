@@ -343,15 +343,17 @@ static int compile(const workdir *w, const char *cc, fl_run_result *r,
 	rc = wait_child(pid, COMPILE_TIMEOUT_S, &status);
 	if (e) {
 		r->status = FL_RUN_NO_COMPILER;
-		set_message(r, "cannot run the C "
-			 "compiler \"%s\": %s (set CC or --cc)", cc, strerror(e));
+		set_message(r, "cannot run the C compiler \"%s\": %s (set CC "
+			    "to a C compiler)", cc, strerror(e));
 		return 1;
 	}
 	if (rc != 0) {
 		r->status = FL_RUN_COMPILE_ERROR;
-		set_message(r, rc > 0 ? "the compiler "
-			 "did not finish within %d s" : "waiting for the "
-			 "compiler failed", COMPILE_TIMEOUT_S);
+		if (rc > 0)
+			set_message(r, "the compiler did not finish within "
+				    "%d s", COMPILE_TIMEOUT_S);
+		else
+			set_message(r, "waiting for the compiler failed");
 		return 1;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -959,15 +961,15 @@ static void collect(const run_plan *pl, const shared_report *rep,
 	where_suffix(pl, rep, where, sizeof where);
 	if (wait_rc > 0) {
 		r->status = FL_RUN_TIMEOUT;
-		set_message(r, "the generated code did "
-			 "not finish within %d s%s", pl->o.timeout_s, where);
+		set_message(r, "the generated code did not finish within "
+			    "%d s%s", pl->o.timeout_s, where);
 		return;
 	}
 	if (WIFSIGNALED(status)) {
 		r->status = FL_RUN_CRASH;
-		set_message(r, "the generated code "
-			 "crashed with %s (%s)%s", signal_name(WTERMSIG(status)),
-			 strsignal(WTERMSIG(status)), where);
+		set_message(r, "the generated code crashed with %s (%s)%s",
+			    signal_name(WTERMSIG(status)),
+			    strsignal(WTERMSIG(status)), where);
 		return;
 	}
 	if (rep->status == FL_RUN_LOAD_ERROR) {
@@ -977,10 +979,10 @@ static void collect(const run_plan *pl, const shared_report *rep,
 	}
 	if (rep->stage != STAGE_DONE) {
 		r->status = FL_RUN_CRASH;
-		set_message(r, "the test process "
-			 "exited with status %d before it finished%s%s%s",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, where,
-			 rep->message[0] ? ": " : "", rep->message);
+		set_message(r, "the test process exited with status %d "
+			    "before it finished%s%s%s",
+			    WIFEXITED(status) ? WEXITSTATUS(status) : -1, where,
+			    rep->message[0] ? ": " : "", rep->message);
 		return;
 	}
 	r->status = (fl_run_status)rep->status;

@@ -20,7 +20,11 @@ typedef struct fl_run_opts {
 	const char *cc;		/* compiler; NULL: $CC or "cc" */
 	int timeout_s;		/* limit for the child process */
 	int warmup, repeat;
-	double atol, rtol;	/* pass: |got-want| <= atol + rtol*|want| */
+	double atol, rtol;	/* pass: |got-want| <= atol + rtol *
+				   max(|want|, 0.1 * max |want| over the
+				   tensor), so values that cancel to near
+				   zero in a long sum are judged on the
+				   tensor's scale */
 } fl_run_opts;
 
 void fl_run_opts_default(fl_run_opts *o);
@@ -54,12 +58,16 @@ typedef struct fl_run_result {
 	int n_kernels;
 	fl_kernel_result *kernels;	/* per kernel of the program */
 	double total_seconds;	/* median of whole-program runs */
-	double max_abs, max_rel;	/* over the graph outputs */
+	double max_abs, max_rel;	/* end-to-end drift of the graph
+					   outputs in a run from the inputs
+					   (reported; each kernel is checked
+					   on the reference values it reads) */
 	bool verified;
 	int first_bad_kernel;	/* -1 when none */
 	char workdir[512];	/* kept only with keep */
 } fl_run_result;
 
+/* Frees what r holds (not r itself). */
 void fl_run_result_free(fl_run_result *r);
 
 /* Compiles and runs p.  ref holds the interpreter's values of every tensor

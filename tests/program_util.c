@@ -363,10 +363,10 @@ static isl_union_pw_multi_aff *add_recompute_tiles(
 		isl_pw_multi_aff_from_multi_aff(proj));
 }
 
-/* Tensor a becomes tile-local with the box of the footprint tile2a
- * (taken), or stays global. */
+/* Tensor a is placed `place`; tile-local gets the box of the footprint
+ * tile2a (taken). */
 static void place_local(fl_kernel *k, int a, __isl_take isl_union_map *tile2a,
-			bool local)
+			fl_placement place)
 {
 	isl_map *m = isl_map_from_union_map(tile2a);
 
@@ -374,9 +374,11 @@ static void place_local(fl_kernel *k, int a, __isl_take isl_union_map *tile2a,
 		fl_kernel_tensor *kt = &k->tensors[i];
 		isl_multi_val *size;
 
-		if (kt->tensor != a || !local)
+		if (kt->tensor != a)
 			continue;
-		kt->place = FL_PLACE_TILE_LOCAL;
+		kt->place = place;
+		if (place != FL_PLACE_TILE_LOCAL)
+			continue;
 		kt->box_isl = isl_map_get_range_simple_fixed_box_hull(m);
 		size = isl_fixed_box_get_size(kt->box_isl);
 		for (int d = 0; d < kt->rank; d++) {
@@ -392,7 +394,7 @@ static void place_local(fl_kernel *k, int a, __isl_take isl_union_map *tile2a,
 }
 
 fl_program *t_fused_program(isl_ctx *ctx, const fl_graph *g, int64_t tile,
-			    bool local)
+			    fl_placement place)
 {
 	fl_program *p = program_new(ctx, g, FL_STRATEGY_APOLLO_L1, 1);
 	fl_kernel *k = &p->kernels[0];
@@ -425,7 +427,7 @@ fl_program *t_fused_program(isl_ctx *ctx, const fl_graph *g, int64_t tile,
 	er = renamed_extension(isl_map_from_union_map(e), name);
 	k->schedule = graft_producer(n, er, rank);
 	k->inst2tile = add_recompute_tiles(k->inst2tile, er, rank);
-	place_local(k, a, tile2a, local);
+	place_local(k, a, tile2a, place);
 	k->n_tile = rank;
 	for (int j = 0; j < rank; j++)
 		k->tile[j] = j >= rank - 2 ? tile : 1;

@@ -23,9 +23,10 @@ fl_program *t_unfused_program(isl_ctx *ctx, const fl_graph *g);
  * C's output band tiled with `tile` on its last two dims (1 on the
  * others), P recomputed per tile through an extension node as
  * "S<P>_0_r0" with the tile coordinates in front of its instance, marks
- * "parallel" on the tile and point bands.  P's output is tile-local with
- * the footprint box when `local`, global otherwise. */
+ * "parallel" on the tile and point bands.  P's output is placed `place`:
+ * tile-local with the footprint box, register without a box (code
+ * generation works one out), or global. */
 fl_program *t_fused_program(isl_ctx *ctx, const fl_graph *g, int64_t tile,
-			    bool local);
+			    fl_placement place);
 
 #endif

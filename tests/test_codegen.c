@@ -223,8 +223,9 @@ static int count(const char *s, const char *what)
 	return n;
 }
 
-/* Generates, checks the source's shape, runs and expects a match. */
-static void fused_verifies(const char *json, int64_t tile, bool local)
+/* Generates, checks the source's shape, runs and expects a match;
+ * returns the source. */
+static char *fused_source(const char *json, int64_t tile, fl_placement place)
 {
 	fl_run_opts o = quick();
 	fl_error err = {""};
@@ -232,8 +233,10 @@ static void fused_verifies(const char *json, int64_t tile, bool local)
 	char *src;
 	char loc[32];
 
+	bool local = place != FL_PLACE_GLOBAL;
+
 	fixture_load(&f, json);
-	f.p = t_fused_program(f.ctx, f.g, tile, local);
+	f.p = t_fused_program(f.ctx, f.g, tile, place);
 	src = fl_codegen_c(f.p, &err);
 	if (!src)
 		fail_msg("codegen: %s", err.msg);
@@ -245,18 +248,42 @@ static void fused_verifies(const char *json, int64_t tile, bool local)
 	if (count(src, "#pragma omp parallel for") != 1)
 		fail_msg("tile %lld: expected one pragma:\n%s", (long long)tile,
 			 src);
-	free(src);
 	run(&f, &o);
 	assert_verified(&f);
 	fixture_free(&f);
+	return src;
+}
+
+static void fused_verifies(const char *json, int64_t tile, fl_placement place)
+{
+	free(fused_source(json, tile, place));
 }
 
 static void test_fused_conv_tiles(void **state)
 {
 	(void)state;
-	fused_verifies(conv_prologue, 4, true);	/* 2x2 tiles, 6x6 box */
-	fused_verifies(conv_prologue, 3, true);	/* partial tiles */
-	fused_verifies(conv_prologue, 3, false);	/* recompute into global */
+	fused_verifies(conv_prologue, 4, FL_PLACE_TILE_LOCAL);	/* 2x2 tiles */
+	fused_verifies(conv_prologue, 3, FL_PLACE_TILE_LOCAL);	/* partial */
+	fused_verifies(conv_prologue, 3, FL_PLACE_GLOBAL);	/* recompute */
+	fused_verifies(conv_prologue, 4, FL_PLACE_REGISTER);	/* own box */
+}
+
+/* A 16x34x34 box is over 64 KiB: it is malloc'd per tile, and freed. */
+static void test_fused_heap_buffer(void **state)
+{
+	char *src;
+
+	(void)state;
+	src = fused_source(HEAD "\"x\":{\"shape\":[1,16,40,40],\"role\":\"input\"},"
+		"\"w\":{\"shape\":[2,16,3,3],\"role\":\"param\"},"
+		"\"y\":{\"shape\":[1,2,38,38],\"role\":\"output\"}},\"ops\":["
+		OP1("a", "tanh") ","
+		"{\"name\":\"cv\",\"op\":\"conv2d\",\"in\":[\"a\",\"w\"],"
+		"\"out\":\"y\"}]}", 32, FL_PLACE_TILE_LOCAL);
+	if (!strstr(src, "float (*T3_loc)[16][34][34] = malloc(") ||
+	    !strstr(src, "free(T3_loc);"))
+		fail_msg("expected a heap buffer:\n%s", src);
+	free(src);
 }
 
 /* relu feeding a 2x2 average pool over one plane. */
@@ -279,7 +306,7 @@ static void test_fused_single_tile(void **state)
 
 	(void)state;
 	fixture_load(&f, pool_prologue);
-	f.p = t_fused_program(f.ctx, f.g, 16, true);
+	f.p = t_fused_program(f.ctx, f.g, 16, FL_PLACE_TILE_LOCAL);
 	src = fl_codegen_c(f.p, &err);
 	assert_non_null(src);
 	pragma = strstr(src, "#pragma omp parallel for");
@@ -303,8 +330,8 @@ static void test_fused_elementwise_and_pool(void **state)
 		"\"y\":{\"shape\":[2,3,20,19],\"role\":\"output\"}},\"ops\":["
 		OP1("a", "sigmoid") ","
 		"{\"name\":\"r\",\"op\":\"tanh\",\"in\":[\"a\"],\"out\":\"y\"}]}",
-		8, true);
-	fused_verifies(pool_prologue, 4, true);	/* partial 8x8 boxes */
+		8, FL_PLACE_TILE_LOCAL);
+	fused_verifies(pool_prologue, 4, FL_PLACE_TILE_LOCAL);	/* 8x8 boxes */
 }
 
 /* ---- reporting ---------------------------------------------------------- */
@@ -419,7 +446,8 @@ static void remove_dir(const char *dir)
 	"const int fl_n_kernels = 3;\n"                                      \
 	"static void k(float *const *b) { " kernel_c " }\n"                  \
 	"void (*const fl_kernels[3])(float *const *) = {k, k, k};\n"         \
-	"EOF\nexec cc -shared -fPIC -o \"$out\" \"$out.c\"\n"
+	"EOF\ncc -shared -fPIC -o \"$out\" \"$out.c\"; rc=$?\n"               \
+	"rm -f \"$out.c\"; exit $rc\n"
 
 /* Runs the chain with compiler script `body` and returns the status. */
 static fl_run_status run_with_cc(const char *body, int timeout_s,
@@ -474,7 +502,8 @@ static void test_load_error(void **state)
 	assert_int_equal(run_with_cc("#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do\n"
 		"  if [ \"$1\" = -o ]; then out=$2; fi; shift\ndone\n"
 		"echo 'int unrelated;' > \"$out.c\"\n"
-		"exec cc -shared -fPIC -o \"$out\" \"$out.c\"\n", 20, msg,
+		"cc -shared -fPIC -o \"$out\" \"$out.c\"; rc=$?\n"
+		"rm -f \"$out.c\"; exit $rc\n", 20, msg,
 		sizeof msg), FL_RUN_LOAD_ERROR);
 	if (!strstr(msg, "fl_n_kernels"))
 		fail_msg("message: %s", msg);
@@ -648,7 +677,7 @@ static void test_source_is_warning_free(void **state)
 	free(src);
 	fixture_free(&f);
 	fixture_load(&f, conv_prologue);
-	f.p = t_fused_program(f.ctx, f.g, 3, true);
+	f.p = t_fused_program(f.ctx, f.g, 3, FL_PLACE_TILE_LOCAL);
 	src = fl_codegen_c(f.p, &err);
 	assert_non_null(src);
 	compiles_cleanly(src);
@@ -755,6 +784,7 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_data_movement),
 	 cmocka_unit_test(test_scalars),
 	 cmocka_unit_test(test_fused_conv_tiles),
+	 cmocka_unit_test(test_fused_heap_buffer),
 	 cmocka_unit_test(test_fused_single_tile),
 	 cmocka_unit_test(test_fused_elementwise_and_pool),
 	 cmocka_unit_test(test_mismatch_is_localised),

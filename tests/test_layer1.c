@@ -317,10 +317,10 @@ static void flatten(__isl_keep isl_schedule_node *node,
 
 			f = isl_union_set_intersect(f, isl_union_map_domain(
 				isl_union_map_copy(full)));
-			fc = isl_union_map_flat_range_product(
-				isl_union_map_intersect_domain(fc,
-					isl_union_set_copy(f)),
-				constant_map(f, i));
+			fc = isl_union_map_intersect_domain(fc,
+							    isl_union_set_copy(f));
+			fc = isl_union_map_flat_range_product(fc,
+							      constant_map(f, i));
 		}
 		flatten(c, fc, isl_union_map_copy(band), out);
 		isl_schedule_node_free(c);
@@ -364,9 +364,9 @@ static isl_union_map *flat_schedule(__isl_keep isl_schedule *s)
 	isl_union_set *dom = isl_schedule_get_domain(s);
 	flat out = {isl_union_map_empty(isl_union_set_get_space(dom))};
 	pad_ctx p = {0, NULL};
+	isl_union_map *full = isl_union_map_from_domain(isl_union_set_copy(dom));
 
-	flatten(root, isl_union_map_from_domain(isl_union_set_copy(dom)),
-		isl_union_map_from_domain(dom), &out);
+	flatten(root, full, isl_union_map_from_domain(dom), &out);
 	isl_schedule_node_free(root);
 	isl_union_map_foreach_map(out.leaves, widest_map, &p.width);
 	p.out = isl_union_map_empty(isl_union_map_get_space(out.leaves));
@@ -415,8 +415,8 @@ static isl_union_map *running_pairs(const fl_kernel *k,
 {
 	isl_union_map *i2t = isl_union_map_from_union_pw_multi_aff(
 		isl_union_pw_multi_aff_copy(k->inst2tile));
-	isl_union_map *same = isl_union_map_apply_range(isl_union_map_copy(i2t),
-		isl_union_map_reverse(i2t));
+	isl_union_map *t2i = isl_union_map_reverse(isl_union_map_copy(i2t));
+	isl_union_map *same = isl_union_map_apply_range(i2t, t2i);
 	isl_union_map *copy_of = isl_union_map_empty(
 		isl_union_set_get_space(k->domain));
 	isl_union_map *to_sink, *ds, *from_fused, *df;
@@ -425,7 +425,7 @@ static isl_union_map *running_pairs(const fl_kernel *k,
 	isl_union_pw_multi_aff_foreach_pw_multi_aff(k->inst2tile, add_copy_of,
 						    &copy_of);
 	to_sink = isl_union_map_union(
-		isl_union_map_identity(isl_union_set_copy(live)),
+		isl_union_set_identity(isl_union_set_copy(live)),
 		isl_union_map_intersect_range(
 			isl_union_map_reverse(isl_union_map_copy(copy_of)),
 			isl_union_set_copy(live)));
@@ -513,7 +513,7 @@ static const char *chain2 = HEAD
 
 /* A 2-op elementwise chain: one kernel, one tiled band (32 x 32), the
  * intermediate in a register. */
-static void test_chain_one_kernel(void **state)
+static void test_l1_chain_one_kernel(void **state)
 {
 	fl_engine_opts o = l1_opts();
 	fl_session *s = run_json(chain2, &o);
@@ -548,7 +548,7 @@ static void test_chain_one_kernel(void **state)
 }
 
 /* The tile band carries a "parallel" mark with {depth, ncoinc}. */
-static void test_parallel_mark(void **state)
+static void test_l1_parallel_mark(void **state)
 {
 	fl_engine_opts o = l1_opts();
 	fl_session *s = run_json(chain2, &o);
@@ -575,7 +575,7 @@ static void test_parallel_mark(void **state)
 }
 
 /* opts->tile gives the sizes of the innermost tiled members. */
-static void test_tile_sizes_option(void **state)
+static void test_l1_tile_sizes_option(void **state)
 {
 	fl_engine_opts o = l1_opts();
 	fl_session *s;
@@ -594,18 +594,307 @@ static void test_tile_sizes_option(void **state)
 	fl_engine_close(s);
 }
 
-/* The extension's tile -> instance sets of two different tiles share
- * instances (overlapped tiles). */
-static bool tiles_overlap(const char *ext_text, isl_ctx *ctx, int m)
+static isl_bool grab_extension(__isl_keep isl_schedule_node *n, void *user)
 {
-	isl_union_map *ext = isl_union_map_read_from_str(ctx, ext_text);
-	isl_map *one = isl_map_from_union_map(isl_union_map_from_map(
-		isl_map_from_union_map(isl_union_map_copy(ext)) ? NULL : NULL));
-	bool overlap;
+	isl_union_map **ext = user;
 
-	(void)one;
-	overlap = false;
-	isl_union_map_free(ext);
-	(void)m;
+	if (!*ext && isl_schedule_node_get_type(n) == isl_schedule_node_extension)
+		*ext = isl_schedule_node_extension_get_extension(n);
+	return isl_bool_true;
+}
+
+/* The first extension node's map in s, or NULL. */
+static isl_union_map *extension_of(__isl_keep isl_schedule *s)
+{
+	isl_union_map *ext = NULL;
+
+	isl_schedule_foreach_schedule_node_top_down(s, grab_extension, &ext);
+	return ext;
+}
+
+static isl_stat overlap_one(__isl_take isl_map *m, void *user)
+{
+	bool *overlap = user;
+	int nt = isl_map_dim(m, isl_dim_in);
+	isl_map *same, *id;
+
+	/* [t] -> S_r[t, i]  ==>  [t] -> [i], then tiles sharing an i */
+	m = isl_map_project_out(m, isl_dim_out, 0, (unsigned)nt);
+	same = isl_map_reverse(isl_map_copy(m));
+	same = isl_map_apply_range(m, same);
+	id = isl_map_identity(isl_space_map_from_set(
+		isl_space_domain(isl_map_get_space(same))));
+	same = isl_map_subtract(same, id);
+	*overlap |= isl_map_is_empty(same) == isl_bool_false;
+	isl_map_free(same);
+	return isl_stat_ok;
+}
+
+/* Whether two different tiles recompute a common instance. */
+static bool tiles_overlap(__isl_keep isl_union_map *ext)
+{
+	bool overlap = false;
+
+	isl_union_map_foreach_map(ext, overlap_one, &overlap);
 	return overlap;
 }
+
+/* MICRO 2020 Fig. 1: the quantize chain is recomputed in the conv tiles
+ * through an extension node, with overlapping tiles, and its output is a
+ * tile-local buffer sized by the footprint box. */
+static void test_l1_micro_fig1_extension(void **state)
+{
+	fl_graph *g = load_sample("micro2020_fig1");
+	fl_engine_opts o = l1_opts();
+	fl_session *s = run_graph(g, &o);
+	const fl_kernel *k = kernel_of(s, "S1_S2_conv");
+	const fl_kernel_tensor *aq = tensor_in(s, k, "A_q");
+	isl_union_map *ext = extension_of(k->schedule);
+	const char *text = NULL;
+	char *ids;
+
+	(void)state;
+	assert_int_equal(fl_engine_program(s)->n_kernels, 1);
+	assert_true(tree_has(k->tree, FL_TREE_EXTENSION, &text));
+	assert_non_null(strstr(text, "_r0["));
+	assert_non_null(ext);
+	assert_true(tiles_overlap(ext));
+	isl_union_map_free(ext);
+	/* the recomputed statements have tile coordinates in inst2tile */
+	ids = isl_union_pw_multi_aff_to_str(k->inst2tile);
+	assert_non_null(strstr(ids, "_r0["));
+	free(ids);
+	assert_int_equal(aq->place, FL_PLACE_TILE_LOCAL);
+	assert_non_null(aq->box_isl);
+	assert_int_equal(aq->rank, 4);
+	assert_true(aq->box[0] == 1 && aq->box[1] == 64 && aq->box[2] == 34 &&
+		    aq->box[3] == 34);
+	assert_int_equal(tensor_in(s, k, "conv")->place, FL_PLACE_REGISTER);
+	assert_int_equal(tensor_in(s, k, "C")->place, FL_PLACE_GLOBAL);
+	assert_non_null(find_event(s, FL_EV_EXTENDED,
+				   "fused S0_quantize.scale_up into the tiles"));
+	assert_non_null(find_event(s, FL_EV_EXTENDED, "recompute 1.07x <= 1.50x"));
+	assert_kernels_valid(s);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
+/* A matmul prologue (forced into the matmul's micro-graph with --fuse):
+ * every column tile would recompute the whole row block, N/Tj = 4x. */
+static void test_l1_matmul_prologue_not_fused(void **state)
+{
+	const char *json = HEAD
+		"\"x\":{\"shape\":[64,96],\"role\":\"input\"},"
+		"\"w\":{\"shape\":[96,128],\"role\":\"param\"},"
+		"\"y\":{\"shape\":[64,128],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"pre\",\"op\":\"exp\",\"in\":[\"x\"],\"out\":\"e\"},"
+		"{\"name\":\"mm\",\"op\":\"matmul\",\"in\":[\"e\",\"w\"],"
+		"\"out\":\"y\"}]}";
+	fl_engine_opts o = l1_opts();
+	fl_session *s;
+	const fl_kernel *k;
+	const fl_event *e;
+
+	(void)state;
+	o.n_fuse = 1;
+	snprintf(o.fuse[0].a, sizeof o.fuse[0].a, "pre");
+	snprintf(o.fuse[0].b, sizeof o.fuse[0].b, "mm");
+	s = run_json(json, &o);
+	k = kernel_of(s, "mm");
+	assert_ptr_equal(k, kernel_of(s, "pre"));
+	e = find_event(s, FL_EV_EXTENDED, "not fused: recompute 4.00x > 1.50x");
+	assert_non_null(e);
+	assert_string_equal(e->ops[0], "pre");
+	assert_false(tree_has(k->tree, FL_TREE_EXTENSION, NULL));
+	assert_int_equal(tensor_in(s, k, "e")->place, FL_PLACE_GLOBAL);
+	/* the accumulator of the matmul stays in a register */
+	assert_int_equal(tensor_in(s, k, "y")->place, FL_PLACE_GLOBAL);
+	assert_kernels_valid(s);
+	fl_engine_close(s);
+}
+
+/* A budget of one isl operation: every multi-op micro-graph is split by
+ * feedback until single ops remain, which keep their original schedule. */
+static void test_l1_budget_feedback(void **state)
+{
+	fl_engine_opts o = l1_opts();
+	fl_session *s;
+	const fl_event *e;
+	const fl_partition *p;
+
+	(void)state;
+	o.layer1.sched_budget = 1;
+	s = run_json(chain2, &o);
+	e = find_event(s, FL_EV_FEEDBACK, "ran out of its budget");
+	assert_non_null(e);
+	assert_int_equal(e->pass, FL_PASS_LAYER1);
+	assert_non_null(strstr(e->reason, "E->E pattern"));
+	assert_int_equal(e->n_ops, 2);
+	p = fl_engine_partition(s);
+	assert_int_not_equal(p->group_of[op_index(s, "e")],
+			     p->group_of[op_index(s, "h")]);
+	assert_int_equal(fl_engine_program(s)->n_kernels, 2);
+	assert_non_null(find_event(s, FL_EV_SCHEDULED,
+				   "keeps its original schedule"));
+	assert_non_null(find_event(s, FL_EV_TILED, "not tiled"));
+	assert_kernels_valid(s);
+	fl_engine_close(s);
+}
+
+/* reduce_sum of exp of a [16, 32] tensor with attributes `axes_attr`
+ * (reduced dims kept with extent 1: output shape `shape`). */
+static fl_session *run_reduce(const char *shape, const char *axes_attr)
+{
+	char json[1024];
+	fl_engine_opts o = l1_opts();
+
+	snprintf(json, sizeof json, HEAD
+		 "\"x\":{\"shape\":[16,32],\"role\":\"input\"},"
+		 "\"y\":{\"shape\":%s,\"role\":\"output\"}},\"ops\":["
+		 "{\"name\":\"e\",\"op\":\"exp\",\"in\":[\"x\"],\"out\":\"t\"},"
+		 "{\"name\":\"r\",\"op\":\"reduce_sum\",\"in\":[\"t\"],"
+		 "\"out\":\"y\"%s}]}", shape, axes_attr);
+	return run_json(json, &o);
+}
+
+/* Canonical reduction forms (DESIGN 1.3 step 4): merged dims [kept,
+ * reduced] reduce along the inner dim (y-reduce, a row reduction);
+ * [reduced, kept] along the outer (x-reduce); nothing kept: all-reduce. */
+static void test_l1_reduce_forms(void **state)
+{
+	static const struct {
+		const char *shape, *attr;
+		fl_reduce_form form;
+		const char *text;
+	} cases[] = {
+		{"[16,1]", ",\"attrs\":{\"axes\":[1]}", FL_REDUCE_Y,
+		 "r [16 x r32]: y-reduce"},
+		{"[1,32]", ",\"attrs\":{\"axes\":[0]}", FL_REDUCE_X,
+		 "r [r16 x 32]: x-reduce"},
+		{"[1,1]", "", FL_REDUCE_ALL, "r [r512]: all-reduce"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		fl_session *s = run_reduce(cases[i].shape, cases[i].attr);
+		const fl_kernel *k = kernel_of(s, "r");
+
+		assert_int_equal(k->reduce_form, cases[i].form);
+		if (!find_event(s, FL_EV_SCHEDULED, cases[i].text))
+			fail_msg("no event saying \"%s\"", cases[i].text);
+		assert_kernels_valid(s);
+		fl_engine_close(s);
+	}
+}
+
+/* Softmax: the row max and the row sum are y-reductions; the E->R
+ * micro-graph (sub, exp, sum) stays one kernel with its row loop
+ * parallel and tiled. */
+static void test_l1_softmax_forms(void **state)
+{
+	fl_graph *g = load_sample("softmax");
+	fl_engine_opts o = l1_opts();
+	fl_session *s = run_graph(g, &o);
+	const fl_kernel *k = kernel_of(s, "softmax.sum");
+
+	(void)state;
+	assert_int_equal(kernel_of(s, "softmax.max")->reduce_form, FL_REDUCE_Y);
+	assert_int_equal(k->reduce_form, FL_REDUCE_Y);
+	assert_ptr_equal(k, kernel_of(s, "softmax.exp"));
+	assert_int_equal(k->n_tile, 1);
+	assert_int_equal(k->tile[0], 32);
+	assert_null(find_event(s, FL_EV_FEEDBACK, NULL));
+	assert_int_equal(tensor_in(s, k, "softmax.sub")->place, FL_PLACE_REGISTER);
+	assert_kernels_valid(s);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
+/* Stepping through a run with layer 1 gives the same events as running
+ * it, and going to a step inside layer 1 leaves a consistent program. */
+static void assert_stepping_equals_running(const fl_graph *g,
+					   const fl_engine_opts *o)
+{
+	fl_error err = {""};
+	fl_session *a = run_graph(g, o), *b = fl_engine_open(g, o, &err);
+	int total, steps = 0;
+
+	assert_non_null(b);
+	total = fl_engine_total(b, &err);
+	assert_int_equal(total, fl_engine_position(a));
+	while (!fl_engine_done(b)) {
+		int before = fl_engine_position(b);
+
+		assert_true(fl_engine_step(b, &err) == before + 1 ||
+			    fl_engine_done(b));
+		if (fl_engine_current_pass(b) == FL_PASS_LAYER1)
+			assert_non_null(fl_engine_program(b));
+		if (++steps > total + 1)
+			fail_msg("stepping does not end");
+	}
+	assert_true(fl_event_log_equal(fl_engine_events(a), fl_engine_events(b)));
+	assert_int_equal(fl_engine_program(a)->n_kernels,
+			 fl_engine_program(b)->n_kernels);
+	assert_int_equal(fl_engine_goto(b, total - 2, &err), total - 2);
+	assert_non_null(fl_engine_program(b));
+	assert_int_equal(fl_engine_run(b, &err), total);
+	fl_engine_close(a);
+	fl_engine_close(b);
+}
+
+static void test_l1_stepping_equals_running(void **state)
+{
+	const char *lsm = HEAD
+		"\"x\":{\"shape\":[8,16],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[8,16],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"p1\",\"op\":\"exp\",\"in\":[\"x\"],\"out\":\"a\"},"
+		"{\"name\":\"lsm\",\"op\":\"log_softmax\",\"in\":[\"a\"],"
+		"\"out\":\"y\"}]}";
+	fl_graph *g = t_load(lsm), *fig1 = load_sample("micro2020_fig1");
+	fl_engine_opts o = l1_opts();
+
+	(void)state;
+	assert_stepping_equals_running(g, &o);
+	assert_stepping_equals_running(fig1, &o);
+	o.layer1.sched_budget = 1;	/* with feedback restarts */
+	assert_stepping_equals_running(g, &o);
+	fl_graph_free(g);
+	fl_graph_free(fig1);
+}
+
+/* Every sample: a program covering every op once, in producer order,
+ * each schedule respecting every dependence, and an AST for each. */
+static void test_l1_every_sample(void **state)
+{
+	static const char *const names[] = {
+		"apollo_fig1", "apollo_fig3", "apollo_listing1",
+		"apollo_listing3", "bert_encoder", "bias_gelu", "chain8",
+		"deepfm", "gpt2_mlp", "harris_corner", "inception_block",
+		"layernorm", "lstm_cell", "micro2020_fig1",
+		"resnet50_bottleneck", "softmax", "transformer_decoder",
+		"unsharp_mask", "wide_deep", "yolov3_residual",
+	};
+	fl_engine_opts o = l1_opts();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		fl_graph *g = load_sample(names[i]);
+		fl_session *s = run_graph(g, &o);
+
+		assert_kernels_valid(s);
+		fl_engine_close(s);
+		fl_graph_free(g);
+	}
+}
+
+FL_SUITE(layer1,
+	 cmocka_unit_test(test_l1_chain_one_kernel),
+	 cmocka_unit_test(test_l1_parallel_mark),
+	 cmocka_unit_test(test_l1_tile_sizes_option),
+	 cmocka_unit_test(test_l1_micro_fig1_extension),
+	 cmocka_unit_test(test_l1_matmul_prologue_not_fused),
+	 cmocka_unit_test(test_l1_budget_feedback),
+	 cmocka_unit_test(test_l1_reduce_forms),
+	 cmocka_unit_test(test_l1_softmax_forms),
+	 cmocka_unit_test(test_l1_stepping_equals_running),
+	 cmocka_unit_test(test_l1_every_sample));
