@@ -7,11 +7,13 @@
  * coincident members (scale_tile_loops = shift_point_loops = 0: tile
  * coordinates are tile indices, point loops run over the original
  * iterators).  Then, for each producer op outside the tiles, from the last
- * to the first, the instances each tile needs are found through the flow
- * dependences (the upwards-exposed data of the tile, mapped back to the
- * writing instances); the producer is recomputed inside each tile through
- * an extension node grafted before the point band, as renamed statements
- * S<op>_<k>_r0[t.., i..] (tile coordinates first), and its original
+ * to the first: the elements of its tensor that a tile reads (the tile's
+ * upwards-exposed data, by the tiled statements and by the producers
+ * already recomputed there) are mapped back to the instances writing them
+ * (MICRO 2020 eq. 4-6); the producer is recomputed inside each tile
+ * through an extension node grafted before the point band, as renamed
+ * statements S<op>_<k>_r0[t.., i..] (tile coordinates first, each with a
+ * band over its own iterators, in program order), and its original
  * instances are removed from the domain (ISL_GUIDE 6, steps 5, 7a, 8).
  *
  * A producer is not fused when

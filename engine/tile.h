@@ -110,9 +110,9 @@ int fl_l1_tile(const fl_l1_model *m, __isl_take isl_schedule *sched,
 void fl_l1_tiling_clear(fl_l1_tiling *t);
 
 /* The top-level children of a schedule: the filters of the sequence or
- * set right under the root (n = 1 with filter NULL when there is none).
- * Returns the count, or -1; *filters (malloc'd, owned isl sets) receives
- * one union_set per child. */
+ * set right under the root.  Returns their count (0 when the root has no
+ * sequence or set: one loop nest), or -1; *filters (malloc'd, with owned
+ * sets; NULL when 0) receives one union_set per child. */
 int fl_l1_top_children(__isl_keep isl_schedule *s, isl_union_set ***filters);
 void fl_l1_free_sets(isl_union_set **sets, int n);
 

@@ -333,6 +333,87 @@ static void test_constraint_options(void **state)
 	free(out);
 }
 
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void test_run_ladder(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(sample_run("apollo_fig3", "--run --repeat 1 --warmup 0",
+				    &out), 0);
+	assert_contains(out, "unfused");
+	assert_contains(out, "xla");
+	assert_contains(out, "apollo-l1");
+	assert_int_equal(count(out, "verified yes"), 3);
+	/* a fused kernel is compared with its ops unfused */
+	assert_contains(out, "unfused ");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--run --strategy bogus", &out), 2);
+	assert_contains(out, "--strategy: expected unfused, xla, apollo-l1 or all");
+	free(out);
+	assert_int_equal(sample_run("apollo_fig3", "--run --tile 0,4", &out), 2);
+	assert_contains(out, "--tile: expected");
+	free(out);
+}
+
+static void test_run_without_compiler(void **state)
+{
+	char args[1024], *out;
+
+	(void)state;
+	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --run "
+		 "--strategy unfused", t_samples_dir());
+	{
+		char cmd[2048];
+
+		snprintf(cmd, sizeof cmd, "CC=/nonexistent/cc %s %s",
+			 t_fuselab_bin(), args);
+		assert_int_equal(t_run(cmd, &out), 1);
+	}
+	assert_contains(out, "/nonexistent/cc");
+	free(out);
+}
+
+static void test_emit_and_layer1_json(void **state)
+{
+	char dir[] = "/tmp/fuselab-emit-XXXXXX", args[1024], cmd[1200], *out;
+	cJSON *j, *kernels;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(args, sizeof args, "--batch %s/micro2020_fig1.json --emit %s",
+		 t_samples_dir(), dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "micro2020_fig1-apollo-l1.c");
+	free(out);
+	snprintf(cmd, sizeof cmd, "cc -fsyntax-only -fopenmp -Wall -Wextra "
+		 "-Werror %s/micro2020_fig1-apollo-l1.c", dir);
+	if (t_run(cmd, &out) != 0)
+		fail_msg("emitted source does not compile cleanly:\n%s", out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(t_run(cmd, NULL), 0);
+	assert_int_equal(sample_run("micro2020_fig1", "--stage layer1 --format json",
+				    &out), 0);
+	j = cJSON_Parse(out);
+	assert_non_null(j);
+	kernels = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layer1"), "kernels");
+	assert_int_equal(cJSON_GetArraySize(kernels), 1);
+	assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetArrayItem(kernels, 0),
+						   "schedule")->valuestring,
+			       "extension"));
+	cJSON_Delete(j);
+	free(out);
+}
+
 /* Without root, the set-up script prints the exact apt-get line and fails;
  * dpkg-query and id are faked so the test runs on any machine. */
 static void test_install_script_without_root(void **state)
@@ -399,6 +480,9 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_list_ops),
 	 cmocka_unit_test(test_man_page_documents_options),
 	 cmocka_unit_test(test_install_script_without_root),
+	 cmocka_unit_test(test_run_ladder),
+	 cmocka_unit_test(test_run_without_compiler),
+	 cmocka_unit_test(test_emit_and_layer1_json),
 	 cmocka_unit_test(test_make_install),
 	 cmocka_unit_test(test_stage_partition),
 	 cmocka_unit_test(test_events_jsonl),
