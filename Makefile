@@ -54,7 +54,7 @@ TEST_SRC   := tests/test_main.c tests/test_util.c tests/test_shape.c \
 	      tests/test_interp.c tests/test_samples.c tests/test_cli.c \
 	      tests/test_classify.c tests/test_preprocess.c \
 	      tests/test_partition.c tests/test_codegen.c tests/program_util.c \
-	      tests/test_run.c
+	      tests/test_run.c tests/test_layer1.c
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o

@@ -153,6 +153,8 @@ typedef struct cg_loop {
 	struct cg_loop *next;	/* every loop of the kernel, for freeing */
 	int depth;		/* schedule depth (iterator c<depth>), -1 */
 	bool parallel;
+	bool coincident;	/* its band member is coincident: no
+				   dependence between its iterations */
 } cg_loop;
 
 /* A user node: one statement with its access expressions. */
@@ -200,6 +202,14 @@ typedef struct cg_kernel {
 typedef struct par_info {
 	int depth, ncoinc;
 } par_info;
+
+/* What a private "fl_band" mark (above every band) remembers: which
+ * members are coincident, for "#pragma omp simd" on innermost loops. */
+#define BAND_MAX_MEMBERS 64
+typedef struct band_info {
+	int depth, n;
+	bool coincident[BAND_MAX_MEMBERS];
+} band_info;
 
 static void cg_fail(cg_kernel *cg, const char *what)
 {
@@ -279,6 +289,31 @@ static __isl_give isl_schedule_node *wrap_parallel(
 	return isl_schedule_node_insert_mark(band, id);
 }
 
+/* Wraps `band` (taken) in an "fl_band" mark recording its coincident
+ * members; returns the node at the same place. */
+static __isl_give isl_schedule_node *wrap_band(
+	__isl_take isl_schedule_node *band)
+{
+	isl_size n = isl_schedule_node_band_n_member(band);
+	band_info *bi;
+	isl_id *id;
+
+	if (n <= 0 || n > BAND_MAX_MEMBERS)
+		return band;
+	bi = calloc(1, sizeof *bi);
+	if (!bi)
+		return isl_schedule_node_free(band);
+	bi->depth = isl_schedule_node_get_schedule_depth(band);
+	bi->n = n;
+	for (int i = 0; i < n; i++)
+		bi->coincident[i] =
+			isl_schedule_node_band_member_get_coincident(band, i) ==
+			isl_bool_true;
+	id = isl_id_alloc(isl_schedule_node_get_ctx(band), "fl_band", bi);
+	id = isl_id_set_free_user(id, &free);
+	return isl_schedule_node_insert_mark(band, id);
+}
+
 /* Bottom-up rewrite: with layer-1 marks, each "parallel" mark is replaced
  * by an "fl_par" mark over the same band; without them, every band with a
  * coincident first member gets one. */
@@ -304,16 +339,28 @@ static __isl_give isl_schedule_node *prepare_node(
 	return node;
 }
 
+/* Second pass: every band gets an "fl_band" mark right above it (under
+ * its "fl_par" mark, if any). */
+static __isl_give isl_schedule_node *mark_band(
+	__isl_take isl_schedule_node *node, void *user)
+{
+	(void)user;
+	if (isl_schedule_node_get_type(node) == isl_schedule_node_band)
+		return wrap_band(node);
+	return node;
+}
+
 static __isl_give isl_schedule *prepare_schedule(
 	__isl_keep isl_schedule *s)
 {
 	bool use_marks = false;
+	isl_schedule *r;
 
 	isl_schedule_foreach_schedule_node_top_down(s, &find_parallel_mark,
 						    &use_marks);
-	return isl_schedule_map_schedule_node_bottom_up(isl_schedule_copy(s),
-							&prepare_node,
-							&use_marks);
+	r = isl_schedule_map_schedule_node_bottom_up(isl_schedule_copy(s),
+						     &prepare_node, &use_marks);
+	return isl_schedule_map_schedule_node_bottom_up(r, &mark_band, NULL);
 }
 
 /* ---- the tile band ------------------------------------------------- */
@@ -893,8 +940,25 @@ static void flag_parallel(__isl_keep isl_ast_node *child, const par_info *pi)
 	isl_ast_node_free(n);
 }
 
+/* Flags the for loops under an "fl_band" mark that run one of its
+ * coincident members (loops of inner bands have larger depths). */
+static isl_bool flag_coincident(__isl_keep isl_ast_node *node, void *user)
+{
+	const band_info *bi = user;
+	cg_loop *l;
+	int m;
+
+	if (isl_ast_node_get_type(node) != isl_ast_node_for)
+		return isl_bool_true;
+	l = loop_of(node);
+	m = l ? l->depth - bi->depth : -1;
+	if (m >= 0 && m < bi->n && bi->coincident[m])
+		l->coincident = true;
+	return isl_bool_true;
+}
+
 /* Every mark is dropped from the AST (its subtree stays); "fl_par" marks
- * flag their loop first. */
+ * flag their loop first, "fl_band" marks the coincident loops. */
 static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 					   __isl_keep isl_ast_build *build,
 					   void *user)
@@ -907,6 +971,10 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 	if (id && strcmp(isl_id_get_name(id), "fl_par") == 0 &&
 	    isl_id_get_user(id))
 		flag_parallel(child, isl_id_get_user(id));
+	if (id && strcmp(isl_id_get_name(id), "fl_band") == 0 &&
+	    isl_id_get_user(id))
+		isl_ast_node_foreach_descendant_top_down(child,
+			&flag_coincident, isl_id_get_user(id));
 	isl_id_free(id);
 	isl_ast_node_free(node);
 	return child;
@@ -1052,8 +1120,8 @@ static const char *unary_template(fl_op_kind kind)
 	case FL_OP_SUB: return "$0 - $1";
 	case FL_OP_MUL: return "$0 * $1";
 	case FL_OP_DIV: return "$0 / $1";
-	case FL_OP_MAX: return "fmaxf($0, $1)";
-	case FL_OP_MIN: return "fminf($0, $1)";
+	case FL_OP_MAX: return "fl_fmaxf($0, $1)";
+	case FL_OP_MIN: return "fl_fminf($0, $1)";
 	case FL_OP_POW: return "powf($0, $1)";
 	case FL_OP_WHERE: return "$0 != 0.0f ? $1 : $2";
 	default: return "$0";	/* copy, cast, data movement */
@@ -1082,10 +1150,10 @@ static const char *init_value(const fl_op *op)
 static const char *update_template(const fl_op *op)
 {
 	switch (op->kind) {
-	case FL_OP_REDUCE_MAX: return "fmaxf($o, $0)";
-	case FL_OP_REDUCE_MIN: return "fminf($o, $0)";
+	case FL_OP_REDUCE_MAX: return "fl_fmaxf($o, $0)";
+	case FL_OP_REDUCE_MIN: return "fl_fminf($o, $0)";
 	case FL_OP_MATMUL: case FL_OP_CONV2D: return "$o + $0 * $1";
-	case FL_OP_POOL2D: return pool_is_avg(op) ? "$o + $0" : "fmaxf($o, $0)";
+	case FL_OP_POOL2D: return pool_is_avg(op) ? "$o + $0" : "fl_fmaxf($o, $0)";
 	default: return "$o + $0";
 	}
 }
@@ -1379,6 +1447,25 @@ static bool canonical_cond(__isl_keep isl_ast_node *node)
 	return ok;
 }
 
+static isl_bool find_for(__isl_keep isl_ast_node *node, void *user)
+{
+	if (isl_ast_node_get_type(node) != isl_ast_node_for)
+		return isl_bool_true;
+	*(bool *)user = true;
+	return isl_bool_error;	/* found: stop */
+}
+
+/* Whether the body of for node `node` has no loop of its own. */
+static bool innermost(__isl_keep isl_ast_node *node)
+{
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	bool inner = false;
+
+	isl_ast_node_foreach_descendant_top_down(body, &find_for, &inner);
+	isl_ast_node_free(body);
+	return !inner;
+}
+
 static __isl_give isl_printer *print_expr_str(__isl_take isl_printer *p,
 					      isl_ast_expr *e /* taken */)
 {
@@ -1400,11 +1487,16 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	bool degenerate = isl_ast_node_for_is_degenerate(node) == isl_bool_true;
 	bool pragma = l && l->parallel && !degenerate && cg->par_open == 0 &&
 		      canonical_cond(node);
+	bool simd = l && l->coincident && !degenerate && innermost(node) &&
+		    canonical_cond(node);
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
 
 	if (pragma)
-		p = line(p, "#pragma omp parallel for");
+		p = line(p, simd ? "#pragma omp parallel for simd" :
+			 "#pragma omp parallel for");
+	else if (simd)
+		p = line(p, "#pragma omp simd");
 	p = isl_printer_start_line(p);
 	if (degenerate) {
 		p = isl_printer_print_str(p, "{ const int ");
@@ -1775,6 +1867,40 @@ static int kernel_function(sbuf *out, const fl_program *p, int i,
 
 /* ---- the translation unit ------------------------------------------- */
 
+/* The prologue of every generated file.
+ *
+ * Vector maths: glibc's libmvec has SIMD variants of expf, logf, tanhf,
+ * erff (2.35 on) and powf; declaring them with GCC's simd attribute lets
+ * the vectoriser call them from a vectorised loop (the runner links
+ * -lmvec, compiles with -fno-math-errno, and retries with FL_NO_MVEC
+ * defined and without -lmvec when that fails).  Their results are within
+ * a few ulp of the scalar functions.  fminf and fmaxf are written out
+ * so that they vectorise while keeping their NaN rule (a NaN operand
+ * yields the other one); the calls do not vectorise without
+ * -ffinite-math-only, which is not used. */
+static const char file_prologue[] =
+	"#include <math.h>\n#include <stdlib.h>\n\n"
+	"#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \\\n"
+	"    && defined(__GLIBC__) && !defined(FL_NO_MVEC)\n"
+	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 22)\n"
+	"__attribute__((simd(\"notinbranch\"))) float expf(float);\n"
+	"__attribute__((simd(\"notinbranch\"))) float logf(float);\n"
+	"__attribute__((simd(\"notinbranch\"))) float powf(float, float);\n"
+	"#endif\n"
+	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)\n"
+	"__attribute__((simd(\"notinbranch\"))) float tanhf(float);\n"
+	"__attribute__((simd(\"notinbranch\"))) float erff(float);\n"
+	"#endif\n"
+	"#endif\n\n"
+	"static inline float fl_fminf(float a, float b)\n"
+	"{\n  return isnan(b) ? a : a < b ? a : b;\n}\n\n"
+	"static inline float fl_fmaxf(float a, float b)\n"
+	"{\n  return isnan(b) ? a : a > b ? a : b;\n}\n\n"
+	"#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) "
+	": (n) / (d))\n"
+	"#define min(x, y) ((x) < (y) ? (x) : (y))\n"
+	"#define max(x, y) ((x) > (y) ? (x) : (y))\n\n";
+
 static void file_header(sbuf *out, const fl_program *p)
 {
 	char name[160];
@@ -1783,14 +1909,9 @@ static void file_header(sbuf *out, const fl_program *p)
 			    sizeof name);
 	sb_printf(out, "/* Generated by fuselab: graph \"%s\", strategy %s, "
 		  "%d kernel%s.\n * Kernel fl_k<i> takes bufs[t] = the "
-		  "row-major f32 buffer of graph tensor t (T<t>). */\n"
-		  "#include <math.h>\n#include <stdlib.h>\n\n"
-		  "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) "
-		  ": (n) / (d))\n"
-		  "#define min(x, y) ((x) < (y) ? (x) : (y))\n"
-		  "#define max(x, y) ((x) > (y) ? (x) : (y))\n\n", name,
-		  fl_strategy_name(p->strategy), p->n_kernels,
-		  p->n_kernels == 1 ? "" : "s");
+		  "row-major f32 buffer of graph tensor t (T<t>). */\n%s",
+		  name, fl_strategy_name(p->strategy), p->n_kernels,
+		  p->n_kernels == 1 ? "" : "s", file_prologue);
 }
 
 static void kernel_table(sbuf *out, const fl_program *p)

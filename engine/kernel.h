@@ -10,7 +10,12 @@
  *
  * Statement names: "S<op>_<k>" is statement k of op <op> (engine/poly.h);
  * recomputed copies grafted by tile-then-fuse are "S<op>_<k>_r<n>", with
- * the tile coordinates prepended to the instance tuple. */
+ * the tile coordinates prepended to the instance tuple.
+ *
+ * Parallel loops: a mark named "parallel" sits directly above every band
+ * whose first member is coincident; its user data is an int[2]
+ * {schedule depth, number of leading coincident members}, freed with the
+ * id.  Register tensors have box[] all 1 and no box_isl. */
 #ifndef FL_KERNEL_H
 #define FL_KERNEL_H
 
@@ -89,9 +94,11 @@ typedef struct fl_kernel {
 	isl_union_set *domain;
 	isl_union_map *reads, *writes;
 	isl_schedule *schedule;	/* final tree */
-	isl_union_pw_multi_aff *inst2tile;	/* every statement instance
-				   (recomputed copies too) -> its tile
-				   coordinates; NULL when untiled */
+	isl_union_pw_multi_aff *inst2tile;	/* instances of the tiled
+				   statements and of the recomputed copies
+				   -> tile coordinates (producer nests that
+				   were not fused are absent); NULL when
+				   untiled */
 	char *schedule_text;	/* isl's block YAML of the final tree */
 	fl_tree_node *tree;
 	fl_reduce_form reduce_form;

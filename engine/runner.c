@@ -4,8 +4,10 @@
  * Steps: the C source goes to gen.c in a work directory (the caller's,
  * or a fresh mkdtemp under $TMPDIR); the compiler ($CC or "cc" unless
  * opts->cc says otherwise; its words are split on blanks and it is run
- * without a shell) builds gen.so with -O3 -march=native -fopenmp -shared
- * -fPIC, its output going to cc.log.  A child process then loads gen.so,
+ * without a shell) builds gen.so with -O3 -march=native -fopenmp
+ * -fno-math-errno -shared -fPIC, linking glibc's vector maths library
+ * (-lmvec; when the compiler's log names it as the failure, it compiles
+ * again without it and with -DFL_NO_MVEC), its output going to cc.log.  A child process then loads gen.so,
  * allocates every tensor of the graph and
  *   1. runs each kernel once, in order, on the reference values of the
  *      global tensors it reads, comparing every global tensor it writes:
@@ -230,13 +232,23 @@ static int wait_child(pid_t pid, double limit_s, int *status)
 
 /* ---- compiling ------------------------------------------------------- */
 
-/* argv for the compiler: the words of cc, then the fixed flags. */
-static int compiler_argv(char *words, char **argv)
+/* argv for the compiler: the words of cc, then the fixed flags; with
+ * mvec, glibc's vector maths library (libmvec) is linked for the SIMD
+ * variants of expf, tanhf, ... that the generated code declares, else
+ * FL_NO_MVEC keeps the code from asking for them. */
+static int compiler_argv(char *words, bool mvec, char **argv)
 {
-	static char *const flags[] = {
-		"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-		"-o", "gen.so", "gen.c", "-lm", NULL,
+	static char *const flags_mvec[] = {
+		"-O3", "-march=native", "-fopenmp", "-fno-math-errno",
+		"-shared", "-fPIC", "-o", "gen.so", "gen.c", "-lmvec", "-lm",
+		NULL,
 	};
+	static char *const flags_plain[] = {
+		"-O3", "-march=native", "-fopenmp", "-fno-math-errno",
+		"-DFL_NO_MVEC", "-shared", "-fPIC", "-o", "gen.so", "gen.c",
+		"-lm", NULL,
+	};
+	char *const *flags = mvec ? flags_mvec : flags_plain;
 	int n = 0;
 
 	for (char *w = strtok(words, " \t"); w && n < MAX_CC_WORDS;
@@ -305,17 +317,17 @@ static void compile_message(const workdir *w, int code, char *msg, size_t n)
 					i ? "" : ":\n", first[i]);
 }
 
-/* Compiles gen.c into gen.so; 0 when it built, 1 when r says why not
- * (no compiler, compile error), -1 on an internal error. */
-static int compile(const workdir *w, const char *cc, fl_run_result *r,
-		   fl_error *err)
+/* One attempt at compiling gen.c into gen.so; 0 when it built, 1 when r
+ * says why not (no compiler, compile error), -1 on an internal error. */
+static int compile_once(const workdir *w, const char *cc, bool mvec,
+			fl_run_result *r, fl_error *err)
 {
 	char words[1024], *argv[MAX_CC_WORDS + 16];
 	int pfd[2], e = 0, status = 0, rc;
 	pid_t pid;
 
 	snprintf(words, sizeof words, "%s", cc);
-	if (compiler_argv(words, argv) < 0) {
+	if (compiler_argv(words, mvec, argv) < 0) {
 		r->status = FL_RUN_NO_COMPILER;
 		set_message(r, "no compiler given");
 		return 1;
@@ -362,6 +374,41 @@ static int compile(const workdir *w, const char *cc, fl_run_result *r,
 	compile_message(w, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 			r->message, sizeof r->message);
 	return 1;
+}
+
+/* Whether the compiler's log mentions libmvec (it could not be found or
+ * linked). */
+static bool log_mentions_mvec(const workdir *w)
+{
+	char path[600], line[512];
+	bool yes = false;
+	FILE *f;
+
+	workdir_file(w, "cc.log", path, sizeof path);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!yes && fgets(line, sizeof line, f))
+		yes = strstr(line, "mvec") != NULL;
+	fclose(f);
+	return yes;
+}
+
+/* Compiles gen.c into gen.so, with libmvec, or without it when the
+ * compiler says that is what failed (a system without glibc's vector
+ * maths library).  Returns as compile_once. */
+static int compile(const workdir *w, const char *cc, fl_run_result *r,
+		   fl_error *err)
+{
+	int rc = compile_once(w, cc, true, r, err);
+
+	if (rc == 1 && r->status == FL_RUN_COMPILE_ERROR &&
+	    log_mentions_mvec(w)) {
+		r->status = FL_RUN_OK;
+		r->message[0] = '\0';
+		rc = compile_once(w, cc, false, r, err);
+	}
+	return rc;
 }
 
 /* ---- what the child does, and how it reports ------------------------- */

@@ -47,11 +47,11 @@ typedef struct fl_l1_model {
 	isl_union_map *validity;	/* raw | war | waw */
 } fl_l1_model;
 
-/* Builds the model of the member ops ops[0..n-1] of graph g (any order:
- * kept ascending = topological in the model),
- * with dependences; a tensor leaves the kernel when it is a graph output
- * or an op that is not a member reads it.  On error the model is cleared
- * and -1 returned with a message. */
+/* Builds the model of the member ops ops[0..n-1] of graph g (in any
+ * order: the model keeps them ascending, i.e. topological), with its
+ * dependences; a tensor leaves the kernel when it is a graph output or an
+ * op that is not a member reads it.  On error the model is cleared and -1
+ * returned with a message. */
 int fl_l1_model_build(fl_l1_model *m, isl_ctx *ctx, const fl_graph *g,
 		      const int *ops, int n, fl_error *err);
 void fl_l1_model_clear(fl_l1_model *m);
@@ -68,8 +68,8 @@ const fl_l1_stmt *fl_l1_model_stmt_of(const fl_l1_model *m, const char *name);
 /* One decision of tile-then-fuse, in the order they are made. */
 typedef struct fl_l1_step {
 	int kind;		/* FL_EV_TILED or FL_EV_EXTENDED */
-	int op;			/* the producer op for EXTENDED, else the first
-				   live-out op */
+	int op;			/* the producer op for EXTENDED, else the
+				   last op with a live-out statement */
 	bool done;		/* tiled / fused (false: refused) */
 	char reason[224];
 	isl_schedule *schedule;	/* the tree after this step, no marks */
@@ -89,7 +89,8 @@ typedef struct fl_l1_tiling {
 	fl_l1_step *steps;
 	isl_schedule *tiled;	/* tiled, before any extension, no marks */
 	isl_schedule *final;	/* after all steps, no marks */
-	isl_union_pw_multi_aff *inst2tile;	/* NULL when untiled */
+	isl_union_pw_multi_aff *inst2tile;	/* tiled statements and
+				   recomputed copies -> tile; NULL: untiled */
 	isl_union_set *tiled_dom;	/* instances under the tile band
 				   (original statements), NULL: untiled */
 	int n_tile;

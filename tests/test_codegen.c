@@ -685,6 +685,53 @@ static void test_source_is_warning_free(void **state)
 	fixture_free(&f);
 }
 
+/* Vectorised code: NaN operands of min and max (log of a negative
+ * input) still yield the other operand, elementwise loops carry
+ * "#pragma omp simd", and a reduction's reduced loop does not. */
+static void test_vector_code(void **state)
+{
+	fl_error err = {""};
+	const char *upd, *loop, *pragma, *simd;
+	fixture f;
+	char *src;
+
+	(void)state;
+	unfused_verifies(HEAD "\"x\":{\"shape\":[5,67],\"role\":\"input\"}},"
+		"\"ops\":[" OP1("l", "log") "," OP2("a", "max", "l", "x") ","
+		OP2("b", "min", "l", "x") "," OP2("c", "max", "x", "l") ","
+		OP2("d", "min", "x", "l") "," OP1("e", "tanh") ","
+		OP1("g", "erf") "," OP2("p", "pow", "x", "x") ","
+		"{\"name\":\"r\",\"op\":\"reduce_max\",\"in\":[\"l\"],"
+		"\"out\":\"r\",\"attrs\":{\"axes\":[1]}}]}");
+	fixture_load(&f, HEAD "\"x\":{\"shape\":[4,64],\"role\":\"input\"}},"
+		"\"ops\":[" OP1("e", "exp") ","
+		"{\"name\":\"s\",\"op\":\"reduce_sum\",\"in\":[\"e\"],"
+		"\"out\":\"s\",\"attrs\":{\"axes\":[1]}}]}");
+	f.p = t_unfused_program(f.ctx, f.g);
+	src = fl_codegen_c(f.p, &err);
+	assert_non_null(src);
+	if (!strstr(src, "#pragma omp simd") &&
+	    !strstr(src, "#pragma omp parallel for simd"))
+		fail_msg("no simd loop:\n%s", src);
+	upd = strstr(src, "reduce_sum update");
+	assert_non_null(upd);
+	for (loop = upd; loop > src && strncmp(loop, "for (", 5); loop--)
+		;
+	/* the line above the reduced loop */
+	for (pragma = loop; pragma > src && pragma[-1] != '\n'; pragma--)
+		;
+	if (pragma > src)
+		for (pragma--; pragma > src && pragma[-1] != '\n'; pragma--)
+			;
+	simd = strstr(pragma, "simd");
+	if (strncmp(pragma + strspn(pragma, " "), "#pragma omp", 11) == 0 &&
+	    simd && simd < loop)
+		fail_msg("reduced loop vectorised:\n%s", src);
+	compiles_cleanly(src);
+	free(src);
+	fixture_free(&f);
+}
+
 static void test_emit_program(void **state)
 {
 	fl_error err = {""};
@@ -798,6 +845,7 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_workdir_and_timing),
 	 cmocka_unit_test(test_malicious_names),
 	 cmocka_unit_test(test_source_is_warning_free),
+	 cmocka_unit_test(test_vector_code),
 	 cmocka_unit_test(test_emit_program),
 	 cmocka_unit_test(test_layer1_micro2020),
 	 cmocka_unit_test(test_layer1_chain));

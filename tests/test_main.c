@@ -17,6 +17,7 @@ FL_SUITE_DECL(preprocess);
 FL_SUITE_DECL(partition);
 FL_SUITE_DECL(codegen);
 FL_SUITE_DECL(run);
+FL_SUITE_DECL(layer1);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
 		{fl_suite_preprocess, &fl_suite_preprocess_n},
 		{fl_suite_partition, &fl_suite_partition_n},
 		{fl_suite_codegen, &fl_suite_codegen_n},
+		{fl_suite_layer1, &fl_suite_layer1_n},
 		{fl_suite_run, &fl_suite_run_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 	};
