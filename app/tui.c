@@ -95,7 +95,7 @@ static void draw_details(const tui *t, int y0)
 	char lines[12][160];
 	int n = fl_view_ops_details(t->g, t->sel, lines, 12);
 
-	mvhline(y0, 0, ACS_HLINE, COLS);
+	mvhline(y0, 0, '-', COLS);	/* plain: any terminal */
 	for (int i = 0; i < n && y0 + 1 + i < LINES - 1; i++)
 		mvaddnstr(y0 + 1 + i, 0, lines[i], COLS);
 }
