@@ -32,8 +32,23 @@ static fl_graph *load(const char *name)
 	return g;
 }
 
-/* Runs strategy s on g with base options; returns the kernel count. */
-static int verify(const fl_graph *g, const fl_engine_opts *base, fl_strategy s)
+static bool log_has(const fl_session *s, fl_event_kind kind, const char *text)
+{
+	const fl_event_log *log = fl_engine_events(s);
+
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		if (e->kind == kind && strstr(e->reason, text))
+			return true;
+	}
+	return false;
+}
+
+/* Runs strategy s on g with base options; returns the kernel count.  When
+ * `expect` is given, an event of kind `kind` must contain it. */
+static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
+			 fl_strategy s, fl_event_kind kind, const char *expect)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -58,10 +73,18 @@ static int verify(const fl_graph *g, const fl_engine_opts *base, fl_strategy s)
 		fail_msg("%s under %s: %s: %s", g->name, fl_strategy_name(s),
 			 fl_run_status_name(r.status), r.message);
 	n = fl_engine_program(ses)->n_kernels;
+	if (expect && !log_has(ses, kind, expect))
+		fail_msg("%s under %s: no %s event with \"%s\"", g->name,
+			 fl_strategy_name(s), fl_event_kind_name(kind), expect);
 	fl_run_result_free(&r);
 	fl_values_free(ref);
 	fl_engine_close(ses);
 	return n;
+}
+
+static int verify(const fl_graph *g, const fl_engine_opts *base, fl_strategy s)
+{
+	return verify_expect(g, base, s, FL_EV_MERGED, NULL);
 }
 
 static void verify_ladder(const char *name)
@@ -131,7 +154,9 @@ static void test_stencil_chains_verify(void **state)
 			 t_samples_dir());
 		assert_int_equal(fl_rules_load(&stencil.rules, path, &err), 0);
 		plain = verify(g, &dflt, FL_STRATEGY_APOLLO_L1);
-		chained = verify(g, &stencil, FL_STRATEGY_APOLLO_L1);
+		/* the stencil stages fuse through overlapped tiles */
+		chained = verify_expect(g, &stencil, FL_STRATEGY_APOLLO_L1,
+					FL_EV_EXTENDED, "through an extension node");
 		if (chained >= plain)
 			fail_msg("%s: %d kernels with stencil chains, %d without",
 				 names[i], chained, plain);
@@ -139,7 +164,26 @@ static void test_stencil_chains_verify(void **state)
 	}
 }
 
+/* A scheduler budget too small for any multi-op micro-graph: layer 1
+ * splits micro-graphs through feedback, and the result still verifies. */
+static void test_tiny_budget_still_verifies(void **state)
+{
+	fl_graph *g = load("apollo_fig3");
+	fl_engine_opts o;
+	int tiny, normal;
+
+	(void)state;
+	fl_engine_opts_default(&o);
+	normal = verify(g, &o, FL_STRATEGY_APOLLO_L1);
+	o.layer1.sched_budget = 1;
+	tiny = verify_expect(g, &o, FL_STRATEGY_APOLLO_L1, FL_EV_FEEDBACK,
+			     "ran out of its budget");
+	assert_true(tiny > normal);
+	fl_graph_free(g);
+}
+
 FL_SUITE(run,
 	 cmocka_unit_test(test_small_samples_verify),
+	 cmocka_unit_test(test_tiny_budget_still_verifies),
 	 cmocka_unit_test(test_every_sample_verifies),
 	 cmocka_unit_test(test_stencil_chains_verify));
