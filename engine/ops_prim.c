@@ -972,7 +972,8 @@ void fl_eval_reshape(const fl_op *op, const fl_buf *in, fl_buf *out)
 	       (size_t)fl_shape_numel(&out[0].shape) * sizeof(float));
 }
 
-static int concat_axis(const fl_op *op, int rank, int *axis, fl_error *err)
+/* The "axis" attribute (default 0) of concat and gather, normalised. */
+static int axis_attr(const fl_op *op, int rank, int *axis, fl_error *err)
 {
 	int64_t a;
 
@@ -993,7 +994,7 @@ int fl_infer_concat(const fl_op *op, const fl_shape *in, fl_shape *out,
 	int axis;
 
 	if (check_inputs(op, in, err) < 0 ||
-	    concat_axis(op, in[0].rank, &axis, err) < 0)
+	    axis_attr(op, in[0].rank, &axis, err) < 0)
 		return -1;
 	out[0] = in[0];
 	for (int k = 1; k < op->n_in; k++) {
@@ -1037,7 +1038,7 @@ void fl_eval_concat(const fl_op *op, const fl_buf *in, fl_buf *out)
 	int64_t outer, inner;
 	float *o = out[0].data;
 
-	concat_axis(op, out[0].shape.rank, &axis, NULL);
+	axis_attr(op, out[0].shape.rank, &axis, NULL);
 	outer = dims_product(&out[0].shape, 0, axis);
 	inner = dims_product(&out[0].shape, axis + 1, out[0].shape.rank);
 	for (int64_t r = 0; r < outer; r++)
@@ -1227,21 +1228,6 @@ void fl_eval_pad(const fl_op *op, const fl_buf *in, fl_buf *out)
 	} while (walk_next(&w));
 }
 
-static int gather_axis(const fl_op *op, int rank, int *axis, fl_error *err)
-{
-	int64_t a;
-
-	if (fl_attr_int(&op->attrs, "axis", 0, &a, err) < 0)
-		return -1;
-	*axis = fl_axis_normalize(a, rank);
-	if (*axis < 0) {
-		fl_error_set(err, "attrs.axis: axis %lld out of range for rank %d",
-			     (long long)a, rank);
-		return -1;
-	}
-	return 0;
-}
-
 int fl_infer_gather(const fl_op *op, const fl_shape *in, fl_shape *out,
 		    fl_error *err)
 {
@@ -1249,7 +1235,7 @@ int fl_infer_gather(const fl_op *op, const fl_shape *in, fl_shape *out,
 	int axis, rank;
 
 	if (check_inputs(op, in, err) < 0 ||
-	    gather_axis(op, x->rank, &axis, err) < 0)
+	    axis_attr(op, x->rank, &axis, err) < 0)
 		return -1;
 	rank = x->rank - 1 + idx->rank;
 	if (rank > FL_MAX_RANK) {
@@ -1288,7 +1274,7 @@ void fl_eval_gather(const fl_op *op, const fl_buf *in, fl_buf *out)
 	int64_t outer, inner, extent, n_idx = fl_shape_numel(&in[1].shape);
 	float *o = out[0].data;
 
-	gather_axis(op, xs->rank, &axis, NULL);
+	axis_attr(op, xs->rank, &axis, NULL);
 	outer = dims_product(xs, 0, axis);
 	inner = dims_product(xs, axis + 1, xs->rank);
 	extent = xs->dim[axis];
