@@ -18,22 +18,26 @@ void fl_error_set(fl_error *err, const char *fmt, ...)
 
 void fl_error_prefix(fl_error *err, const char *fmt, ...)
 {
-	char prefix[FL_ERROR_MAX], old[FL_ERROR_MAX];
+	char joined[2 * FL_ERROR_MAX + 4];
 	size_t len;
 	va_list ap;
 
 	if (!err)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	vsnprintf(joined, FL_ERROR_MAX, fmt, ap);
 	va_end(ap);
-	memcpy(old, err->msg, sizeof old);
-	len = strlen(prefix);
+	len = strlen(joined);
 	/* "ops[3]" + "." + "in[1]: ..." joins paths; anything else gets ": ". */
-	if (len && prefix[len - 1] == '.')
-		snprintf(err->msg, sizeof err->msg, "%s%s", prefix, old);
-	else
-		snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+	if (!(len && joined[len - 1] == '.')) {
+		memcpy(joined + len, ": ", 3);
+		len += 2;
+	}
+	memcpy(joined + len, err->msg, strnlen(err->msg, FL_ERROR_MAX - 1) + 1);
+	joined[len + strnlen(err->msg, FL_ERROR_MAX - 1)] = '\0';
+	/* keep the start: the file and path matter most */
+	memcpy(err->msg, joined, FL_ERROR_MAX - 1);
+	err->msg[FL_ERROR_MAX - 1] = '\0';
 }
 
 void fl_error_clear(fl_error *err)
