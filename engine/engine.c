@@ -427,30 +427,33 @@ static int add_pair(fl_op_pair *pairs, int *n, const char *a, const char *b,
 	return 0;
 }
 
-int fl_engine_never_fuse(fl_session *s, const char *a, const char *b,
-			 fl_error *err)
+/* Adds a user constraint through the API and re-runs to where we were. */
+static int add_constraint(fl_session *s, fl_op_pair *pairs, int *n,
+			  const char *a, const char *b, const char *flag,
+			  fl_error *err)
 {
 	fl_op_pair p;
 
 	snprintf(p.a, sizeof p.a, "%s", a);
 	snprintf(p.b, sizeof p.b, "%s", b);
-	if (check_pairs(s->input, &p, 1, "--never-fuse", err) < 0 ||
-	    add_pair(s->opts.never_fuse, &s->opts.n_never, a, b, err) < 0)
+	if (check_pairs(s->input, &p, 1, flag, err) < 0 ||
+	    add_pair(pairs, n, a, b, err) < 0)
 		return -1;
 	return rerun(s, fl_engine_position(s), s->done, err);
+}
+
+int fl_engine_never_fuse(fl_session *s, const char *a, const char *b,
+			 fl_error *err)
+{
+	return add_constraint(s, s->opts.never_fuse, &s->opts.n_never, a, b,
+			      "--never-fuse", err);
 }
 
 int fl_engine_fuse(fl_session *s, const char *a, const char *b,
 		   fl_error *err)
 {
-	fl_op_pair p;
-
-	snprintf(p.a, sizeof p.a, "%s", a);
-	snprintf(p.b, sizeof p.b, "%s", b);
-	if (check_pairs(s->input, &p, 1, "--fuse", err) < 0 ||
-	    add_pair(s->opts.fuse, &s->opts.n_fuse, a, b, err) < 0)
-		return -1;
-	return rerun(s, fl_engine_position(s), s->done, err);
+	return add_constraint(s, s->opts.fuse, &s->opts.n_fuse, a, b, "--fuse",
+			      err);
 }
 
 int fl_engine_feedback_split(fl_session *s, int merge_seq,

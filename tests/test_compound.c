@@ -81,19 +81,6 @@ static void check_eval(const fl_op *op, const fl_buf *in, fl_shape shape,
 	free(out.data);
 }
 
-/* Asserts that inference fails with exactly the message `expect`. */
-static void check_infer_fails(const fl_op *op, const fl_shape *in,
-			      const char *expect)
-{
-	fl_shape out;
-	fl_error err = {""};
-
-	memset(&out, 0, sizeof out);
-	if (fl_op_info_of(op->kind)->infer(op, in, &out, &err) == 0)
-		fail_msg("%s: inference succeeded, expected \"%s\"",
-			 fl_op_kind_name(op->kind), expect);
-	assert_string_equal(err.msg, expect);
-}
 
 static void test_softmax_ref(void **state)
 {
@@ -374,7 +361,7 @@ static void test_infer_errors(void **state)
 
 		if (cases[i].key)
 			set_num(&op, cases[i].key, cases[i].value);
-		check_infer_fails(&op, cases[i].in, cases[i].expect);
+		t_infer_fails(&op, cases[i].in, cases[i].expect);
 		fl_attrs_free(&op.attrs);
 	}
 }
@@ -387,16 +374,16 @@ static void test_axes_and_approx_errors(void **state)
 
 	(void)state;
 	assert_int_equal(fl_attrs_set_ints(&op.attrs, "axes", I64(1, -1), 2), 0);
-	check_infer_fails(&op, &in, "attrs.axes[1]: axis 1 given twice");
+	t_infer_fails(&op, &in, "attrs.axes[1]: axis 1 given twice");
 	assert_int_equal(fl_attrs_set_ints(&op.attrs, "axes", I64(2), 1), 0);
-	check_infer_fails(&op, &in,
+	t_infer_fails(&op, &in,
 			  "attrs.axes[0]: axis 2 is out of range for rank 2");
 	assert_int_equal(fl_attrs_set_ints(&op.attrs, "axes", I64(0), 0), 0);
-	check_infer_fails(&op, &in, "attrs.axes: empty list (leave it out to "
+	t_infer_fails(&op, &in, "attrs.axes: empty list (leave it out to "
 			  "reduce every axis)");
 	fl_attrs_free(&op.attrs);
 	assert_int_equal(fl_attrs_set_string(&gelu.attrs, "approx", "fast"), 0);
-	check_infer_fails(&gelu, &in,
+	t_infer_fails(&gelu, &in,
 			  "attrs.approx: expected \"erf\" or \"tanh\", got "
 			  "\"fast\"");
 	fl_attrs_free(&gelu.attrs);

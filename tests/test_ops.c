@@ -85,19 +85,6 @@ static void check_eval(const fl_op *op, const fl_buf *in, fl_shape shape,
 	free(out.data);
 }
 
-/* Asserts that inference fails with exactly the message `expect`. */
-static void check_infer_fails(const fl_op *op, const fl_shape *in,
-			      const char *expect)
-{
-	fl_shape out;
-	fl_error err = {""};
-
-	memset(&out, 0, sizeof out);
-	if (fl_op_info_of(op->kind)->infer(op, in, &out, &err) == 0)
-		fail_msg("%s: inference succeeded, expected \"%s\"",
-			 fl_op_kind_name(op->kind), expect);
-	assert_string_equal(err.msg, expect);
-}
 
 /* ------------------------------------------------------------------ */
 
@@ -155,10 +142,10 @@ static void test_unary_shapes_and_cast(void **state)
 	in = buf(SH(1, 3), F32(1, 2, 3));
 	check_eval(&op, &in, SH(1, 3), F32(1, 2, 3), 0);
 	assert_int_equal(fl_attrs_set_string(&op.attrs, "dtype", "f16"), 0);
-	check_infer_fails(&op, &in.shape,
+	t_infer_fails(&op, &in.shape,
 			  "attrs.dtype: unsupported dtype \"f16\" (only \"f32\")");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "dtype", 32), 0);
-	check_infer_fails(&op, &in.shape, "attrs.dtype: expected a string");
+	t_infer_fails(&op, &in.shape, "attrs.dtype: expected a string");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -216,13 +203,13 @@ static void test_binary_errors(void **state)
 	fl_shape uncountable[2] = {SH(4294967296, 4294967296), SH(1)};
 
 	(void)state;
-	check_infer_fails(&op, bad,
+	t_infer_fails(&op, bad,
 			  "in[1]: shapes [4,3] and [5] do not broadcast "
 			  "(dim 1: 3 vs 5)");
 	op.kind = FL_OP_MUL;
-	check_infer_fails(&op, huge, "out: output has too many elements");
-	check_infer_fails(&op, neg, "in[0]: dim 1 is 0, must be >= 1");
-	check_infer_fails(&op, uncountable, "in[0]: too many elements");
+	t_infer_fails(&op, huge, "out: output has too many elements");
+	t_infer_fails(&op, neg, "in[0]: dim 1 is 0, must be >= 1");
+	t_infer_fails(&op, uncountable, "in[0]: too many elements");
 }
 
 static void test_where(void **state)
@@ -240,7 +227,7 @@ static void test_where(void **state)
 	check_eval(&op, in, SH(2, 3), F32(1, 2, 3, -1, -1, -1), 0);
 	/* nonzero (and NaN) conditions select a */
 	check_eval(&op, in2, SH(2, 3), F32(8, 7, 7, 9, 7, 7), 0);
-	check_infer_fails(&op, bad,
+	t_infer_fails(&op, bad,
 			  "in[2]: shapes [2,3] and [3,1] do not broadcast "
 			  "(dim 0: 2 vs 3)");
 }
@@ -300,18 +287,18 @@ static void test_reduce_errors(void **state)
 
 	(void)state;
 	SET_INTS(&op, "axes", 0, 5);
-	check_infer_fails(&op, &in,
+	t_infer_fails(&op, &in,
 			  "attrs.axes[1]: axis 5 out of range for rank 2");
 	SET_INTS(&op, "axes", 1, -1);
-	check_infer_fails(&op, &in, "attrs.axes[1]: axis 1 given twice");
+	t_infer_fails(&op, &in, "attrs.axes[1]: axis 1 given twice");
 	set_ints(&op, "axes", NULL, 0);
-	check_infer_fails(&op, &in, "attrs.axes: empty list (leave it out to "
+	t_infer_fails(&op, &in, "attrs.axes: empty list (leave it out to "
 			  "reduce every axis)");
 	assert_int_equal(fl_attrs_set_list(&op.attrs, "axes",
 					   (const double[]){0.5}, 1), 0);
-	check_infer_fails(&op, &in, "attrs.axes[0]: expected an integer");
+	t_infer_fails(&op, &in, "attrs.axes[0]: expected an integer");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "axes", 1), 0);
-	check_infer_fails(&op, &in, "attrs.axes: expected a list of integers");
+	t_infer_fails(&op, &in, "attrs.axes: expected a list of integers");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -386,16 +373,16 @@ static void test_matmul_errors(void **state)
 	fl_shape ok_t[2] = {SH(64, 8), SH(16, 64)};
 
 	(void)state;
-	check_infer_fails(&op, k_mismatch,
+	t_infer_fails(&op, k_mismatch,
 			  "in[1]: matmul inner dims differ (K=64 vs 32)");
-	check_infer_fails(&op, rank1, "in[0]: matmul needs rank >= 2, got 1");
-	check_infer_fails(&op, batch,
+	t_infer_fails(&op, rank1, "in[0]: matmul needs rank >= 2, got 1");
+	t_infer_fails(&op, batch,
 			  "in[1]: batch dims: shapes [2] and [3] do not "
 			  "broadcast (dim 0: 2 vs 3)");
-	check_infer_fails(&op, ok_t,
+	t_infer_fails(&op, ok_t,
 			  "in[1]: matmul inner dims differ (K=8 vs 16)");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "transpose_a", 1), 0);
-	check_infer_fails(&op, ok_t,
+	t_infer_fails(&op, ok_t,
 			  "attrs.transpose_a: expected true or false");
 	fl_attrs_free(&op.attrs);
 }
@@ -459,30 +446,30 @@ static void test_conv2d_errors(void **state)
 	fl_shape grp[2] = {SH(1, 4, 8, 8), SH(6, 2, 3, 3)};
 
 	(void)state;
-	check_infer_fails(&op, big, "in[1]: window 5x3 is larger than the "
+	t_infer_fails(&op, big, "in[1]: window 5x3 is larger than the "
 			  "input 4x4");
-	check_infer_fails(&op, chans, "in[1]: weights have 3 input channels "
+	t_infer_fails(&op, chans, "in[1]: weights have 3 input channels "
 			  "per group, expected 4 (C=4, groups=1)");
-	check_infer_fails(&op, rank3,
+	t_infer_fails(&op, rank3,
 			  "in[0]: expected rank 4 (NCHW), got rank 3");
 	SET_INTS(&op, "dilation", 4, 1);
-	check_infer_fails(&op, dil, "in[1]: window 2x2 (dilation 4x1) is "
+	t_infer_fails(&op, dil, "in[1]: window 2x2 (dilation 4x1) is "
 			  "larger than the input 4x4");
 	SET_INTS(&op, "dilation", 1, 1);
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "groups", 3), 0);
-	check_infer_fails(&op, grp, "attrs.groups: 3 does not divide the 4 "
+	t_infer_fails(&op, grp, "attrs.groups: 3 does not divide the 4 "
 			  "input channels");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "groups", 2), 0);
 	grp[1] = SH(5, 2, 3, 3);
-	check_infer_fails(&op, grp, "attrs.groups: 2 does not divide the 5 "
+	t_infer_fails(&op, grp, "attrs.groups: 2 does not divide the 5 "
 			  "output channels");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "groups", 0), 0);
-	check_infer_fails(&op, grp, "attrs.groups: must be >= 1, got 0");
+	t_infer_fails(&op, grp, "attrs.groups: must be >= 1, got 0");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "groups", 1), 0);
 	SET_INTS(&op, "stride", 0, 1);
-	check_infer_fails(&op, dil, "attrs.stride[0]: must be >= 1, got 0");
+	t_infer_fails(&op, dil, "attrs.stride[0]: must be >= 1, got 0");
 	SET_INTS(&op, "stride", 1, 1, 1);
-	check_infer_fails(&op, dil, "attrs.stride: expected 2 values, got 3");
+	t_infer_fails(&op, dil, "attrs.stride: expected 2 values, got 3");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -523,14 +510,14 @@ static void test_pool2d_errors(void **state)
 	fl_shape x = SH(1, 3, 4, 4), x3 = SH(3, 4, 4);
 
 	(void)state;
-	check_infer_fails(&op, &x, "attrs.kernel: required");
+	t_infer_fails(&op, &x, "attrs.kernel: required");
 	SET_INTS(&op, "kernel", 5, 2);
-	check_infer_fails(&op, &x, "attrs.kernel: window 5x2 is larger "
+	t_infer_fails(&op, &x, "attrs.kernel: window 5x2 is larger "
 			  "than the input 4x4");
 	SET_INTS(&op, "kernel", 2, 2);
-	check_infer_fails(&op, &x3, "in[0]: expected rank 4 (NCHW), got rank 3");
+	t_infer_fails(&op, &x3, "in[0]: expected rank 4 (NCHW), got rank 3");
 	assert_int_equal(fl_attrs_set_string(&op.attrs, "mode", "sum"), 0);
-	check_infer_fails(&op, &x,
+	t_infer_fails(&op, &x,
 			  "attrs.mode: expected \"max\" or \"avg\", got \"sum\"");
 	fl_attrs_free(&op.attrs);
 }
@@ -564,13 +551,13 @@ static void test_transpose_errors(void **state)
 	fl_shape x = SH(2, 3, 4);
 
 	(void)state;
-	check_infer_fails(&op, &x, "attrs.perm: required");
+	t_infer_fails(&op, &x, "attrs.perm: required");
 	SET_INTS(&op, "perm", 0, 1, 1);
-	check_infer_fails(&op, &x, "attrs.perm: not a permutation of 0..2");
+	t_infer_fails(&op, &x, "attrs.perm: not a permutation of 0..2");
 	SET_INTS(&op, "perm", 0, 1, 3);
-	check_infer_fails(&op, &x, "attrs.perm: not a permutation of 0..2");
+	t_infer_fails(&op, &x, "attrs.perm: not a permutation of 0..2");
 	SET_INTS(&op, "perm", 1, 0);
-	check_infer_fails(&op, &x, "attrs.perm: 2 values for rank 3");
+	t_infer_fails(&op, &x, "attrs.perm: 2 values for rank 3");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -595,22 +582,22 @@ static void test_reshape_errors(void **state)
 	fl_shape x = SH(3, 4);
 
 	(void)state;
-	check_infer_fails(&op, &x, "attrs.shape: required");
+	t_infer_fails(&op, &x, "attrs.shape: required");
 	SET_INTS(&op, "shape", 5, 3);
-	check_infer_fails(&op, &x, "attrs.shape: [5,3] does not have the 12 "
+	t_infer_fails(&op, &x, "attrs.shape: [5,3] does not have the 12 "
 			  "elements of [3,4]");
 	SET_INTS(&op, "shape", -1, 5);
-	check_infer_fails(&op, &x, "attrs.shape: [-1,5] does not fit the 12 "
+	t_infer_fails(&op, &x, "attrs.shape: [-1,5] does not fit the 12 "
 			  "elements of [3,4]");
 	SET_INTS(&op, "shape", -1, 2, -1);
-	check_infer_fails(&op, &x, "attrs.shape[2]: only one entry may be -1");
+	t_infer_fails(&op, &x, "attrs.shape[2]: only one entry may be -1");
 	SET_INTS(&op, "shape", 12, 0);
-	check_infer_fails(&op, &x, "attrs.shape[1]: must be >= 1 or -1, got 0");
+	t_infer_fails(&op, &x, "attrs.shape[1]: must be >= 1 or -1, got 0");
 	SET_INTS(&op, "shape", 4294967296, 4294967296, -1);
-	check_infer_fails(&op, &x, "attrs.shape: [4294967296,4294967296,-1] "
+	t_infer_fails(&op, &x, "attrs.shape: [4294967296,4294967296,-1] "
 			  "does not fit the 12 elements of [3,4]");
 	SET_INTS(&op, "shape", 1, 1, 1, 1, 1, 1, 1, 1, 12);
-	check_infer_fails(&op, &x, "attrs.shape: 9 values, at most 8 allowed");
+	t_infer_fails(&op, &x, "attrs.shape: 9 values, at most 8 allowed");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -647,12 +634,12 @@ static void test_concat_errors(void **state)
 
 	(void)state;
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "axis", 1), 0);
-	check_infer_fails(&op, dims, "in[1]: dim 0 is 3, but in[0] has 2");
-	check_infer_fails(&op, ranks, "in[1]: rank 3, but in[0] has rank 2");
+	t_infer_fails(&op, dims, "in[1]: dim 0 is 3, but in[0] has 2");
+	t_infer_fails(&op, ranks, "in[1]: rank 3, but in[0] has rank 2");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "axis", 2), 0);
-	check_infer_fails(&op, dims, "attrs.axis: axis 2 out of range for rank 2");
+	t_infer_fails(&op, dims, "attrs.axis: axis 2 out of range for rank 2");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "axis", 0), 0);
-	check_infer_fails(&op, huge, "out: output has too many elements");
+	t_infer_fails(&op, huge, "out: output has too many elements");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -690,28 +677,28 @@ static void test_slice_errors(void **state)
 	fl_shape x = SH(3, 4);
 
 	(void)state;
-	check_infer_fails(&op, &x, "attrs.starts: required");
+	t_infer_fails(&op, &x, "attrs.starts: required");
 	SET_INTS(&op, "starts", 0, 0);
-	check_infer_fails(&op, &x, "attrs.ends: required");
+	t_infer_fails(&op, &x, "attrs.ends: required");
 	SET_INTS(&op, "ends", 3);
-	check_infer_fails(&op, &x, "attrs.ends: 1 values for rank 2");
+	t_infer_fails(&op, &x, "attrs.ends: 1 values for rank 2");
 	SET_INTS(&op, "ends", 3, 4);
 	SET_INTS(&op, "starts", 0, 4);
-	check_infer_fails(&op, &x,
+	t_infer_fails(&op, &x,
 			  "attrs.starts[1]: 4 out of range for extent 4");
 	SET_INTS(&op, "starts", -4, 0);
-	check_infer_fails(&op, &x,
+	t_infer_fails(&op, &x,
 			  "attrs.starts[0]: -4 out of range for extent 3");
 	SET_INTS(&op, "starts", 2, 0);
 	SET_INTS(&op, "ends", 1, 4);
-	check_infer_fails(&op, &x,
+	t_infer_fails(&op, &x,
 			  "attrs.ends[0]: empty slice (start 2, end 1)");
 	SET_INTS(&op, "ends", -10, 4);
-	check_infer_fails(&op, &x,
+	t_infer_fails(&op, &x,
 			  "attrs.ends[0]: empty slice (start 2, end 0)");
 	SET_INTS(&op, "ends", 3, 4);
 	SET_INTS(&op, "steps", 1, 0);
-	check_infer_fails(&op, &x, "attrs.steps[1]: must be >= 1, got 0");
+	t_infer_fails(&op, &x, "attrs.steps[1]: must be >= 1, got 0");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -740,17 +727,17 @@ static void test_pad_errors(void **state)
 	fl_shape x = SH(2, 2), wide = SH(4294967296, 2);
 
 	(void)state;
-	check_infer_fails(&op, &x, "attrs.pads: required");
+	t_infer_fails(&op, &x, "attrs.pads: required");
 	SET_INTS(&op, "pads", 1, 1);
-	check_infer_fails(&op, &x, "attrs.pads: 2 values, expected 4 "
+	t_infer_fails(&op, &x, "attrs.pads: 2 values, expected 4 "
 			  "(2 x rank 2)");
 	SET_INTS(&op, "pads", 0, 0, -1, 0);
-	check_infer_fails(&op, &x, "attrs.pads[2]: must be >= 0, got -1");
+	t_infer_fails(&op, &x, "attrs.pads[2]: must be >= 0, got -1");
 	SET_INTS(&op, "pads", 0, 0, 0, 4294967296);
-	check_infer_fails(&op, &wide, "out: output has too many elements");
+	t_infer_fails(&op, &wide, "out: output has too many elements");
 	SET_INTS(&op, "pads", 0, 0, 0, 0);
 	assert_int_equal(fl_attrs_set_string(&op.attrs, "value", "x"), 0);
-	check_infer_fails(&op, &x, "attrs.value: expected a number");
+	t_infer_fails(&op, &x, "attrs.value: expected a number");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -783,9 +770,9 @@ static void test_gather_errors(void **state)
 
 	(void)state;
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "axis", 2), 0);
-	check_infer_fails(&op, in, "attrs.axis: axis 2 out of range for rank 2");
+	t_infer_fails(&op, in, "attrs.axis: axis 2 out of range for rank 2");
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "axis", 0), 0);
-	check_infer_fails(&op, deep, "out: rank 9 exceeds the maximum of 8");
+	t_infer_fails(&op, deep, "out: rank 9 exceeds the maximum of 8");
 	fl_attrs_free(&op.attrs);
 }
 
@@ -804,12 +791,12 @@ static void test_broadcast_to(void **state)
 	SET_INTS(&op, "shape", 2, 1, 2);
 	check_eval(&op, &sc, SH(2, 1, 2), F32(7, 7, 7, 7), 0);
 	SET_INTS(&op, "shape", 3);
-	check_infer_fails(&op, &bad, "attrs.shape: [2,2] does not broadcast "
+	t_infer_fails(&op, &bad, "attrs.shape: [2,2] does not broadcast "
 			  "to [3]");
 	SET_INTS(&op, "shape", 2, 0);
-	check_infer_fails(&op, &bad, "attrs.shape[1]: must be >= 1, got 0");
+	t_infer_fails(&op, &bad, "attrs.shape[1]: must be >= 1, got 0");
 	fl_attrs_free(&op.attrs);
-	check_infer_fails(&op, &bad, "attrs.shape: required");
+	t_infer_fails(&op, &bad, "attrs.shape: required");
 }
 
 static void test_custom(void **state)
@@ -826,7 +813,7 @@ static void test_custom(void **state)
 	x.shape = SH(6);
 	check_eval(&op, &x, SH(6), F32(1, 3, 6, 5, 5.5f, 15.5f), 0);
 	assert_int_equal(fl_attrs_set_string(&op.attrs, "fn", "sort"), 0);
-	check_infer_fails(&op, &s, "attrs.fn: unknown function \"sort\" "
+	t_infer_fails(&op, &s, "attrs.fn: unknown function \"sort\" "
 			  "(expected \"cumsum\" or \"copy\")");
 	fl_attrs_free(&op.attrs);
 }

@@ -49,6 +49,18 @@ void t_assert_close(const float *got, const float *want, int64_t n,
 	}
 }
 
+void t_infer_fails(const fl_op *op, const fl_shape *in, const char *expect)
+{
+	fl_shape out;
+	fl_error err = {""};
+
+	memset(&out, 0, sizeof out);
+	if (fl_op_info_of(op->kind)->infer(op, in, &out, &err) == 0)
+		fail_msg("%s: inference succeeded, expected \"%s\"",
+			 fl_op_kind_name(op->kind), expect);
+	assert_string_equal(err.msg, expect);
+}
+
 int t_run(const char *cmd, char **output)
 {
 	char *full, *buf = NULL;

@@ -33,6 +33,10 @@ void t_load_fails(const char *json, const char *expect);
 void t_assert_close(const float *got, const float *want, int64_t n,
 		    double atol, double rtol);
 
+/* Asserts that op's shape inference on input shapes `in` fails with
+ * exactly the message `expect`. */
+void t_infer_fails(const fl_op *op, const fl_shape *in, const char *expect);
+
 /* Runs a shell command, captures stdout+stderr (malloc'd, caller frees)
  * and returns its exit status (-1 if it did not exit normally). */
 int t_run(const char *cmd, char **output);
