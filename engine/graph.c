@@ -832,3 +832,8 @@ int fl_graph_relink(fl_graph *g, fl_error *err)
 {
 	return link_producers(g, err);
 }
+
+int fl_graph_permute_ops(fl_graph *g, const int *order, fl_error *err)
+{
+	return apply_order(g, order, err);
+}

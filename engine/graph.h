@@ -126,6 +126,10 @@ int fl_graph_count_uses(const fl_graph *g, int t);
  * producers.  Tensors stay (unused ones are harmless). */
 int fl_graph_remove_ops(fl_graph *g, const bool *dead, fl_error *err);
 
+/* Reorders the ops: new op i is old op order[i] (a permutation); relinks
+ * producers. */
+int fl_graph_permute_ops(fl_graph *g, const int *order, fl_error *err);
+
 /* Recomputes every tensor's producer after ops were rewritten (checks
  * that no tensor is written twice). */
 int fl_graph_relink(fl_graph *g, fl_error *err);

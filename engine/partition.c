@@ -217,19 +217,29 @@ static int log_open(fl_state *st, const fl_op *op, const fl_graph *d,
 		       ? 0 : -1;
 }
 
-/* Builds the opened graph in one sweep; compound ops past the budget stay
- * as they are.  src[] receives, per new op, the old op it came from. */
+/* Builds the opened graph: the primitives first, so that no name an
+ * expansion picks can clash with a user op later in the file, then each
+ * compound op's expansion (while the budget lasts; the rest stay as they
+ * are).  src[] receives, per new op, the old op it came from. */
 static int open_into(fl_state *st, fl_graph *d, int *src, bool *paused,
 		     fl_error *err)
 {
 	const fl_graph *g = st->graph;
 
 	for (int i = 0; i < g->n_ops; i++) {
+		if (fl_op_is_compound(g->ops[i].kind))
+			continue;
+		if (copy_op_into(d, &g->ops[i], err) < 0)
+			return -1;
+		src[d->n_ops - 1] = i;
+	}
+	for (int i = 0; i < g->n_ops; i++) {
 		const fl_op *op = &g->ops[i];
 		int first = d->n_ops;
 
-		if (fl_op_is_compound(op->kind) && !*paused &&
-		    fl_state_decide(st)) {
+		if (!fl_op_is_compound(op->kind))
+			continue;
+		if (!*paused && fl_state_decide(st)) {
 			if (fl_op_info_of(op->kind)->expand(d, op, err) < 0) {
 				fl_error_prefix(err, "opening %s", op->name);
 				return -1;
@@ -237,8 +247,7 @@ static int open_into(fl_state *st, fl_graph *d, int *src, bool *paused,
 			if (log_open(st, op, d, first) < 0)
 				goto oom;
 		} else {
-			if (fl_op_is_compound(op->kind))
-				*paused = true;
+			*paused = true;
 			if (copy_op_into(d, op, err) < 0)
 				return -1;
 		}
@@ -247,6 +256,50 @@ static int open_into(fl_state *st, fl_graph *d, int *src, bool *paused,
 	}
 	return 0;
 oom:
+	fl_error_set(err, "out of memory opening compound ops");
+	return -1;
+}
+
+/* Puts d's ops back in the source order (an expansion where its compound
+ * op was), which keeps them topologically sorted; permutes src alike. */
+static int restore_order(fl_graph *d, int *src, fl_error *err)
+{
+	int n = d->n_ops, *order = malloc(((size_t)n + 1) * sizeof *order);
+	int *count = calloc((size_t)n + 2, sizeof *count), *tmp;
+	int max_src = 0;
+
+	if (!order || !count)
+		goto oom;
+	for (int k = 0; k < n; k++)
+		max_src = src[k] > max_src ? src[k] : max_src;
+	free(count);
+	count = calloc((size_t)max_src + 2, sizeof *count);
+	if (!count)
+		goto oom;
+	/* counting sort by source op, stable within an expansion */
+	for (int k = 0; k < n; k++)
+		count[src[k] + 1]++;
+	for (int i = 0; i <= max_src; i++)
+		count[i + 1] += count[i];
+	for (int k = 0; k < n; k++)
+		order[count[src[k]]++] = k;
+	tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+	if (!tmp)
+		goto oom;
+	for (int k = 0; k < n; k++)
+		tmp[k] = src[order[k]];
+	memcpy(src, tmp, (size_t)n * sizeof *src);
+	free(tmp);
+	free(count);
+	if (fl_graph_permute_ops(d, order, err) < 0) {
+		free(order);
+		return -1;
+	}
+	free(order);
+	return 0;
+oom:
+	free(order);
+	free(count);
 	fl_error_set(err, "out of memory opening compound ops");
 	return -1;
 }
@@ -271,10 +324,8 @@ int fl_pass_open(fl_state *st, fl_error *err)
 
 	if (!d || !src)
 		goto oom;
-	if (open_into(st, d, src, &paused, err) < 0)
-		goto fail;
-	/* ops are emitted in dataflow order: relinking producers suffices */
-	if (fl_graph_relink(d, err) < 0)
+	if (open_into(st, d, src, &paused, err) < 0 ||
+	    restore_order(d, src, err) < 0)
 		goto fail;
 	cluster = malloc(((size_t)d->n_ops + 1) * sizeof *cluster);
 	if (!cluster)

@@ -301,6 +301,28 @@ static void test_never_and_fuse(void **state)
 	}
 }
 
+/* A user op named like a compound op's expansion ("sm.exp") later in the
+ * file: the expansion picks another name, nothing clashes. */
+static void test_open_avoids_user_names(void **state)
+{
+	const char *json = HEAD
+		"\"x\":{\"shape\":[4,8],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[4,8],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"sm\",\"op\":\"softmax\",\"in\":[\"x\"],\"out\":\"s\"},"
+		"{\"name\":\"sm.exp\",\"op\":\"neg\",\"in\":[\"s\"],\"out\":\"y\"}]}";
+	fl_session *s = open_run(json, NULL, NULL);
+	const fl_graph *g = fl_engine_graph(s);
+	int user = fl_graph_find_op(g, "sm.exp");
+
+	(void)state;
+	assert_valid_partition(s);
+	assert_true(user >= 0);
+	assert_int_equal(g->ops[user].kind, FL_OP_NEG);
+	/* ops stay in dataflow order: the user op comes last */
+	assert_int_equal(user, g->n_ops - 1);
+	fl_engine_close(s);
+}
+
 static void test_custom_op_splits_clusters(void **state)
 {
 	const char *json = HEAD
@@ -525,6 +547,7 @@ FL_SUITE(partition,
 	 cmocka_unit_test(test_rejection_event_names_cycle),
 	 cmocka_unit_test(test_disable_rule_and_rules_file),
 	 cmocka_unit_test(test_never_and_fuse),
+	 cmocka_unit_test(test_open_avoids_user_names),
 	 cmocka_unit_test(test_custom_op_splits_clusters),
 	 cmocka_unit_test(test_feedback_split),
 	 cmocka_unit_test(test_stepping_equals_running),
