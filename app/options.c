@@ -92,6 +92,31 @@ static const opt_spec specs[] = {
 
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
+/* Prints text from column `indent` (the cursor is there), wrapping at
+ * `width` with continuation lines indented alike. */
+static void print_wrapped(FILE *out, const char *text, int indent, int width)
+{
+	int col = indent;
+
+	while (*text) {
+		int len = (int)strcspn(text, " ");
+
+		if (col > indent && col + 1 + len > width) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', out);
+			col++;
+		}
+		fprintf(out, "%.*s", len, text);
+		col += len;
+		text += len;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', out);
+}
+
 void fl_options_print_help(FILE *out)
 {
 	fprintf(out,
@@ -110,7 +135,8 @@ void fl_options_print_help(FILE *out)
 			 specs[i].shrt ? specs[i].shrt : ' ',
 			 specs[i].shrt ? ", " : "  ", specs[i].lng,
 			 specs[i].arg ? " " : "", specs[i].arg ? specs[i].arg : "");
-		fprintf(out, "  %-22s %s\n", left, specs[i].help);
+		fprintf(out, "  %-22s ", left);
+		print_wrapped(out, specs[i].help, 25, 79);
 	}
 	fprintf(out,
 		"\n"
