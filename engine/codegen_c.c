@@ -167,6 +167,12 @@ typedef struct cg_stmt {
 	isl_ast_expr *write;
 	isl_ast_expr **reads;	/* per ps->reads; NULL for a may-read */
 	isl_ast_expr *iters;	/* gather, reshape: the original iterators */
+	/* The same accesses as functions of the schedule dimensions (the
+	 * AST iterators c<depth>), for the accumulator analysis. */
+	isl_pw_multi_aff *wsched;
+	isl_pw_multi_aff **rsched;	/* per ps->reads; NULL: may-read */
+	int acc;		/* printing: scalar accumulator fl_acc<acc>
+				   replaces the written element, or -1 */
 } cg_stmt;
 
 /* A graph tensor as this kernel sees it. */
@@ -710,7 +716,8 @@ typedef struct stmt_ctx {
 /* The AST expression of access `acc` (keep; statement -> T<t>). */
 static __isl_give isl_ast_expr *access_expr(cg_kernel *cg,
 					    const stmt_ctx *sc,
-					    __isl_keep isl_map *acc, int t)
+					    __isl_keep isl_map *acc, int t,
+					    isl_pw_multi_aff **sched)
 {
 	isl_pw_multi_aff *pma = isl_pw_multi_aff_from_map(isl_map_copy(acc));
 
@@ -721,6 +728,7 @@ static __isl_give isl_ast_expr *access_expr(cg_kernel *cg,
 	pma = isl_pw_multi_aff_pullback_pw_multi_aff(pma,
 		isl_pw_multi_aff_copy(sc->iter));
 	cg->arr[t].used = true;
+	*sched = isl_pw_multi_aff_copy(pma);
 	return isl_ast_build_access_from_pw_multi_aff(sc->build, pma);
 }
 
@@ -729,7 +737,8 @@ static bool stmt_exprs(cg_kernel *cg, cg_stmt *st, const stmt_ctx *sc)
 {
 	const fl_poly_stmt *ps = st->ps;
 
-	st->write = access_expr(cg, sc, ps->write, st->op->out[0]);
+	st->write = access_expr(cg, sc, ps->write, st->op->out[0],
+				&st->wsched);
 	if (!st->write)
 		return false;
 	for (int r = 0; r < ps->n_reads; r++) {
@@ -738,7 +747,8 @@ static bool stmt_exprs(cg_kernel *cg, cg_stmt *st, const stmt_ctx *sc)
 			continue;
 		}
 		st->reads[r] = access_expr(cg, sc, ps->reads[r].access,
-					   read_tensor(st->op, &ps->reads[r]));
+					   read_tensor(st->op, &ps->reads[r]),
+					   &st->rsched[r]);
 		if (!st->reads[r])
 			return false;
 	}
@@ -759,10 +769,15 @@ static void stmt_free(cg_stmt *st)
 {
 	isl_ast_expr_free(st->write);
 	isl_ast_expr_free(st->iters);
+	isl_pw_multi_aff_free(st->wsched);
 	if (st->reads)
 		for (int r = 0; r < st->ps->n_reads; r++)
 			isl_ast_expr_free(st->reads[r]);
+	if (st->rsched)
+		for (int r = 0; r < st->ps->n_reads; r++)
+			isl_pw_multi_aff_free(st->rsched[r]);
 	free(st->reads);
+	free(st->rsched);
 	free(st);
 }
 
@@ -781,14 +796,20 @@ static cg_stmt *stmt_lookup(cg_kernel *cg, __isl_keep isl_ast_node *node)
 	if (name && parse_stmt_name(name, &op, &k) == 0 &&
 	    (po = poly_of(cg, op)) && k >= 0 && k < po->n_stmts) {
 		st = calloc(1, sizeof *st);
-		if (st)
+		if (st) {
+			st->acc = -1;
 			st->reads = calloc((size_t)po->stmts[k].n_reads + 1,
 					   sizeof *st->reads);
-		if (st && st->reads) {
+			st->rsched = calloc((size_t)po->stmts[k].n_reads + 1,
+					    sizeof *st->rsched);
+		}
+		if (st && st->reads && st->rsched) {
 			snprintf(st->name, sizeof st->name, "%s", name);
 			st->op = &cg->g->ops[op];
 			st->ps = &po->stmts[k];
 		} else if (st) {
+			free(st->reads);
+			free(st->rsched);
 			free(st);
 			st = NULL;
 		}
@@ -1271,9 +1292,17 @@ static const char *role_name(fl_stmt_role r)
 static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
 					  cg_kernel *cg, const cg_stmt *st)
 {
-	char tpl[64], note[96];
+	char tpl[64], note[96], acc[48];
 
-	if (st->op->kind == FL_OP_GATHER) {
+	if (st->acc >= 0 && st->ps->role == FL_STMT_INIT) {
+		p = isl_printer_print_str(p, "(void)0;");	/* hoisted */
+	} else if (st->acc >= 0) {
+		snprintf(acc, sizeof acc, "fl_acc%d = fl_acc%d + ", st->acc,
+			 st->acc);
+		p = isl_printer_print_str(p, acc);
+		p = print_template(p, cg, st, "$0");
+		p = isl_printer_print_str(p, ";");
+	} else if (st->op->kind == FL_OP_GATHER) {
 		p = print_gather(p, cg, st);
 	} else if (st->op->kind == FL_OP_RESHAPE &&
 		   !cg->arr[st->op->in[0]].local) {
@@ -1474,6 +1503,357 @@ static __isl_give isl_printer *print_expr_str(__isl_take isl_printer *p,
 	return p;
 }
 
+/* ---- scalar accumulators for sum reductions ------------------------ */
+
+/* An innermost loop whose body updates one element of a sum in every
+ * iteration (the element does not depend on the loop's iterator) keeps
+ * the sum in a scalar fl_acc<k> instead:
+ *   { float fl_acc0 = T9[c1][0];
+ *     #pragma omp simd reduction(+:fl_acc0)
+ *     for (..) { ..; fl_acc0 = fl_acc0 + T8[..][c2]; }
+ *     T9[c1][0] = fl_acc0; }
+ * so gcc may vectorise the loop (a float sum into memory it may not
+ * reassociate).  The init of the same element, when the body runs it in
+ * the loop's first iteration only, moves out as the scalar's initial
+ * value. */
+#define ACC_MAX_STMTS 64
+#define ACC_MAX 8
+
+typedef struct acc_body {
+	int n;
+	cg_stmt *st[ACC_MAX_STMTS];
+	bool guarded[ACC_MAX_STMTS];	/* under an if in the body */
+	int n_acc;
+	cg_stmt *upd[ACC_MAX];		/* the accumulated updates */
+	cg_stmt *init[ACC_MAX];		/* their hoisted inits, or NULL */
+} acc_body;
+
+static cg_stmt *stmt_of(__isl_keep isl_ast_node *node)
+{
+	isl_id *id = isl_ast_node_get_annotation(node);
+	cg_stmt *st = id ? isl_id_get_user(id) : NULL;
+
+	isl_id_free(id);
+	return st;
+}
+
+/* Collects a statement of the body: a user node, or one under an if
+ * without else; false for anything else. */
+static bool acc_collect(acc_body *b, __isl_keep isl_ast_node *node,
+			bool guarded)
+{
+	isl_ast_node *then;
+	bool ok;
+
+	if (isl_ast_node_get_type(node) == isl_ast_node_if) {
+		if (isl_ast_node_if_has_else_node(node) != isl_bool_false)
+			return false;
+		then = isl_ast_node_if_get_then_node(node);
+		ok = then && acc_collect(b, then, true);
+		isl_ast_node_free(then);
+		return ok;
+	}
+	if (isl_ast_node_get_type(node) != isl_ast_node_user ||
+	    b->n >= ACC_MAX_STMTS)
+		return false;
+	b->st[b->n] = stmt_of(node);
+	b->guarded[b->n] = guarded;
+	return b->st[b->n++] != NULL;
+}
+
+static bool acc_collect_body(acc_body *b, __isl_keep isl_ast_node *body)
+{
+	isl_ast_node_list *list;
+	isl_size n;
+	bool ok = true;
+
+	if (isl_ast_node_get_type(body) != isl_ast_node_block)
+		return acc_collect(b, body, false);
+	list = isl_ast_node_block_get_children(body);
+	n = isl_ast_node_list_n_ast_node(list);
+	if (n < 0)
+		ok = false;
+	for (int i = 0; ok && i < n; i++) {
+		isl_ast_node *c = isl_ast_node_list_get_at(list, i);
+
+		ok = c && acc_collect(b, c, false);
+		isl_ast_node_free(c);
+	}
+	isl_ast_node_list_free(list);
+	return ok;
+}
+
+static isl_stat single_piece(__isl_take isl_set *set,
+			     __isl_take isl_multi_aff *ma, void *user)
+{
+	isl_multi_aff **out = user;
+
+	isl_set_free(set);
+	isl_multi_aff_free(*out);
+	*out = ma;
+	return isl_stat_ok;
+}
+
+/* The one affine function of schedule -> element (keep), or NULL. */
+static __isl_give isl_multi_aff *sole_function(
+	__isl_keep isl_pw_multi_aff *pma)
+{
+	isl_pw_multi_aff *c;
+	isl_multi_aff *ma = NULL;
+
+	if (!pma)
+		return NULL;
+	c = isl_pw_multi_aff_coalesce(isl_pw_multi_aff_copy(pma));
+	if (isl_pw_multi_aff_n_piece(c) == 1)
+		isl_pw_multi_aff_foreach_piece(c, &single_piece, &ma);
+	isl_pw_multi_aff_free(c);
+	return ma;
+}
+
+/* Whether the element accessed does not involve schedule dimension d. */
+static bool invariant_in(__isl_keep isl_pw_multi_aff *pma, int d)
+{
+	isl_multi_aff *ma = sole_function(pma);
+	isl_size n = isl_multi_aff_dim(ma, isl_dim_in);
+	bool inv = ma && n > d &&
+		   isl_multi_aff_involves_dims(ma, isl_dim_in, (unsigned)d,
+					       1) == isl_bool_false;
+
+	isl_multi_aff_free(ma);
+	return inv;
+}
+
+/* The executed schedule points of pma's domain on dimensions 0..d. */
+static __isl_give isl_set *points_to(__isl_keep isl_pw_multi_aff *pma,
+				     int d)
+{
+	isl_set *dom = isl_pw_multi_aff_domain(isl_pw_multi_aff_copy(pma));
+	isl_size n = isl_set_dim(dom, isl_dim_set);
+
+	if (n < 0 || n <= d)
+		return isl_set_free(dom);
+	dom = isl_set_project_out(dom, isl_dim_set, (unsigned)d + 1,
+				  (unsigned)(n - d - 1));
+	return isl_set_reset_tuple_id(dom);
+}
+
+/* Whether init runs exactly in the first iteration of loop d of each
+ * run of upd, and writes the same element. */
+static bool init_hoists(const cg_stmt *init, const cg_stmt *upd, int d)
+{
+	isl_multi_aff *fi = sole_function(init->wsched);
+	isl_multi_aff *fu = sole_function(upd->wsched);
+	isl_set *pi, *pu;
+	isl_map *m;
+	bool ok;
+
+	ok = fi && fu && isl_multi_aff_plain_is_equal(fi, fu) == isl_bool_true;
+	isl_multi_aff_free(fi);
+	isl_multi_aff_free(fu);
+	if (!ok)
+		return false;
+	pi = points_to(init->wsched, d);
+	pu = points_to(upd->wsched, d);
+	m = isl_map_from_domain(pu);
+	m = isl_map_move_dims(m, isl_dim_out, 0, isl_dim_in, (unsigned)d, 1);
+	m = isl_map_lexmin(m);
+	pu = isl_set_flatten(isl_map_wrap(m));
+	ok = pi && pu && isl_set_is_equal(pi, pu) == isl_bool_true;
+	isl_set_free(pi);
+	isl_set_free(pu);
+	return ok;
+}
+
+static bool accesses_tensor(const cg_stmt *st, int t)
+{
+	if (st->op->out[0] == t)
+		return true;
+	for (int r = 0; r < st->ps->n_reads; r++)
+		if (read_tensor(st->op, &st->ps->reads[r]) == t)
+			return true;
+	return false;
+}
+
+/* Whether the update (a sum whose element is invariant in loop d) can
+ * use an accumulator: no other statement of the body touches its
+ * tensor, except its own init hoisted out of the loop (into *init). */
+static bool acc_candidate(const acc_body *b, int i, int d, cg_stmt **init)
+{
+	cg_stmt *u = b->st[i];
+	int t = u->op->out[0];
+
+	*init = NULL;
+	if (u->op->kind != FL_OP_REDUCE_SUM || u->ps->role != FL_STMT_UPDATE ||
+	    b->guarded[i] || !u->wsched || !invariant_in(u->wsched, d))
+		return false;
+	for (int r = 0; r < u->ps->n_reads; r++)
+		if (u->ps->reads[r].input >= 0 &&
+		    read_tensor(u->op, &u->ps->reads[r]) == t)
+			return false;
+	for (int j = 0; j < b->n; j++) {
+		cg_stmt *s = b->st[j];
+
+		if (j == i || !accesses_tensor(s, t))
+			continue;
+		if (*init || j > i || s->op != u->op ||
+		    s->ps->role != FL_STMT_INIT || !s->wsched ||
+		    !init_hoists(s, u, d))
+			return false;
+		*init = s;
+	}
+	return true;
+}
+
+/* Schedule dimensions 0..d -> element, ids reset. */
+static __isl_give isl_map *sched_access(__isl_keep isl_pw_multi_aff *pma,
+					int d)
+{
+	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
+	isl_size n = isl_map_dim(m, isl_dim_in);
+
+	if (n < 0 || n <= d)
+		return isl_map_free(m);
+	m = isl_map_project_out(m, isl_dim_in, (unsigned)d + 1,
+				(unsigned)(n - d - 1));
+	m = isl_map_reset_tuple_id(m, isl_dim_in);
+	return isl_map_reset_tuple_id(m, isl_dim_out);
+}
+
+/* Whether write w and access a (schedule -> element) meet in different
+ * iterations of loop d within one iteration of the loops around it. */
+static bool carried(__isl_keep isl_pw_multi_aff *w,
+		    __isl_keep isl_pw_multi_aff *a, int d)
+{
+	isl_map *mw = sched_access(w, d), *ma = sched_access(a, d);
+	isl_map *r, *lt, *gt;
+	isl_bool empty;
+
+	r = isl_map_apply_range(mw, isl_map_reverse(ma));
+	for (int i = 0; i < d; i++)
+		r = isl_map_equate(r, isl_dim_in, i, isl_dim_out, i);
+	lt = isl_map_order_lt(isl_map_copy(r), isl_dim_in, d, isl_dim_out, d);
+	gt = isl_map_order_gt(r, isl_dim_in, d, isl_dim_out, d);
+	r = isl_map_union(lt, gt);
+	empty = isl_map_is_empty(r);
+	isl_map_free(r);
+	return empty != isl_bool_true;
+}
+
+static bool acc_taken(const acc_body *b, const cg_stmt *st)
+{
+	for (int k = 0; k < b->n_acc; k++)
+		if (b->upd[k] == st || b->init[k] == st)
+			return true;
+	return false;
+}
+
+/* Whether, with the accumulated sums kept in scalars, no dependence is
+ * carried by loop d among the body's remaining accesses. */
+static bool no_carried(const acc_body *b, int d)
+{
+	for (int i = 0; i < b->n; i++) {
+		const cg_stmt *w = b->st[i];
+		int t = w->op->out[0];
+
+		if (acc_taken(b, w))
+			continue;
+		if (!w->wsched)
+			return false;
+		for (int j = 0; j < b->n; j++) {
+			const cg_stmt *s = b->st[j];
+
+			if (acc_taken(b, s) || !accesses_tensor(s, t))
+				continue;
+			if (s->op->out[0] == t &&
+			    (!s->wsched || carried(w->wsched, s->wsched, d)))
+				return false;
+			for (int r = 0; r < s->ps->n_reads; r++)
+				if (read_tensor(s->op, &s->ps->reads[r]) == t &&
+				    (!s->rsched[r] ||
+				     carried(w->wsched, s->rsched[r], d)))
+					return false;
+		}
+	}
+	for (int i = 0; i < b->n; i++)	/* may-reads: unknown elements */
+		for (int r = 0; r < b->st[i]->ps->n_reads; r++)
+			if (!b->st[i]->rsched[r])
+				return false;
+	return true;
+}
+
+/* Fills b->upd/init for the innermost loop (depth d) with body `body`;
+ * the number of accumulators. */
+static int plan_accumulators(acc_body *b, __isl_keep isl_ast_node *body,
+			     int d)
+{
+	b->n = b->n_acc = 0;
+	if (d < 0 || !acc_collect_body(b, body))
+		return 0;
+	for (int i = 0; i < b->n && b->n_acc < ACC_MAX; i++) {
+		cg_stmt *init;
+
+		if (!acc_candidate(b, i, d, &init))
+			continue;
+		b->upd[b->n_acc] = b->st[i];
+		b->init[b->n_acc++] = init;
+	}
+	if (b->n_acc && !no_carried(b, d))
+		b->n_acc = 0;
+	return b->n_acc;
+}
+
+/* "{ float fl_acc0 = <element or identity>; ...", before the loop. */
+static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
+					      cg_kernel *cg,
+					      const acc_body *b)
+{
+	char buf[160];
+
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < b->n_acc; k++) {
+		const cg_stmt *u = b->upd[k];
+
+		p = isl_printer_start_line(p);
+		snprintf(buf, sizeof buf, "float fl_acc%d = ", k);
+		p = isl_printer_print_str(p, buf);
+		if (b->init[k])
+			p = isl_printer_print_str(p, init_value(u->op));
+		else
+			p = print_access(p, cg, u->write, u->op->out[0]);
+		p = isl_printer_print_str(p, ";");
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, "#pragma omp simd reduction(+:");
+	for (int k = 0; k < b->n_acc; k++) {
+		snprintf(buf, sizeof buf, "%sfl_acc%d", k ? ", " : "", k);
+		p = isl_printer_print_str(p, buf);
+	}
+	p = isl_printer_print_str(p, ")");
+	return isl_printer_end_line(p);
+}
+
+/* "<element> = fl_acc0; ... }", after the loop. */
+static __isl_give isl_printer *print_acc_close(__isl_take isl_printer *p,
+					       cg_kernel *cg,
+					       const acc_body *b)
+{
+	char buf[48];
+
+	for (int k = 0; k < b->n_acc; k++) {
+		const cg_stmt *u = b->upd[k];
+
+		p = isl_printer_start_line(p);
+		p = print_access(p, cg, u->write, u->op->out[0]);
+		snprintf(buf, sizeof buf, " = fl_acc%d;", k);
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
 /* for (int c = init; cond; c += inc) { locals; body }, with the pragma
  * on the outermost parallel loop; a degenerate loop is a block that
  * sets its iterator once. */
@@ -1491,8 +1871,24 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		    canonical_cond(node);
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+	acc_body *acc = NULL;
 
-	if (pragma)
+	if (l && !pragma && !degenerate && innermost(node) &&
+	    canonical_cond(node)) {
+		acc = malloc(sizeof *acc);
+		if (acc && !plan_accumulators(acc, body, l->depth)) {
+			free(acc);
+			acc = NULL;
+		}
+	}
+	for (int k = 0; acc && k < acc->n_acc; k++) {
+		acc->upd[k]->acc = k;
+		if (acc->init[k])
+			acc->init[k]->acc = k;
+	}
+	if (acc)
+		p = print_acc_open(p, cg, acc);
+	else if (pragma)
 		p = line(p, simd ? "#pragma omp parallel for simd" :
 			 "#pragma omp parallel for");
 	else if (simd)
@@ -1530,6 +1926,15 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		p = print_frees(p, cg, l);
 	p = isl_printer_indent(p, -2);
 	p = line(p, "}");
+	if (acc) {
+		p = print_acc_close(p, cg, acc);
+		for (int k = 0; k < acc->n_acc; k++) {
+			acc->upd[k]->acc = -1;
+			if (acc->init[k])
+				acc->init[k]->acc = -1;
+		}
+		free(acc);
+	}
 	isl_ast_expr_free(it);
 	isl_ast_node_free(body);
 	isl_ast_print_options_free(o);

@@ -687,7 +687,8 @@ static void test_source_is_warning_free(void **state)
 
 /* Vectorised code: NaN operands of min and max (log of a negative
  * input) still yield the other operand, elementwise loops carry
- * "#pragma omp simd", and a reduction's reduced loop does not. */
+ * "#pragma omp simd", and a reduction's reduced loop only with a
+ * reduction clause over its scalar accumulator. */
 static void test_vector_code(void **state)
 {
 	fl_error err = {""};
@@ -725,7 +726,8 @@ static void test_vector_code(void **state)
 			;
 	simd = strstr(pragma, "simd");
 	if (strncmp(pragma + strspn(pragma, " "), "#pragma omp", 11) == 0 &&
-	    simd && simd < loop)
+	    simd && simd < loop &&
+	    strncmp(simd, "simd reduction(+:fl_acc0)", 25) != 0)
 		fail_msg("reduced loop vectorised:\n%s", src);
 	compiles_cleanly(src);
 	free(src);
@@ -792,6 +794,65 @@ static void engine_program_verifies(fl_graph *g)
 	fl_graph_free(g);
 }
 
+/* Layer 1 fuses sub + square + reduce_sum into one kernel that sums
+ * into a scalar accumulator under "omp simd reduction"; it verifies. */
+static void test_fused_sum_accumulator(void **state)
+{
+	fl_engine_opts eo;
+	fl_error err = {""};
+	fl_run_opts o = quick();
+	const char *open, *pragma, *loop, *upd, *store;
+	fl_session *s;
+	fl_values *ref;
+	const fl_program *p;
+	fl_run_result r;
+	fl_graph *g;
+	char *src;
+
+	(void)state;
+	g = t_load(HEAD "\"x\":{\"shape\":[64,300],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[64,300],\"role\":\"input\"},"
+		"\"s\":{\"shape\":[64,1],\"role\":\"output\"}},\"ops\":["
+		OP2("d", "sub", "x", "y") ","
+		"{\"name\":\"q\",\"op\":\"square\",\"in\":[\"d\"],"
+		"\"out\":\"q\"},"
+		"{\"name\":\"s\",\"op\":\"reduce_sum\",\"in\":[\"q\"],"
+		"\"out\":\"s\",\"attrs\":{\"axes\":[1]}}]}");
+	fl_engine_opts_default(&eo);
+	eo.run_layer1 = true;
+	s = fl_engine_open(g, &eo, &err);
+	if (!s || fl_engine_run(s, &err) < 0)
+		fail_msg("engine: %s", err.msg);
+	p = fl_engine_program(s);
+	assert_non_null(p);
+	src = fl_codegen_c(p, &err);
+	if (!src)
+		fail_msg("codegen: %s", err.msg);
+	open = strstr(src, "float fl_acc0 = ");
+	pragma = strstr(src, "#pragma omp simd reduction(+:fl_acc0)\n");
+	upd = strstr(src, "fl_acc0 = fl_acc0 + ");
+	loop = pragma ? strstr(pragma, "for (") : NULL;
+	store = upd ? strstr(upd, "] = fl_acc0;") : NULL;
+	if (!open || !pragma || !loop || !upd || !store || open > pragma ||
+	    upd < loop || !strstr(src, "sub compute") ||
+	    !strstr(src, "square compute") ||
+	    !strstr(upd, "reduce_sum update"))
+		fail_msg("no scalar accumulator:\n%s",
+			 strstr(src, "void fl_k0") ? strstr(src, "void fl_k0") : src);
+	compiles_cleanly(src);
+	free(src);
+	ref = fl_interp_run(fl_engine_graph(s), NULL, &err);
+	assert_non_null(ref);
+	if (fl_run_program(p, ref, &o, &r, &err) < 0)
+		fail_msg("run: %s", err.msg);
+	if (r.status != FL_RUN_OK || !r.verified)
+		fail_msg("%s: %s", fl_run_status_name(r.status), r.message);
+	fl_run_result_free(&r);
+	fl_values_free(ref);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
 static void test_layer1_micro2020(void **state)
 {
 	char path[600];
@@ -843,6 +904,7 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_malicious_names),
 	 cmocka_unit_test(test_source_is_warning_free),
 	 cmocka_unit_test(test_vector_code),
+	 cmocka_unit_test(test_fused_sum_accumulator),
 	 cmocka_unit_test(test_emit_program),
 	 cmocka_unit_test(test_layer1_micro2020),
 	 cmocka_unit_test(test_layer1_chain));
