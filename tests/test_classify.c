@@ -33,21 +33,6 @@
 	"{'name':'o','op':'" kind "','in':" ins ",'out':'y','attrs':{" \
 	attrs "}}"
 
-/* Loads a graph written with single quotes. */
-static fl_graph *load_q(const char *text)
-{
-	char *json = strdup(text);
-	fl_graph *g;
-
-	assert_non_null(json);
-	for (char *c = json; *c; c++)
-		if (*c == '\'')
-			*c = '"';
-	g = t_load(json);
-	free(json);
-	return g;
-}
-
 static isl_ctx *new_ctx(void)
 {
 	isl_ctx *ctx = isl_ctx_alloc();
@@ -68,7 +53,7 @@ typedef struct class_case {
 
 static void check_case(const class_case *c)
 {
-	fl_graph *g = load_q(c->graph);
+	fl_graph *g = t_load_q(c->graph);
 	isl_ctx *ctx = new_ctx();
 	fl_classification cl;
 	fl_error err = {""};
@@ -233,7 +218,7 @@ static void test_classify_opaque(void **state)
 
 static void expect_error(const char *graph, const char *msg)
 {
-	fl_graph *g = load_q(graph);
+	fl_graph *g = t_load_q(graph);
 	isl_ctx *ctx = new_ctx();
 	fl_classification cl;
 	fl_error err = {""};
@@ -315,7 +300,7 @@ static fl_poly_op *describe(isl_ctx *ctx, fl_graph **g, const char *graph,
 	fl_error err = {""};
 	fl_poly_op *p;
 
-	*g = load_q(graph);
+	*g = t_load_q(graph);
 	p = fl_poly_describe(ctx, *g, 0, &err);
 	if (!p)
 		fail_msg("%s", err.msg);

@@ -855,16 +855,8 @@ static void test_fused_sum_accumulator(void **state)
 
 static void test_layer1_micro2020(void **state)
 {
-	char path[600];
-	fl_error err = {""};
-	fl_graph *g;
-
 	(void)state;
-	snprintf(path, sizeof path, "%s/micro2020_fig1.json", t_samples_dir());
-	g = fl_load_graph_file(path, &err);
-	if (!g)
-		fail_msg("%s", err.msg);
-	engine_program_verifies(g);
+	engine_program_verifies(t_load_sample("micro2020_fig1"));
 }
 
 static void test_layer1_chain(void **state)

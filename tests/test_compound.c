@@ -404,15 +404,6 @@ static char *dq(const char *s)
 	return r;
 }
 
-static fl_graph *load(const char *single_quoted)
-{
-	char *text = dq(single_quoted);
-	fl_graph *g = t_load(text);
-
-	free(text);
-	return g;
-}
-
 static fl_graph *expand(const fl_graph *g)
 {
 	fl_error err = {""};
@@ -509,7 +500,7 @@ static void assert_same_values(const fl_graph *g, const fl_graph *e)
  * expansion. */
 static int check_expansion(const char *single_quoted)
 {
-	fl_graph *g = load(single_quoted), *e = expand(g);
+	fl_graph *g = t_load_q(single_quoted), *e = expand(g);
 	int n_ops = e->n_ops, n_src = g->n_ops;
 
 	assert_only_primitives(e);
@@ -552,7 +543,7 @@ static void test_softmax_expands(void **state)
 		"{'name':'sm','op':'softmax','in':['x'],'out':'y',"
 		"'attrs':{'axis':-2}}"));
 	/* The exact shape of the expansion. */
-	g = load(ONE("[3,5]", "", "[3,5]",
+	g = t_load_q(ONE("[3,5]", "", "[3,5]",
 		     "{'name':'sm','op':'softmax','in':['x'],'out':'y'}"));
 	e = expand(g);
 	for (int i = 0; i < 5; i++) {
@@ -745,7 +736,7 @@ static void test_mixed_graph_expands(void **state)
 
 	(void)state;
 	assert_int_equal(check_expansion(json), 5 + 1 + 5 + 10 + 1);
-	g = load(json);
+	g = t_load_q(json);
 	e = expand(g);
 	assert_true(fl_graph_find_op(e, "sm1.max") >= 0);
 	assert_true(fl_graph_find_op(e, "sm2.max") >= 0);
@@ -771,7 +762,7 @@ static void test_expansion_names_avoid_user_names(void **state)
 
 	(void)state;
 	check_expansion(json);
-	g = load(json);
+	g = t_load_q(json);
 	e = expand(g);
 	user = fl_graph_find_op(e, "sm.exp");
 	assert_true(user >= 0);
@@ -788,7 +779,7 @@ static void test_expansion_names_avoid_user_names(void **state)
 /* An op that was already rewritten keeps its user origin when opened. */
 static void test_expansion_keeps_origin(void **state)
 {
-	fl_graph *g = load(ONE("[3,5]", "", "[3,5]",
+	fl_graph *g = t_load_q(ONE("[3,5]", "", "[3,5]",
 			       "{'name':'s','op':'silu','in':['x'],'out':'y'}"));
 	fl_graph *e;
 
@@ -807,7 +798,7 @@ static void test_expansion_keeps_origin(void **state)
 
 static void test_expansion_without_compounds(void **state)
 {
-	fl_graph *g = load(ONE("[3,5]", "", "[3,5]",
+	fl_graph *g = t_load_q(ONE("[3,5]", "", "[3,5]",
 			       "{'name':'r','op':'relu','in':['x'],'out':'y'}"));
 	fl_graph *e = expand(g);
 
@@ -824,7 +815,7 @@ static void test_expansion_without_compounds(void **state)
  * makes the expansion fail with a message naming it; nothing leaks. */
 static void test_expansion_errors(void **state)
 {
-	fl_graph *g = load(ONE("[3,5]", "", "[3,5]",
+	fl_graph *g = t_load_q(ONE("[3,5]", "", "[3,5]",
 			       "{'name':'r','op':'relu','in':['x'],'out':'h'},"
 			       "{'name':'sm','op':'softmax','in':['h'],'out':'y'}"));
 	fl_error err = {""};

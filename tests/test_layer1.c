@@ -63,19 +63,6 @@ static fl_session *run_json(const char *json, const fl_engine_opts *o)
 	return s;
 }
 
-static fl_graph *load_sample(const char *name)
-{
-	char path[1024];
-	fl_error err = {""};
-	fl_graph *g;
-
-	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
-	g = fl_load_graph_file(path, &err);
-	if (!g)
-		fail_msg("%s: %s", name, err.msg);
-	return g;
-}
-
 /* The first event of kind k whose reason contains `text` (NULL: any). */
 static const fl_event *find_event(const fl_session *s, fl_event_kind k,
 				  const char *text)
@@ -645,7 +632,7 @@ static bool tiles_overlap(__isl_keep isl_union_map *ext)
  * tile-local buffer sized by the footprint box. */
 static void test_l1_micro_fig1_extension(void **state)
 {
-	fl_graph *g = load_sample("micro2020_fig1");
+	fl_graph *g = t_load_sample("micro2020_fig1");
 	fl_engine_opts o = l1_opts();
 	fl_session *s = run_graph(g, &o);
 	const fl_kernel *k = kernel_of(s, "S1_S2_conv");
@@ -793,7 +780,7 @@ static void test_l1_reduce_forms(void **state)
  * parallel and tiled. */
 static void test_l1_softmax_forms(void **state)
 {
-	fl_graph *g = load_sample("softmax");
+	fl_graph *g = t_load_sample("softmax");
 	fl_engine_opts o = l1_opts();
 	fl_session *s = run_graph(g, &o);
 	const fl_kernel *k = kernel_of(s, "softmax.sum");
@@ -851,7 +838,7 @@ static void test_l1_stepping_equals_running(void **state)
 		"{\"name\":\"p1\",\"op\":\"exp\",\"in\":[\"x\"],\"out\":\"a\"},"
 		"{\"name\":\"lsm\",\"op\":\"log_softmax\",\"in\":[\"a\"],"
 		"\"out\":\"y\"}]}";
-	fl_graph *g = t_load(lsm), *fig1 = load_sample("micro2020_fig1");
+	fl_graph *g = t_load(lsm), *fig1 = t_load_sample("micro2020_fig1");
 	fl_engine_opts o = l1_opts();
 
 	(void)state;
@@ -884,7 +871,7 @@ static void test_l1_every_sample(void **state)
 		    len - 5 >= sizeof name)
 			continue;
 		snprintf(name, sizeof name, "%.*s", (int)(len - 5), d->d_name);
-		g = load_sample(name);
+		g = t_load_sample(name);
 		s = run_graph(g, &o);
 		assert_kernels_valid(s);
 		fl_engine_close(s);

@@ -426,16 +426,9 @@ static void test_stepping_equals_running(void **state)
 
 static fl_session *open_sample(const char *name, fl_engine_opts *o)
 {
-	char path[1024];
 	fl_error err = {""};
-	fl_graph *g;
-	fl_session *s;
-
-	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
-	g = fl_load_graph_file(path, &err);
-	if (!g)
-		fail_msg("%s", err.msg);
-	s = fl_engine_open(g, o, &err);
+	fl_graph *g = t_load_sample(name);
+	fl_session *s = fl_engine_open(g, o, &err);
 	if (!s || fl_engine_run(s, &err) < 0)
 		fail_msg("%s: %s", name, err.msg);
 	fl_graph_free(g);

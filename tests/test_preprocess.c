@@ -15,21 +15,6 @@
 
 /* ---- helpers -------------------------------------------------------- */
 
-/* Loads JSON written with ' in place of ". */
-static fl_graph *load_q(const char *text)
-{
-	char *json = strdup(text);
-	fl_graph *g;
-
-	assert_non_null(json);
-	for (char *c = json; *c; c++)
-		if (*c == '\'')
-			*c = '"';
-	g = t_load(json);
-	free(json);
-	return g;
-}
-
 #define GRAPH(tensors, ops)                                                  \
 	"{'format':'fuselab-graph/1','name':'t','tensors':{" tensors          \
 	"},'ops':[" ops "]}"
@@ -185,7 +170,7 @@ static fl_graph *simp_graph(const char *op, const char *a, const char *b,
 		       "{'name':'s','op':'%s','in':['%s','%s'],'out':'%s'}%s"),
 		 big ? "[4,2,3]" : "[2,3]", op, a, b, s_is_output ? "y" : "s",
 		 s_is_output ? "" : "," OP1("e", "exp", "s", "y"));
-	return load_q(text);
+	return t_load_q(text);
 }
 
 static void test_pre_simplify_identities(void **state)
@@ -277,7 +262,7 @@ static void test_pre_simplify_keeps_output_writer(void **state)
  * ops then die; a third transpose pair that does not cancel stays. */
 static void test_pre_simplify_pairs(void **state)
 {
-	fl_graph *g = load_q(GRAPH(PERM_TENSORS,
+	fl_graph *g = t_load_q(GRAPH(PERM_TENSORS,
 		OP1("n1", "neg", "x", "a") "," OP1("n2", "neg", "a", "b") ","
 		OPA("t1", "transpose", "b", "c", "'perm':[1,2,0]") ","
 		OPA("t2", "transpose", "c", "d", "'perm':[2,0,1]") ","
@@ -317,7 +302,7 @@ static void test_pre_simplify_pairs(void **state)
 
 static void test_pre_cse(void **state)
 {
-	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23)
+	fl_graph *g = t_load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23)
 				   OUT("y3", S23) OUT("y4", S23),
 		OP1("a1", "exp", "x", "a") "," OP1("a2", "exp", "x", "b") ","
 		OP2("ya", "add", "a", "b", "y1") ","
@@ -356,7 +341,7 @@ static void test_pre_cse(void **state)
  * sweep, in op order. */
 static void test_pre_cse_cascade(void **state)
 {
-	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23),
+	fl_graph *g = t_load_q(GRAPH(XW OUT("y1", S23),
 		OP1("a1", "exp", "x", "a") "," OP1("a2", "exp", "x", "b") ","
 		OP1("b1", "tanh", "a", "c") "," OP1("b2", "tanh", "b", "d") ","
 		OP2("c1", "max", "c", "w", "e") ","
@@ -380,7 +365,7 @@ static void test_pre_cse_cascade(void **state)
  * writes a temporary reads the output instead. */
 static void test_pre_cse_keeps_output_writers(void **state)
 {
-	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23) OUT("y3", S23),
+	fl_graph *g = t_load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23) OUT("y3", S23),
 		OP1("o1", "relu", "x", "y1") "," OP1("o2", "relu", "x", "y2") ","
 		OP1("t", "relu", "x", "h") "," OP1("e", "exp", "h", "y3")));
 	fl_session *s = run_checked(g);
@@ -398,7 +383,7 @@ static void test_pre_cse_keeps_output_writers(void **state)
  * one reading only consts is folded by its reference implementation. */
 static void test_pre_cse_and_fold_compound(void **state)
 {
-	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23)
+	fl_graph *g = t_load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23)
 			",'c':{'shape':[2,3],'role':'const','data':[1,2,3,4,5,6]}",
 		OPA("s1", "softmax", "x", "a", "'axis':-1") ","
 		OPA("s2", "softmax", "x", "b", "'axis':-1") ","
@@ -429,7 +414,7 @@ static void test_pre_cse_and_fold_compound(void **state)
 
 static void test_pre_fold(void **state)
 {
-	fl_graph *g = load_q(GRAPH(FOLD_TENSORS OUT("y", S23),
+	fl_graph *g = t_load_q(GRAPH(FOLD_TENSORS OUT("y", S23),
 		OP2("m", "mul", "c", "two", "f") ","	/* splat expanded */
 		OP1("ex", "exp", "f", "k") ","		/* chain */
 		OP2("a", "add", "x", "k", "y")));
@@ -459,7 +444,7 @@ static void test_pre_fold(void **state)
  * op reading a non-const: none is folded. */
 static void test_pre_fold_refused(void **state)
 {
-	fl_graph *g = load_q(GRAPH(FOLD_TENSORS OUT("y", "[300,300]")
+	fl_graph *g = t_load_q(GRAPH(FOLD_TENSORS OUT("y", "[300,300]")
 				   OUT("y2", S23) OUT("y3", S23) OUT("y4", S23),
 		OPA("b", "broadcast_to", "two", "bt", "'shape':[300,300]") ","
 		OP2("ab", "add", "xb", "bt", "y") ","
@@ -480,7 +465,7 @@ static void test_pre_fold_refused(void **state)
 /* A folded constant that turns out to be 1 enables x*1 = x. */
 static void test_pre_fold_then_simplify(void **state)
 {
-	fl_graph *g = load_q(GRAPH(FOLD_TENSORS OUT("y", S23),
+	fl_graph *g = t_load_q(GRAPH(FOLD_TENSORS OUT("y", S23),
 		OP2("d", "sub", "two", "one", "u") ","
 		OP2("m", "mul", "x", "u", "h") ","
 		OP1("e", "exp", "h", "y")));
@@ -501,7 +486,7 @@ static void test_pre_fold_then_simplify(void **state)
 
 static void test_pre_dce(void **state)
 {
-	fl_graph *g = load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23),
+	fl_graph *g = t_load_q(GRAPH(XW OUT("y1", S23) OUT("y2", S23),
 		OP1("d1", "exp", "x", "a") "," OP1("d2", "relu", "a", "b") ","
 		OP2("d3", "add", "b", "w", "c") ","
 		OP1("k", "tanh", "x", "y1") ","
@@ -549,7 +534,7 @@ static void test_pre_off(void **state)
 
 static void test_pre_step_equals_run(void **state)
 {
-	fl_graph *g = load_q(MIX);
+	fl_graph *g = t_load_q(MIX);
 	fl_session *a = run_checked(g), *b;
 	fl_engine_opts o;
 	fl_error err = {""};

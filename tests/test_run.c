@@ -19,19 +19,6 @@
 #define FULL_LADDER 1
 #endif
 
-static fl_graph *load(const char *name)
-{
-	char path[1024];
-	fl_error err = {""};
-	fl_graph *g;
-
-	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
-	g = fl_load_graph_file(path, &err);
-	if (!g)
-		fail_msg("%s", err.msg);
-	return g;
-}
-
 static bool log_has(const fl_session *s, fl_event_kind kind, const char *text)
 {
 	const fl_event_log *log = fl_engine_events(s);
@@ -89,7 +76,7 @@ static int verify(const fl_graph *g, const fl_engine_opts *base, fl_strategy s)
 
 static void verify_ladder(const char *name)
 {
-	fl_graph *g = load(name);
+	fl_graph *g = t_load_sample(name);
 	fl_engine_opts base;
 	int k[FL_STRATEGY_COUNT];
 
@@ -146,7 +133,7 @@ static void test_stencil_chains_verify(void **state)
 
 	(void)state;
 	for (int i = 0; i < (FULL_LADDER ? 2 : 1); i++) {
-		fl_graph *g = load(names[i]);
+		fl_graph *g = t_load_sample(names[i]);
 		fl_engine_opts dflt, stencil;
 		int plain, chained;
 
@@ -170,7 +157,7 @@ static void test_stencil_chains_verify(void **state)
  * splits micro-graphs through feedback, and the result still verifies. */
 static void test_tiny_budget_still_verifies(void **state)
 {
-	fl_graph *g = load("apollo_fig3");
+	fl_graph *g = t_load_sample("apollo_fig3");
 	fl_engine_opts o;
 	int tiny, normal;
 

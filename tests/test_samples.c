@@ -19,24 +19,11 @@ static const char *const required[] = {
 	"softmax", "layernorm", "bias_gelu", "chain8",
 };
 
-static fl_graph *load_sample(const char *name)
-{
-	char path[1024];
-	fl_error err = {""};
-	fl_graph *g;
-
-	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
-	g = fl_load_graph_file(path, &err);
-	if (!g)
-		fail_msg("%s", err.msg);
-	return g;
-}
-
 static void test_required_samples_exist(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
-		fl_graph *g = load_sample(required[i]);
+		fl_graph *g = t_load_sample(required[i]);
 
 		if (!g->doc || strlen(g->doc) < 20)
 			fail_msg("%s: needs a doc line saying what it is and "
@@ -83,7 +70,7 @@ static void assert_same_outputs(const fl_graph *g, const fl_values *a,
 
 static void check_sample(const char *name)
 {
-	fl_graph *g = load_sample(name), *e;
+	fl_graph *g = t_load_sample(name), *e;
 	fl_error err = {""};
 	fl_values *a, *b;
 

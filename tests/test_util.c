@@ -19,6 +19,33 @@ fl_graph *t_load(const char *json)
 	return g;
 }
 
+fl_graph *t_load_q(const char *single_quoted)
+{
+	char *json = strdup(single_quoted);
+	fl_graph *g;
+
+	assert_non_null(json);
+	for (char *c = json; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	g = t_load(json);
+	free(json);
+	return g;
+}
+
+fl_graph *t_load_sample(const char *name)
+{
+	char path[1024];
+	fl_error err = {""};
+	fl_graph *g;
+
+	snprintf(path, sizeof path, "%s/%s.json", t_samples_dir(), name);
+	g = fl_load_graph_file(path, &err);
+	if (!g)
+		fail_msg("%s: %s", name, err.msg);
+	return g;
+}
+
 void t_load_fails(const char *json, const char *expect)
 {
 	fl_error err = {""};

@@ -25,6 +25,13 @@
  * when it does not load. */
 fl_graph *t_load(const char *json);
 
+/* t_load of JSON written with ' in place of " (readable in C strings). */
+fl_graph *t_load_q(const char *single_quoted);
+
+/* Loads samples/<name>.json from the samples folder; fails the test with
+ * the loader's message when it does not load. */
+fl_graph *t_load_sample(const char *name);
+
 /* Asserts that loading fails and that the message contains `expect`;
  * returns nothing, prints the message on mismatch. */
 void t_load_fails(const char *json, const char *expect);
