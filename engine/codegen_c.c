@@ -238,18 +238,6 @@ static void array_fail(cg_kernel *cg, int t, const char *why)
 
 /* ---- schedule preparation: parallel marks -------------------------- */
 
-static int leading_coincident(__isl_keep isl_schedule_node *band)
-{
-	isl_size n = isl_schedule_node_band_n_member(band);
-	int k = 0;
-
-	while (k < n &&
-	       isl_schedule_node_band_member_get_coincident(band, k) ==
-	       isl_bool_true)
-		k++;
-	return k;
-}
-
 static bool is_mark_named(__isl_keep isl_schedule_node *node,
 			  const char *name)
 {
@@ -281,7 +269,7 @@ static __isl_give isl_schedule_node *wrap_parallel(
 {
 	par_info *pi;
 	isl_id *id;
-	int k = leading_coincident(band);
+	int k = fl_band_leading_coincident(band);
 
 	if (k == 0)
 		return band;

@@ -130,6 +130,10 @@ typedef struct fl_layer1_opts {
 void fl_layer1_opts_default(fl_layer1_opts *o);
 
 void fl_program_free(fl_program *p);
+
+/* Number of leading coincident (parallel) members of a band node: what a
+ * "parallel" mark records, and what the C backend parallelises. */
+int fl_band_leading_coincident(__isl_keep isl_schedule_node *band);
 void fl_tree_free(fl_tree_node *t);
 
 #endif

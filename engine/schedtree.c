@@ -22,8 +22,8 @@
 
 #include "tile.h"
 
-/* Number of leading coincident members of a band node (kept). */
-static int leading_coincident(__isl_keep isl_schedule_node *band)
+/* Shared with tile.c and the C backend (declared in kernel.h). */
+int fl_band_leading_coincident(__isl_keep isl_schedule_node *band)
 {
 	isl_size n = isl_schedule_node_band_n_member(band);
 	int k = 0;
@@ -45,7 +45,7 @@ static isl_schedule_node *mark_band(__isl_take isl_schedule_node *node,
 	(void)user;
 	if (isl_schedule_node_get_type(node) != isl_schedule_node_band)
 		return node;
-	k = leading_coincident(node);
+	k = fl_band_leading_coincident(node);
 	if (k == 0)
 		return node;
 	data = malloc(2 * sizeof *data);

@@ -162,18 +162,6 @@ static const char *op_name(const tiler *T, int op)
 	return T->m->g->ops[op].name;
 }
 
-/* Number of leading coincident members of a band node (kept). */
-static int leading_coincident(__isl_keep isl_schedule_node *band)
-{
-	isl_size n = isl_schedule_node_band_n_member(band);
-	int k = 0;
-
-	while (k < n && isl_schedule_node_band_member_get_coincident(band, k) ==
-				isl_bool_true)
-		k++;
-	return k;
-}
-
 /* The node right under top-level child `child` of s (-1: under the
  * root), normally the nest's outermost band.  __isl_give. */
 static isl_schedule_node *nest_top(__isl_keep isl_schedule *s, int child)
@@ -193,7 +181,7 @@ static int nest_parallelism(__isl_keep isl_schedule *s, int child)
 	int k = 0;
 
 	if (isl_schedule_node_get_type(n) == isl_schedule_node_band)
-		k = leading_coincident(n);
+		k = fl_band_leading_coincident(n);
 	isl_schedule_node_free(n);
 	return k;
 }
@@ -301,7 +289,7 @@ static int inspect_band(tiler *T, char *why, size_t n)
 		return 1;
 	}
 	T->n_members = isl_schedule_node_band_n_member(b);
-	T->m_tiled = leading_coincident(b);
+	T->m_tiled = fl_band_leading_coincident(b);
 	if (T->m_tiled > FL_MAX_RANK)
 		T->m_tiled = FL_MAX_RANK;
 	T->band_map = isl_union_map_from_multi_union_pw_aff(
@@ -1153,7 +1141,7 @@ typedef struct placer {
  * where a backend puts its pragma (ISL_GUIDE 7). */
 static bool band_runs_parallel(__isl_keep isl_schedule_node *b)
 {
-	int k = leading_coincident(b);
+	int k = fl_band_leading_coincident(b);
 	isl_union_set *dom = isl_schedule_node_get_domain(b);
 	isl_union_map *pre = isl_schedule_node_get_prefix_schedule_union_map(b);
 	isl_union_map *band = isl_union_map_from_multi_union_pw_aff(
