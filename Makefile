@@ -25,7 +25,7 @@ TEST_LIBS  := $(shell pkg-config --libs cmocka)
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
-	     $(CFLAGS) -Iengine -Iapp -Iviews -Iexporters -DFL_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
+	     $(CFLAGS) $(ENGINE_DIRS:%=-I%) -Iapp -Iviews -Iexporters -DFL_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
 
 ifeq ($(SAN),1)
 VARIANT  := san
@@ -38,23 +38,14 @@ LDSAN    :=
 endif
 B        := build/$(VARIANT)
 
-ENGINE_SRC := engine/fl_error.c engine/shape.c engine/attrs.c engine/ops.c \
-	      engine/ops_prim.c engine/ops_compound.c engine/graph.c \
-	      engine/expand.c engine/loader.c engine/interp.c engine/rng.c \
-	      engine/events.c engine/poly.c engine/classify.c engine/rules.c \
-	      engine/engine.c engine/preprocess.c engine/partition.c \
-	      engine/groups.c engine/aggregate.c engine/explain.c \
-	      engine/kernel.c engine/layer1.c engine/tile.c \
-	      engine/schedtree.c engine/codegen_c.c engine/runner.c
-EXPORT_SRC := exporters/report_json.c
-APP_SRC    := app/main.c app/options.c app/batch.c app/run.c app/tui.c \
-	      views/view_ops.c
-TEST_SRC   := tests/test_main.c tests/test_util.c tests/test_shape.c \
-	      tests/test_ops.c tests/test_compound.c tests/test_loader.c \
-	      tests/test_interp.c tests/test_samples.c tests/test_cli.c \
-	      tests/test_classify.c tests/test_preprocess.c \
-	      tests/test_partition.c tests/test_codegen.c tests/program_util.c \
-	      tests/test_run.c tests/test_layer1.c
+# The engine's folders follow the pipeline (DESIGN 2); every .c in them is
+# part of the library.
+ENGINE_DIRS := engine engine/ir engine/preprocess engine/partition \
+	       engine/layer1 engine/backend engine/run
+ENGINE_SRC := $(sort $(foreach d,$(ENGINE_DIRS),$(wildcard $(d)/*.c)))
+EXPORT_SRC := $(sort $(wildcard exporters/*.c))
+APP_SRC    := $(sort $(wildcard app/*.c views/*.c))
+TEST_SRC   := $(sort $(wildcard tests/*.c))
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "explain.h"
-#include "groups.h"
-#include "state.h"
+#include "explain_impl.h"
+#include "groups_impl.h"
+#include "passes_impl.h"
 
 typedef int (*pass_fn)(fl_state *st, fl_error *err);
 

@@ -10,7 +10,7 @@
 
 #include "engine.h"
 #include "interp.h"
-#include "state.h"
+#include "passes_impl.h"
 #include "test_util.h"
 
 /* ---- helpers -------------------------------------------------------- */

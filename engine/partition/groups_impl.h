@@ -8,12 +8,12 @@
  * and the descendants of X inside the window are re-slotted around the
  * merged node (Pearce and Kelly's dynamic topological order), so each
  * check costs the size of the window rather than of the graph. */
-#ifndef FL_GROUPS_H
-#define FL_GROUPS_H
+#ifndef FL_GROUPS_IMPL_H
+#define FL_GROUPS_IMPL_H
 
 #include <stdint.h>
 
-#include "state.h"
+#include "state_impl.h"
 
 /* Builds one micro-graph per op (type from classification; custom ops are
  * opaque and fenced off) and the bookkeeping.  Idempotent. */

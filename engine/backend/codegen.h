@@ -16,8 +16,20 @@
 
 #include "kernel.h"
 
-/* The C source of program p (malloc'd), or NULL with a message. */
+/* The C source of program p (malloc'd), or NULL with a message: the
+ * unit of every kernel's function. */
 char *fl_codegen_c(const fl_program *p, fl_error *err);
+
+/* The C function of kernel i of p alone (malloc'd): its provenance
+ * comment, local arrays and body.  The codegen pass makes one per kernel
+ * (a "generated" decision each). */
+char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err);
+
+/* The translation unit around kernel functions kernels[0..n_kernels-1]
+ * made by fl_codegen_c_kernel: header, declarations, the functions, the
+ * kernel table (malloc'd). */
+char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
+			fl_error *err);
 
 /* Copies s into buf with anything that could end or nest a C comment
  * ("*" followed by "/", "/" followed by "*") and non-printable bytes

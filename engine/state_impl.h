@@ -9,8 +9,8 @@
  *     ...apply the change...
  *     fl_state_log(st, FL_EV_..., ...);
  */
-#ifndef FL_STATE_H
-#define FL_STATE_H
+#ifndef FL_STATE_IMPL_H
+#define FL_STATE_IMPL_H
 
 #include <isl/ctx.h>
 
@@ -65,14 +65,5 @@ fl_op_type fl_type_join(fl_op_type a, fl_op_type b);
  * The caller then returns FL_PASS_RESTART. */
 int fl_state_feedback(fl_state *st, const char *a, const char *b,
 		      const char *reason, fl_error *err);
-
-/* The passes, in pipeline order (engine.c lists them). */
-int fl_pass_preprocess(fl_state *st, fl_error *err);
-int fl_pass_cluster(fl_state *st, fl_error *err);
-int fl_pass_open(fl_state *st, fl_error *err);
-int fl_pass_classify(fl_state *st, fl_error *err);
-int fl_pass_constrain(fl_state *st, fl_error *err);
-int fl_pass_aggregate(fl_state *st, fl_error *err);
-int fl_pass_layer1(fl_state *st, fl_error *err);
 
 #endif

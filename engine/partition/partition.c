@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
-#include "state.h"
+#include "groups_impl.h"
+#include "passes_impl.h"
 
 void fl_partition_free(fl_partition *p)
 {

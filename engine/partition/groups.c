@@ -1,5 +1,5 @@
 /* Micro-graph bookkeeping for merging passes (see groups.h). */
-#include "groups.h"
+#include "groups_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

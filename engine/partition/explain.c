@@ -6,13 +6,13 @@
  * constraint, no data path at all, and else the first edge on the data
  * path whose ends were not merged -- explained by a logged rejection, a
  * rule switched off, a rule's op-kind list, or no rule for the type pair. */
-#include "explain.h"
+#include "explain_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
+#include "groups_impl.h"
 
 /* Path from op `from` to op `to` following data (from earlier to later);
  * prev[] receives the BFS tree.  Returns true if one exists. */

@@ -2325,15 +2325,51 @@ static void kernel_table(sbuf *out, const fl_program *p)
 	sb_printf(out, "};\n");
 }
 
-char *fl_codegen_c(const fl_program *p, fl_error *err)
+/* Takes the text of b (NULL with a message when it ran out of memory). */
+static char *sb_take(sbuf *b, fl_error *err)
+{
+	if (b->oom) {
+		free(b->s);
+		fl_error_set(err, "codegen: out of memory");
+		return NULL;
+	}
+	return b->s ? b->s : strdup("");
+}
+
+static int check_program(const fl_program *p, fl_error *err)
+{
+	if (!p || !p->graph || !p->ctx) {
+		fl_error_set(err, "codegen: no program");
+		return -1;
+	}
+	return 0;
+}
+
+char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
+{
+	sbuf out = {NULL, 0, 0, false};
+
+	if (check_program(p, err) < 0)
+		return NULL;
+	if (i < 0 || i >= p->n_kernels) {
+		fl_error_set(err, "codegen: no kernel %d", i);
+		return NULL;
+	}
+	if (kernel_function(&out, p, i, err) < 0) {
+		free(out.s);
+		return NULL;
+	}
+	return sb_take(&out, err);
+}
+
+char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
+			fl_error *err)
 {
 	sbuf out = {NULL, 0, 0, false};
 	char cname[64];
 
-	if (!p || !p->graph || !p->ctx) {
-		fl_error_set(err, "codegen: no program");
+	if (check_program(p, err) < 0)
 		return NULL;
-	}
 	file_header(&out, p);
 	sb_printf(&out, "extern const int fl_n_kernels;\n"
 		  "extern void (*const fl_kernels[])(float *const *);\n");
@@ -2342,15 +2378,31 @@ char *fl_codegen_c(const fl_program *p, fl_error *err)
 			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
 	sb_printf(&out, "\n");
 	for (int i = 0; i < p->n_kernels; i++)
-		if (kernel_function(&out, p, i, err) < 0) {
-			free(out.s);
-			return NULL;
-		}
+		sb_printf(&out, "%s", kernels[i]);
 	kernel_table(&out, p);
-	if (out.oom) {
-		free(out.s);
+	return sb_take(&out, err);
+}
+
+char *fl_codegen_c(const fl_program *p, fl_error *err)
+{
+	char **kernels;
+	char *unit = NULL;
+	int i;
+
+	if (check_program(p, err) < 0)
+		return NULL;
+	kernels = calloc((size_t)p->n_kernels + 1, sizeof *kernels);
+	if (!kernels) {
 		fl_error_set(err, "codegen: out of memory");
 		return NULL;
 	}
-	return out.s;
+	for (i = 0; i < p->n_kernels; i++)
+		if (!(kernels[i] = fl_codegen_c_kernel(p, i, err)))
+			break;
+	if (i == p->n_kernels)
+		unit = fl_codegen_c_unit(p, (const char *const *)kernels, err);
+	for (int j = 0; j < p->n_kernels; j++)
+		free(kernels[j]);
+	free(kernels);
+	return unit;
 }

@@ -20,7 +20,7 @@
 #include <isl/schedule_node.h>
 #include <isl/set.h>
 
-#include "tile.h"
+#include "layer1_impl.h"
 
 /* Shared with tile.c and the C backend (declared in kernel.h). */
 int fl_band_leading_coincident(__isl_keep isl_schedule_node *band)

@@ -1,14 +1,14 @@
 /* Internal to layer 1: the polyhedral model of one micro-graph, and the
  * steps that turn its isl schedule into a kernel -- tile-then-fuse with
- * extension nodes (tile.c), placement of its tensors (tile.c), "parallel"
+ * extension nodes (tile.c), placement of its tensors (place.c), "parallel"
  * marks and the walkable tree for views (schedtree.c).  layer1.c drives
  * them and turns every step into a decision of the event log; nothing in
  * here touches fl_state, so each piece can be tested on its own.
  *
  * Ownership follows isl: every isl object in these structs is owned by
  * the struct and freed by its _clear function. */
-#ifndef FL_TILE_H
-#define FL_TILE_H
+#ifndef FL_LAYER1_IMPL_H
+#define FL_LAYER1_IMPL_H
 
 #include <isl/schedule.h>
 #include <isl/union_map.h>
@@ -18,7 +18,7 @@
 #include "kernel.h"
 #include "poly.h"
 
-/* ---- the model (layer1.c) ----------------------------------------------- */
+/* ---- the model (model.c) ----------------------------------------------- */
 
 typedef struct fl_l1_stmt {
 	const char *name;	/* "S<op>_<k>", borrowed from the poly op */
@@ -116,6 +116,15 @@ void fl_l1_tiling_clear(fl_l1_tiling *t);
  * sets; NULL when 0) receives one union_set per child. */
 int fl_l1_top_children(__isl_keep isl_schedule *s, isl_union_set ***filters);
 void fl_l1_free_sets(isl_union_set **sets, int n);
+
+/* The fixed-size box hull of the range of u (taken; it must hold one
+ * map): 0 with *box (given), or -1 when isl finds none. */
+int fl_l1_box_of(__isl_take isl_union_map *u, isl_fixed_box **box);
+
+/* "64 x 34 x 34" for v[0..n-1], into buf. */
+const char *fl_l1_dims_text(const int64_t *v, int n, char *buf, size_t len);
+
+/* ---- placement (place.c) ------------------------------------------------- */
 
 /* Placement of every tensor the kernel touches (kernel.h conventions). */
 int fl_l1_place(const fl_l1_model *m, const fl_l1_tiling *t,

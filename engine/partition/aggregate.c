@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
-#include "state.h"
+#include "groups_impl.h"
+#include "passes_impl.h"
 
 static const char *op_name(const fl_state *st, int i)
 {

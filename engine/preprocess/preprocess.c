@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "passes_impl.h"
 
 #define FOLD_MAX_OUT 65536		/* output elements a fold may create */
 #define FOLD_MAX_IN ((int64_t)1 << 22)	/* input elements a fold may read */

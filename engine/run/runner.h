@@ -1,0 +1,161 @@
+/* The runner (DESIGN 1.6): writes a program's generated C to a work
+ * directory, compiles it into a shared object, and runs it in a child
+ * process with a time limit (a crash or hang in generated code is reported,
+ * never fatal), feeding the interpreter's deterministic inputs, checking
+ * every output -- and, to localise a mismatch, every kernel's outputs --
+ * against the reference values, and timing each kernel and the whole
+ * program (warm-up, then the median of repeats). */
+#ifndef FL_RUNNER_H
+#define FL_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interp.h"
+#include "kernel.h"
+
+/* Progress of long work, for an interactive caller: phase is "compile",
+ * "check" (each kernel against the reference) or "time"; k of n done.
+ * Called from the thread doing the work. */
+typedef void (*fl_progress_fn)(void *user, const char *phase, int k, int n);
+
+typedef struct fl_run_opts {
+	const char *workdir;	/* NULL: a fresh directory under $TMPDIR */
+	bool keep;		/* keep the work directory */
+	const char *cc;		/* compiler; NULL: $CC or "cc" */
+	int timeout_s;		/* limit for the child process */
+	int warmup, repeat;
+	double atol, rtol;	/* pass: |got-want| <= atol + rtol *
+				   max(|want|, 0.1 * max |want| over the
+				   tensor), so values that cancel to near
+				   zero in a long sum are judged on the
+				   tensor's scale */
+	fl_progress_fn progress;	/* NULL: none */
+	void *progress_user;
+	/* Set (non-zero) by another thread to cancel: the compiler or the
+	 * test child is killed, the work directory removed, and the status
+	 * is FL_RUN_CANCELLED.  NULL: cannot be cancelled. */
+	const volatile int *cancel;
+} fl_run_opts;
+
+void fl_run_opts_default(fl_run_opts *o);
+
+typedef enum fl_run_status {
+	FL_RUN_OK,
+	FL_RUN_NO_COMPILER,
+	FL_RUN_COMPILE_ERROR,
+	FL_RUN_LOAD_ERROR,
+	FL_RUN_CRASH,
+	FL_RUN_TIMEOUT,
+	FL_RUN_MISMATCH,
+	FL_RUN_CANCELLED,
+} fl_run_status;
+
+const char *fl_run_status_name(fl_run_status s);
+
+typedef struct fl_kernel_result {
+	double seconds;		/* median */
+	double min_seconds, max_seconds;	/* spread of the repeats */
+	int n_timed;		/* repeats measured */
+	int64_t bytes;		/* global bytes read + written */
+	double gbps;
+	double max_abs, max_rel;	/* over the tensors it writes */
+	bool ok;
+} fl_kernel_result;
+
+/* One graph output after the run from the inputs. */
+typedef struct fl_output_result {
+	int tensor;		/* graph tensor index */
+	double max_abs, max_rel;	/* against the reference */
+	bool ok;		/* within tolerance, no values lost */
+} fl_output_result;
+
+typedef struct fl_run_result {
+	fl_strategy strategy;
+	fl_run_status status;
+	char message[2048];	/* what went wrong, e.g. "gen.c:12: error:
+				   ..." or "kernel fl_k3 (ops: mul_1 exp_2)
+				   deviates first: ..." */
+	int n_kernels;
+	fl_kernel_result *kernels;	/* per kernel of the program */
+	double total_seconds;	/* median of whole-program runs */
+	double max_abs, max_rel;	/* end-to-end drift of the graph
+					   outputs in a run from the inputs
+					   (reported; each kernel is checked
+					   on the reference values it reads) */
+	bool verified;
+	int first_bad_kernel;	/* -1 when none */
+	int n_outputs;
+	fl_output_result *outputs;	/* per graph output, in tensor order */
+	char workdir[512];	/* kept only with keep */
+} fl_run_result;
+
+/* Frees what r holds (not r itself). */
+void fl_run_result_free(fl_run_result *r);
+
+/* A deep copy of src into dst (0, or -1 when out of memory). */
+int fl_run_result_copy(fl_run_result *dst, const fl_run_result *src);
+
+/* ---- compiling and running as two steps (the engine's compile and run
+ * passes) ------------------------------------------------------------- */
+
+/* A compiled program: gen.so in a work directory. */
+typedef struct fl_build {
+	fl_run_status status;	/* OK, NO_COMPILER, COMPILE_ERROR or
+				   CANCELLED */
+	char message[2048];	/* what went wrong */
+	char workdir[512];
+	bool created;		/* the directory is ours: removed by
+				   fl_build_remove */
+	char so_path[640];
+	char compiler[256];	/* the compiler command as run */
+	char flags[512];	/* its flags */
+	double seconds;		/* wall time of the compile */
+	int n_warnings;		/* "warning:" lines in its log */
+	char warnings[1024];	/* the first of them */
+} fl_build;
+
+/* Writes source to gen.c in a work directory and compiles it.  Returns 0
+ * when the compiler ran (b->status says how it went), -1 on an internal
+ * error (message in err).  Never prints. */
+int fl_build_source(const char *source, const fl_run_opts *o, fl_build *b,
+		    fl_error *err);
+
+/* Removes the work directory (unless o->keep was set when it was built,
+ * or the caller's --workdir was used as is); b becomes empty. */
+void fl_build_remove(fl_build *b, const fl_run_opts *o);
+
+/* Runs a compiled program p (see fl_run_program for what is checked and
+ * timed).  Returns 0 when the run happened, -1 on an internal error. */
+int fl_run_build(const fl_build *b, const fl_program *p,
+		 const fl_values *ref, const fl_run_opts *o,
+		 fl_run_result *r, fl_error *err);
+
+/* ---- a run in a worker thread, for an interactive caller ------------- */
+
+typedef struct fl_run_job fl_run_job;
+
+/* Starts codegen, compile and run of p in a new thread (p and ref must
+ * outlive the job; o is copied, its cancel pointer ignored: the job has
+ * its own).  NULL with a message on failure to start. */
+fl_run_job *fl_run_job_start(const fl_program *p, const fl_values *ref,
+			     const fl_run_opts *o, fl_error *err);
+/* Asks the job to stop: the child is killed, the directory removed. */
+void fl_run_job_cancel(fl_run_job *j);
+/* True once the job has finished (no blocking). */
+bool fl_run_job_done(fl_run_job *j);
+/* Waits for the job, moves its result into r, frees the job.  Returns
+ * what fl_run_program returned. */
+int fl_run_job_finish(fl_run_job *j, fl_run_result *r, fl_error *err);
+
+/* Compiles and runs p.  ref holds the interpreter's values of every tensor
+ * of p->graph (inputs included: they are what the program is fed).
+ * Returns 0 when the run happened (r->status says how it went), -1 on an
+ * internal error (message in err). */
+int fl_run_program(const fl_program *p, const fl_values *ref,
+		   const fl_run_opts *o, fl_run_result *r, fl_error *err);
+
+/* Writes the program's C source to path (for --emit). */
+int fl_emit_program(const fl_program *p, const char *path, fl_error *err);
+
+#endif
