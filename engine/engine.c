@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "explain_impl.h"
 #include "groups_impl.h"
 #include "passes_impl.h"
@@ -46,14 +47,6 @@ struct fl_session {
 	fl_event_log *full;	/* complete run, NULL until needed */
 	double t_open;
 };
-
-double fl_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 bool fl_state_decide(fl_state *st)
 {

@@ -14,6 +14,7 @@
 
 #include <isl/ctx.h>
 
+#include "clock.h"
 #include "engine.h"
 
 #define FL_PASS_DONE 0
@@ -50,7 +51,6 @@ fl_event *fl_state_log(fl_state *st, fl_event_kind kind, const char *rule,
 		       int group_b, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
 
-double fl_now(void);
 
 /* Classification results by op signature (kind, input shapes, attrs), kept
  * by the session across replays so stepping does not redo isl work. */
