@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "interp.h"
 #include "loader.h"
@@ -154,9 +155,20 @@ static int interpret(const fl_graph *g, const fl_options *o)
 	return 0;
 }
 
+/* The pass the command line asks the engine to stop after: --stage, or
+ * the partition for --events/--why/--step alone. */
+static fl_pass stop_pass(const fl_options *o)
+{
+	fl_pass p = FL_PASS_AGGREGATE;
+
+	if (o->stage)
+		fl_pass_parse(o->stage, &p);
+	return p;
+}
+
 /* Engine options from the command line; -1 (message printed) on bad
  * input such as an unreadable rules file or an unknown rule id. */
-static int engine_opts(const fl_options *o, fl_engine_opts *eo)
+int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 {
 	fl_error err = {""};
 
@@ -179,16 +191,21 @@ static int engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->layer1.n_tile = o->n_tile;
 	for (int i = 0; i < o->n_tile; i++)
 		eo->layer1.tile[i] = o->tile[i];
-	eo->run_layer1 = o->stage && !strcmp(o->stage, "layer1");
+	if (o->strategy && strcmp(o->strategy, "all") != 0)
+		fl_strategy_parse(o->strategy, &eo->strategy);
+	eo->stop_after = stop_pass(o);
+	eo->run_kernels = eo->stop_after >= FL_PASS_COMPILE;
+	eo->run.workdir = o->workdir;
+	eo->run.keep = o->keep;
+	eo->run.timeout_s = o->timeout_s;
+	eo->run.warmup = o->warmup;
+	eo->run.repeat = o->repeat;
+	eo->interp.seed = o->seed;
+	eo->interp.max_bytes = o->max_bytes;
 	return 0;
 bad:
 	fprintf(stderr, "fuselab: %s\n", err.msg);
 	return -1;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
 }
 
 static void print_micro_graph(const fl_graph *g, const fl_micro_graph *m)
@@ -202,7 +219,7 @@ static void print_micro_graph(const fl_graph *g, const fl_micro_graph *m)
 		printf("--  ");
 	if (sorted) {
 		memcpy(sorted, m->members, (size_t)m->n_members * sizeof *sorted);
-		qsort(sorted, (size_t)m->n_members, sizeof *sorted, cmp_int);
+		qsort(sorted, (size_t)m->n_members, sizeof *sorted, fl_cmp_int);
 		for (int i = 0; i < m->n_members; i++)
 			printf(" %s", g->ops[sorted[i]].name);
 		free(sorted);
@@ -249,6 +266,117 @@ static void print_layer1(const fl_session *s)
 		if (kn->schedule_text)
 			printf("%s\n", kn->schedule_text);
 	}
+}
+
+/* The generated C: the whole unit once complete, else the kernels so
+ * far. */
+static void print_codegen(const fl_session *s)
+{
+	const fl_program *p = fl_engine_program(s);
+	int n = 0;
+
+	if (fl_engine_source(s)) {
+		printf("codegen: %d kernels\n%s", p->n_kernels, fl_engine_source(s));
+		return;
+	}
+	while (p && fl_engine_kernel_source(s, n))
+		n++;
+	if (!n)
+		return;
+	printf("codegen: %d of %d kernels so far\n", n, p->n_kernels);
+	for (int k = 0; k < n; k++)
+		printf("%s", fl_engine_kernel_source(s, k));
+}
+
+static void print_build(const fl_session *s)
+{
+	const fl_build *b = fl_engine_build(s);
+
+	if (!b)
+		return;
+	if (b->status == FL_RUN_OK)
+		printf("compile: %s %s: built in %.2f s, %d warning%s\n",
+		       b->compiler, b->flags, b->seconds, b->n_warnings,
+		       b->n_warnings == 1 ? "" : "s");
+	else
+		printf("compile: %s: %s\n", fl_run_status_name(b->status),
+		       b->message);
+}
+
+static void print_run(const fl_session *s)
+{
+	const fl_run_result *r = fl_engine_run_result(s);
+	const fl_program *p = fl_engine_program(s);
+	const fl_graph *g = fl_engine_graph(s);
+	char bytes[32];
+
+	if (!r)
+		return;
+	printf("run: %s, %s; %.3f ms per program run, max abs err %.2e, rel "
+	       "%.2e\n", fl_run_status_name(r->status),
+	       r->verified ? "verified" : "NOT verified", 1e3 * r->total_seconds,
+	       r->max_abs, r->max_rel);
+	if (r->message[0])
+		printf("  %s\n", r->message);
+	for (int k = 0; k < r->n_kernels && k < p->n_kernels; k++) {
+		const fl_kernel_result *kr = &r->kernels[k];
+
+		printf("  %-7s %3d op%s  median %9.3f ms  min %9.3f  max %9.3f  "
+		       "%10s  %s  err %.1e\n", p->kernels[k].name,
+		       p->kernels[k].n_ops, p->kernels[k].n_ops == 1 ? " " : "s",
+		       1e3 * kr->seconds, 1e3 * kr->min_seconds,
+		       1e3 * kr->max_seconds,
+		       fl_format_bytes(kr->bytes, bytes, sizeof bytes),
+		       kr->ok ? "pass" : "FAIL", kr->max_abs);
+	}
+	for (int i = 0; i < r->n_outputs; i++)
+		printf("  output %s: %s, max abs err %.2e, rel %.2e\n",
+		       g->tensors[r->outputs[i].tensor].name,
+		       r->outputs[i].ok ? "pass" : "FAIL", r->outputs[i].max_abs,
+		       r->outputs[i].max_rel);
+}
+
+/* Where the session stands (with --step): "step 12 of 285: next is
+ * aggregate merged ..." */
+static void print_position(fl_session *s)
+{
+	fl_error err = {""};
+	const fl_event *next = fl_engine_peek(s, &err);
+	int total = fl_engine_total(s, &err);
+	char line[1024];
+
+	printf("step %d of %d", fl_engine_position(s), total);
+	if (next)
+		printf(": next %s\n", fl_event_format(next, line, sizeof line));
+	else
+		printf(": the end\n");
+}
+
+static void print_state_text(fl_session *s, const fl_options *o)
+{
+	if (o->step >= 0)
+		print_position(s);
+	print_partition(s);
+	print_layer1(s);
+	print_codegen(s);
+	print_build(s);
+	print_run(s);
+}
+
+/* The state as one JSON object: partition, then what later passes made. */
+static cJSON *state_json(const fl_session *s)
+{
+	cJSON *j = fl_report_partition(s);
+
+	if (fl_engine_program(s))
+		cJSON_AddItemToObject(j, "layer1", fl_report_layer1(s));
+	if (fl_engine_kernel_source(s, 0))
+		cJSON_AddItemToObject(j, "codegen", fl_report_codegen(s));
+	if (fl_engine_build(s))
+		cJSON_AddItemToObject(j, "compile", fl_report_build(s));
+	if (fl_engine_run_result(s))
+		cJSON_AddItemToObject(j, "run", fl_report_run(s));
+	return j;
 }
 
 static void print_json(cJSON *j, bool pretty)
@@ -300,31 +428,37 @@ static int print_why(fl_session *s, const fl_options *o)
 	return 0;
 }
 
-/* --stage / --events / --why: open a session, run it, print. */
+/* Runs the session to the end, or to --step N. */
+static int advance(fl_session *s, const fl_options *o, fl_error *err)
+{
+	if (o->step >= 0)
+		return fl_engine_goto(s, o->step, err);
+	return fl_engine_run(s, err);
+}
+
+/* --stage / --step / --events / --why: open a session, run it, print. */
 static int run_engine(const fl_graph *g, const fl_options *o)
 {
+	bool show_state = o->stage || o->step >= 0;
 	fl_engine_opts eo;
 	fl_error err = {""};
 	fl_session *s;
 	int rc = 0;
 
-	if (engine_opts(o, &eo) < 0)
+	if (fl_app_engine_opts(o, &eo) < 0)
 		return 2;
 	s = fl_engine_open(g, &eo, &err);
 	if (!s) {
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
 	}
-	if (fl_engine_run(s, &err) < 0) {
+	if (advance(s, o, &err) < 0) {
 		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
 		fl_engine_close(s);
 		return 1;
 	}
-	if (o->format == FL_FORMAT_JSON && (o->stage || o->events)) {
-		cJSON *j = o->stage ? fl_report_partition(s) : cJSON_CreateObject();
-
-		if (fl_engine_program(s))
-			cJSON_AddItemToObject(j, "layer1", fl_report_layer1(s));
+	if (o->format == FL_FORMAT_JSON && (show_state || o->events)) {
+		cJSON *j = show_state ? state_json(s) : cJSON_CreateObject();
 
 		if (o->events)
 			cJSON_AddItemToObject(j, "events", fl_report_events(s));
@@ -332,19 +466,16 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 	} else {
 		if (o->events)
 			print_events(s, o->format);
-		if (o->stage && o->format == FL_FORMAT_TEXT) {
-			print_partition(s);
-			print_layer1(s);
-		} else if (o->stage) {
-			cJSON *j = fl_report_partition(s);
-
-			if (fl_engine_program(s))
-				cJSON_AddItemToObject(j, "layer1", fl_report_layer1(s));
-			print_json(j, false);
-		}
+		if (show_state && o->format == FL_FORMAT_TEXT)
+			print_state_text(s, o);
+		else if (show_state)
+			print_json(state_json(s), false);
 	}
 	if (o->why_a)
 		rc = print_why(s, o);
+	if (rc == 0 && fl_engine_run_result(s) &&
+	    !fl_engine_run_result(s)->verified)
+		rc = 1;
 	fl_engine_close(s);
 	return rc;
 }
@@ -365,12 +496,12 @@ int fl_batch_run(const fl_options *o)
 		fflush(stdout);
 		rc = interpret(g, o);
 	}
-	if (rc == 0 && (o->stage || o->events || o->why_a))
+	if (rc == 0 && (o->stage || o->step >= 0 || o->events || o->why_a))
 		rc = run_engine(g, o);
 	if (rc == 0 && (o->emit_dir || o->run)) {
 		fl_engine_opts eo;
 
-		if (engine_opts(o, &eo) < 0)
+		if (fl_app_engine_opts(o, &eo) < 0)
 			rc = 2;
 		else if (o->emit_dir)
 			rc = fl_batch_emit(g, &eo, o);

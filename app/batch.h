@@ -8,6 +8,11 @@
 /* Loads o->file, or the built-in sample when it is NULL.  NULL + message. */
 fl_graph *fl_app_load(const fl_options *o, fl_error *err);
 
+/* Engine options from the command line; -1 (message printed) on bad
+ * input (rules file, rule ids). */
+struct fl_engine_opts;
+int fl_app_engine_opts(const fl_options *o, struct fl_engine_opts *eo);
+
 int fl_batch_check(const fl_options *o);
 int fl_batch_run(const fl_options *o);
 int fl_batch_list_ops(void);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "interp.h"
 
 typedef enum opt_id {
@@ -15,7 +16,7 @@ typedef enum opt_id {
 	OPT_WHY, OPT_RULES, OPT_DISABLE_RULE, OPT_NEVER_FUSE, OPT_FUSE,
 	OPT_NO_PREPROCESS, OPT_RUN, OPT_STRATEGY, OPT_EMIT, OPT_WORKDIR,
 	OPT_KEEP, OPT_TIMEOUT, OPT_WARMUP, OPT_REPEAT, OPT_SCHED_BUDGET,
-	OPT_MAX_RECOMPUTE, OPT_TILE,
+	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP,
 } opt_id;
 
 typedef struct opt_spec {
@@ -44,8 +45,12 @@ static const opt_spec specs[] = {
 	{OPT_LIST_OPS, "list-ops", 0, NULL,
 	 "list the ops of the graph format and exit"},
 	{OPT_STAGE, "stage", 0, "NAME",
-	 "with --batch: run the engine through stage NAME (partition or "
-	 "layer1) and print its result"},
+	 "with --batch: run the engine through pass NAME and print the state: "
+	 "preprocess, cluster, open, classify, constrain, aggregate (or "
+	 "partition), layer1, codegen, compile or run"},
+	{OPT_STEP, "step", 0, "N",
+	 "with --batch: stop after N decisions and print the state there "
+	 "(with --stage, --events, --format)"},
 	{OPT_EVENTS, "events", 0, NULL,
 	 "with --batch: print the event log, one decision per line"},
 	{OPT_FORMAT, "format", 0, "FMT",
@@ -286,14 +291,28 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_NO_PREPROCESS: o->no_preprocess = true; break;
 	case OPT_RULES: o->rules_file = arg; break;
 	case OPT_FORMAT: return parse_format(arg, o, err, err_len);
-	case OPT_STAGE:
-		if (strcmp(arg, "partition") != 0 && strcmp(arg, "layer1") != 0) {
+	case OPT_STAGE: {
+		fl_pass p;
+
+		if (fl_pass_parse(arg, &p) < 0) {
 			snprintf(err, err_len, "--stage: unknown stage \"%s\" "
-				 "(known: partition, layer1)", arg);
+				 "(known: preprocess, cluster, open, classify, "
+				 "constrain, aggregate, partition, layer1, codegen, "
+				 "compile, run)", arg);
 			return -1;
 		}
 		o->stage = arg;
 		break;
+	}
+	case OPT_STEP: {
+		long v;
+
+		if (parse_int(arg, spec->lng, 0, 2000000000L, &v, err,
+			      err_len) < 0)
+			return -1;
+		o->step = (int)v;
+		break;
+	}
 	case OPT_WHY: break;	/* two values: handled by the parser */
 	case OPT_RUN: o->run = true; break;
 	case OPT_KEEP: o->keep = true; break;
@@ -422,6 +441,7 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 	o->seed = FL_INTERP_DEFAULT_SEED;
 	o->max_bytes = FL_INTERP_DEFAULT_MAX_BYTES;
 	o->timeout_s = 60;
+	o->step = -1;
 	o->warmup = 1;
 	o->repeat = 5;
 	for (int i = 1; i < argc; i++) {
@@ -448,6 +468,7 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 	if (o->mode != FL_MODE_BATCH) {
 		const char *need = o->interpret ? "--interpret"
 				   : o->stage	 ? "--stage"
+				   : o->step >= 0 ? "--step"
 				   : o->events	 ? "--events"
 				   : o->why_a	 ? "--why"
 				   : o->run	 ? "--run"

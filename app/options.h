@@ -31,7 +31,8 @@ typedef struct fl_options {
 	uint64_t seed;
 	int64_t max_bytes;
 	/* engine */
-	const char *stage;	/* "partition" or NULL */
+	const char *stage;	/* a pass name, "partition", or NULL */
+	int step;		/* --step N; -1: to the end */
 	bool events;
 	fl_format format;
 	const char *why_a, *why_b;

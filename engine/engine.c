@@ -1,22 +1,32 @@
-/* The session: options, the pipeline of passes, and stepping by replay.
+/* The session: options, the pipeline of passes, and cheap stepping.
  *
  * The pipeline is the table `passes` below, in order.  A replay runs it
- * on a fresh copy of the input graph with a decision budget; the position
- * of a session is the number of decisions (= events) made.  The complete
- * run's log is computed once on the side to know the total and where each
- * pass ends. */
+ * with a decision budget; the position of a session is the number of
+ * decisions (= events) made.
+ *
+ * Snapshots: whenever a replay starts a pass, the state is copied (once
+ * per position and pass) into a list ordered by position.  Going to step
+ * k restores the last snapshot at or before k and replays from there with
+ * a budget of k minus its position, so a step costs the copy plus the
+ * replay of part of one pass.  The costly work inside passes is memoised
+ * (memo_impl.h), so that replay never reschedules, regenerates, compiles
+ * or runs anything twice.  Options that change decisions (user
+ * constraints, feedback) drop the snapshots; the memo stays, as its keys
+ * name everything its results depend on.
+ *
+ * The complete run's log is computed once on the side to know the total
+ * and where each pass ends. */
 #include "engine.h"
 
 #include <isl/ctx.h>
 #include <isl/options.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "explain_impl.h"
 #include "groups_impl.h"
+#include "memo_impl.h"
 #include "passes_impl.h"
 
 typedef int (*pass_fn)(fl_state *st, fl_error *err);
@@ -32,68 +42,57 @@ static const struct {
 	{FL_PASS_CONSTRAIN, fl_pass_constrain},
 	{FL_PASS_AGGREGATE, fl_pass_aggregate},
 	{FL_PASS_LAYER1, fl_pass_layer1},
+	{FL_PASS_CODEGEN, fl_pass_codegen},
+	{FL_PASS_COMPILE, fl_pass_compile},
+	{FL_PASS_RUN, fl_pass_run},
 };
 
 #define N_PASSES (int)(sizeof passes / sizeof passes[0])
 
+typedef struct snapshot {
+	int pos;		/* decisions made before the pass */
+	int pass;		/* index into passes[] about to run */
+	fl_state st;
+} snapshot;
+
 struct fl_session {
 	fl_graph *input;
-	fl_engine_opts opts;
+	fl_engine_opts opts;	/* as given */
+	fl_engine_opts eff;	/* with the strategy applied: what the
+				   passes read */
 	isl_ctx *ctx;
 	struct fl_classify_cache *cache;
+	fl_memo *memo;
 	fl_state st;
 	bool done;
 	fl_pass cur_pass;
 	fl_event_log *full;	/* complete run, NULL until needed */
+	int n_snaps, cap_snaps;
+	snapshot *snaps;	/* ordered by (pos, pass) */
+	volatile int cancel;
 	double t_open;
 };
 
-bool fl_state_decide(fl_state *st)
-{
-	if (st->budget == 0)
-		return false;
-	if (st->budget > 0)
-		st->budget--;
-	st->t_decide = fl_now();
-	return true;
-}
-
-fl_event *fl_state_log(fl_state *st, fl_event_kind kind, const char *rule,
-		       const char *const *ops, int n_ops, int group_a,
-		       int group_b, const char *fmt, ...)
-{
-	char reason[FL_EVENT_REASON];
-	fl_event *e;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof reason, fmt, ap);
-	va_end(ap);
-	e = fl_event_log_add(st->log, st->pass, kind, rule, ops, n_ops,
-			     group_a, group_b, "%s", reason);
-	if (e) {
-		double now = fl_now();
-
-		e->t_start = st->t_decide - st->t0;
-		e->duration = now - st->t_decide;
-	}
-	return e;
-}
+/* ---- options -------------------------------------------------------- */
 
 void fl_engine_opts_default(fl_engine_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	o->strategy = FL_STRATEGY_APOLLO_L1;
 	fl_rules_default(&o->rules);
 	o->preprocess = true;
-	o->run_layer1 = false;
+	o->stop_after = FL_PASS_AGGREGATE;
+	o->run_kernels = false;
 	fl_layer1_opts_default(&o->layer1);
+	fl_run_opts_default(&o->run);
+	fl_interp_opts_default(&o->interp);
 }
 
-void fl_engine_opts_for_strategy(const fl_engine_opts *base, fl_strategy s,
-				 fl_engine_opts *out)
+void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out)
 {
-	*out = *base;
-	out->run_layer1 = true;
+	fl_strategy s = o->strategy;
+
+	*out = *o;
 	for (int i = 0; i < out->rules.n; i++) {
 		fl_rule *r = &out->rules.rules[i];
 		bool memory_bound = !strcmp(r->id, "R1") || !strcmp(r->id, "R2") ||
@@ -107,14 +106,14 @@ void fl_engine_opts_for_strategy(const fl_engine_opts *base, fl_strategy s,
 		out->n_fuse = 0;	/* nothing fuses, whatever was asked */
 }
 
-static void state_clear(fl_state *st)
+/* Whether pass p runs under the options. */
+static bool pass_enabled(const fl_engine_opts *o, fl_pass p)
 {
-	fl_graph_free(st->graph);
-	fl_event_log_free(st->log);
-	fl_partition_free(&st->part);
-	fl_groups_free(st->groups);
-	fl_program_free(st->program);
-	memset(st, 0, sizeof *st);
+	if (p > o->stop_after)
+		return false;
+	if (p == FL_PASS_COMPILE || p == FL_PASS_RUN)
+		return o->run_kernels;
+	return true;
 }
 
 static int pass_index(fl_pass pass)
@@ -122,6 +121,81 @@ static int pass_index(fl_pass pass)
 	for (int p = 0; p < N_PASSES; p++)
 		if (passes[p].pass == pass)
 			return p;
+	return 0;
+}
+
+/* ---- snapshots ------------------------------------------------------ */
+
+static void snapshots_drop(fl_session *s)
+{
+	for (int i = 0; i < s->n_snaps; i++)
+		fl_state_clear(&s->snaps[i].st);
+	s->n_snaps = 0;
+}
+
+static bool snap_before(const snapshot *a, int pos, int pass)
+{
+	return a->pos < pos || (a->pos == pos && a->pass < pass);
+}
+
+/* Keeps a copy of st as the state before pass p at position pos, unless
+ * one is kept already.  Running out of memory only costs speed. */
+static void snapshot_take(fl_session *s, const fl_state *st, int pos, int p)
+{
+	int at = s->n_snaps;
+	snapshot *n;
+
+	while (at > 0 && !snap_before(&s->snaps[at - 1], pos, p))
+		at--;
+	if (at < s->n_snaps && s->snaps[at].pos == pos && s->snaps[at].pass == p)
+		return;
+	if (s->n_snaps == s->cap_snaps) {
+		int cap = s->cap_snaps ? 2 * s->cap_snaps : 16;
+		snapshot *g = realloc(s->snaps, (size_t)cap * sizeof *g);
+
+		if (!g)
+			return;
+		s->snaps = g;
+		s->cap_snaps = cap;
+	}
+	n = &s->snaps[at];
+	memmove(n + 1, n, (size_t)(s->n_snaps - at) * sizeof *n);
+	if (fl_state_copy(&n->st, st) < 0) {
+		memmove(n, n + 1, (size_t)(s->n_snaps - at) * sizeof *n);
+		return;
+	}
+	n->pos = pos;
+	n->pass = p;
+	s->n_snaps++;
+}
+
+/* The last snapshot at or before position k, or NULL. */
+static const snapshot *snapshot_for(const fl_session *s, int k)
+{
+	for (int i = s->n_snaps - 1; i >= 0; i--)
+		if (s->snaps[i].pos <= k)
+			return &s->snaps[i];
+	return NULL;
+}
+
+/* ---- replay --------------------------------------------------------- */
+
+/* The state at the start of the pipeline. */
+static int state_start(fl_session *s, fl_error *err)
+{
+	fl_state *st = &s->st;
+
+	st->graph = fl_graph_copy(s->input);
+	st->log = fl_event_log_new();
+	if (!st->graph || !st->log) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	st->opts = &s->eff;
+	st->ctx = s->ctx;
+	st->cache = s->cache;
+	st->memo = s->memo;
+	st->t0 = s->t_open;
 	return 0;
 }
 
@@ -150,50 +224,37 @@ static int restart_partition(fl_state *st, fl_error *err)
 	return 0;
 }
 
-int fl_state_feedback(fl_state *st, const char *a, const char *b,
-		      const char *reason, fl_error *err)
+/* In the sanitizer build every pass is followed by the state checker. */
+static int check_after_pass(const fl_state *st, fl_error *err)
 {
-	int n = st->n_feedback;
-
-	if (n >= FL_MAX_CONSTRAINTS) {
-		fl_error_set(err, "too many feedback splits");
+#ifdef FL_CHECK_STATE
+	if (fl_state_check(st, err) < 0) {
+		fl_error_prefix(err, "state check after %s",
+				fl_pass_name(st->pass));
 		return -1;
 	}
-	snprintf(st->feedback[n].a, sizeof st->feedback[n].a, "%s", a);
-	snprintf(st->feedback[n].b, sizeof st->feedback[n].b, "%s", b);
-	snprintf(st->feedback_reason[n], sizeof st->feedback_reason[n], "%s",
-		 reason);
-	st->n_feedback++;
-	fl_state_log(st, FL_EV_FEEDBACK, "feedback",
-		     (const char *const[]){a, b}, 2, -1, -1,
-		     "split the micro-graph at the merge of %s into %s and "
-		     "partition again: %s", a, b, reason);
+#else
+	(void)st;
+	(void)err;
+#endif
 	return 0;
 }
 
-/* Replays the pipeline with a budget of `budget` decisions (< 0: all). */
-static int replay(fl_session *s, long budget, fl_error *err)
+/* Runs the pipeline from pass index p0 on s->st with a budget of
+ * `budget` decisions (< 0: all). */
+static int run_from(fl_session *s, int p0, long budget, fl_error *err)
 {
 	fl_state *st = &s->st;
 
-	state_clear(st);
-	st->graph = fl_graph_copy(s->input);
-	st->log = fl_event_log_new();
-	if (!st->graph || !st->log) {
-		fl_error_set(err, "out of memory");
-		return -1;
-	}
-	st->opts = &s->opts;
-	st->ctx = s->ctx;
-	st->cache = s->cache;
 	st->budget = budget;
-	st->t0 = s->t_open;
 	s->done = false;
-	for (int p = 0; p < N_PASSES; p++) {
-		int rc;
+	s->cancel = 0;
+	for (int p = p0; p < N_PASSES; p++) {
+		int pos = fl_event_log_count(st->log), rc;
 
-		if (passes[p].pass == FL_PASS_LAYER1 && !s->opts.run_layer1)
-			break;
+		if (!pass_enabled(&s->eff, passes[p].pass))
+			continue;
+		snapshot_take(s, st, pos, p);
 		st->pass = passes[p].pass;
 		s->cur_pass = passes[p].pass;
 		rc = passes[p].run(st, err);
@@ -201,6 +262,8 @@ static int replay(fl_session *s, long budget, fl_error *err)
 			return -1;
 		if (rc == FL_PASS_PAUSED)
 			return fl_event_log_count(st->log);
+		if (check_after_pass(st, err) < 0)
+			return -1;
 		if (rc == FL_PASS_RESTART) {
 			/* feedback: partition again from the constraints on */
 			if (restart_partition(st, err) < 0)
@@ -212,6 +275,23 @@ static int replay(fl_session *s, long budget, fl_error *err)
 	s->cur_pass = FL_PASS_COUNT;
 	return fl_event_log_count(st->log);
 }
+
+/* Puts the session at step k (< 0: the end) from the best snapshot. */
+static int replay(fl_session *s, long k, fl_error *err)
+{
+	const snapshot *snap = snapshot_for(s, k < 0 ? 0x7fffffff : (int)k);
+
+	fl_state_clear(&s->st);
+	if (!snap)
+		return state_start(s, err) < 0 ? -1 : run_from(s, 0, k, err);
+	if (fl_state_copy(&s->st, &snap->st) < 0) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	return run_from(s, snap->pass, k < 0 ? -1 : k - snap->pos, err);
+}
+
+/* ---- opening and closing ------------------------------------------- */
 
 /* Checks that every op name in the constraints exists in g. */
 static int check_pairs(const fl_graph *g, const fl_op_pair *p, int n,
@@ -228,6 +308,13 @@ static int check_pairs(const fl_graph *g, const fl_op_pair *p, int n,
 			}
 	}
 	return 0;
+}
+
+/* A compiled program's directory goes when the session closes. */
+static void free_build(void *value, void *ctx)
+{
+	fl_build_remove(value, ctx);
+	free(value);
 }
 
 fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,
@@ -249,11 +336,14 @@ fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,
 		free(s);
 		return NULL;
 	}
+	fl_engine_opts_effective(&s->opts, &s->eff);
+	s->eff.run.cancel = &s->cancel;
 	s->input = fl_graph_copy(g);
 	s->ctx = isl_ctx_alloc();
 	s->cache = fl_classify_cache_new();
+	s->memo = fl_memo_new(free_build, &s->eff.run);
 	s->t_open = fl_now();
-	if (!s->input || !s->ctx || !s->cache) {
+	if (!s->input || !s->ctx || !s->cache || !s->memo) {
 		fl_error_set(err, "out of memory");
 		fl_engine_close(s);
 		return NULL;
@@ -271,14 +361,20 @@ void fl_engine_close(fl_session *s)
 {
 	if (!s)
 		return;
-	state_clear(&s->st);
+	fl_state_clear(&s->st);
+	snapshots_drop(s);
+	free(s->snaps);
 	fl_event_log_free(s->full);
+	/* kernels in the memo hold isl objects of the context */
+	fl_memo_free(s->memo);
 	fl_graph_free(s->input);
 	fl_classify_cache_free(s->cache);
 	if (s->ctx)
 		isl_ctx_free(s->ctx);
 	free(s);
 }
+
+/* ---- moving --------------------------------------------------------- */
 
 int fl_engine_position(const fl_session *s)
 {
@@ -295,6 +391,11 @@ fl_pass fl_engine_current_pass(const fl_session *s)
 	return s->cur_pass;
 }
 
+void fl_engine_cancel(fl_session *s)
+{
+	s->cancel = 1;
+}
+
 int fl_engine_goto(fl_session *s, int k, fl_error *err)
 {
 	return replay(s, k < 0 ? 0 : k, err);
@@ -302,6 +403,8 @@ int fl_engine_goto(fl_session *s, int k, fl_error *err)
 
 int fl_engine_run(fl_session *s, fl_error *err)
 {
+	if (s->done)
+		return fl_engine_position(s);
 	return replay(s, -1, err);
 }
 
@@ -310,6 +413,13 @@ int fl_engine_step(fl_session *s, fl_error *err)
 	if (s->done)
 		return fl_engine_position(s);
 	return replay(s, fl_engine_position(s) + 1, err);
+}
+
+int fl_engine_step_back(fl_session *s, fl_error *err)
+{
+	int pos = fl_engine_position(s);
+
+	return replay(s, pos > 0 ? pos - 1 : 0, err);
 }
 
 /* Computes the complete run's log once, without moving the session. */
@@ -324,13 +434,13 @@ static const fl_event_log *full_log(fl_session *s, fl_error *err)
 	saved = s->st;
 	memset(&s->st, 0, sizeof s->st);
 	if (replay(s, -1, err) < 0) {
-		state_clear(&s->st);
+		fl_state_clear(&s->st);
 		s->st = saved;
 		return NULL;
 	}
 	s->full = s->st.log;
 	s->st.log = NULL;
-	state_clear(&s->st);
+	fl_state_clear(&s->st);
 	s->st = saved;
 	s->done = done;
 	s->cur_pass = cur;
@@ -368,6 +478,8 @@ int fl_engine_step_pass(fl_session *s, fl_error *err)
 	return j == n ? fl_engine_run(s, err) : replay(s, j, err);
 }
 
+/* ---- reading the state ---------------------------------------------- */
+
 const fl_event_log *fl_engine_events(const fl_session *s)
 {
 	return s->st.log;
@@ -398,13 +510,52 @@ const fl_program *fl_engine_program(const fl_session *s)
 	return s->st.program;
 }
 
-/* Options changed: forget the cached complete run and replay to where the
- * session was (or to the end if it was there). */
+const char *fl_engine_kernel_source(const fl_session *s, int k)
+{
+	return k >= 0 && k < s->st.n_src ? s->st.kernel_src[k] : NULL;
+}
+
+const char *fl_engine_source(const fl_session *s)
+{
+	return s->st.unit_src;
+}
+
+const fl_build *fl_engine_build(const fl_session *s)
+{
+	return s->st.build;
+}
+
+const fl_run_result *fl_engine_run_result(const fl_session *s)
+{
+	return s->st.run;
+}
+
+void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out)
+{
+	out->schedules = fl_memo_map_count(s->memo->layer1);
+	out->kernels_generated = fl_memo_map_count(s->memo->kernel_src);
+	out->compiles = fl_memo_map_count(s->memo->builds);
+	out->runs = fl_memo_map_count(s->memo->runs);
+	out->snapshots = s->n_snaps;
+}
+
+int fl_engine_check(const fl_session *s, fl_error *err)
+{
+	return fl_state_check(&s->st, err);
+}
+
+/* ---- changing the options ------------------------------------------- */
+
+/* Options changed: forget the snapshots and the cached complete run and
+ * replay to where the session was (or to the end if it was there). */
 static int rerun(fl_session *s, int pos, bool was_done, fl_error *err)
 {
+	fl_engine_opts_effective(&s->opts, &s->eff);
+	s->eff.run.cancel = &s->cancel;
+	snapshots_drop(s);
 	fl_event_log_free(s->full);
 	s->full = NULL;
-	return was_done ? fl_engine_run(s, err) : replay(s, pos, err);
+	return was_done ? replay(s, -1, err) : replay(s, pos, err);
 }
 
 static int add_pair(fl_op_pair *pairs, int *n, const char *a, const char *b,

@@ -2,10 +2,23 @@
  * advance one decision, one pass or to the end, or go to any step, and
  * read the state and the event log at any point.
  *
- * Stepping is replay: the engine is deterministic, so the state after k
- * decisions is obtained by running from the start with a budget of k
- * decisions.  Stepping through a run and running it straight through
- * therefore give the same states and the same event log. */
+ * The pipeline is one table of passes (engine.c):
+ *   preprocess -> cluster -> open -> classify -> constrain -> aggregate ->
+ *   layer1 -> codegen -> compile -> run
+ * Each decision of a pass is one event.  The engine is deterministic, so
+ * the state after k decisions is a function of k: going to step k
+ * restores the snapshot taken at the last pass boundary before k and
+ * replays the rest of that pass, and the costly work inside a pass (isl
+ * scheduling of a micro-graph, a kernel's code, compiling, running) is
+ * memoised for the session, so a replay never redoes it.  Stepping
+ * through a run and running it straight through give the same states and
+ * the same event log (measurements such as kernel times aside, which are
+ * kept apart from the decisions: events.h).
+ *
+ * Compiling and running are optional passes (run_kernels).  They take
+ * seconds: a caller on an interactive thread runs the engine call in a
+ * worker thread, follows it through opts.run.progress and stops it with
+ * fl_engine_cancel. */
 #ifndef FL_ENGINE_H
 #define FL_ENGINE_H
 
@@ -13,9 +26,11 @@
 
 #include "events.h"
 #include "graph.h"
+#include "interp.h"
 #include "kernel.h"
 #include "partition.h"
 #include "rules.h"
+#include "runner.h"
 
 #define FL_MAX_CONSTRAINTS 64
 
@@ -24,6 +39,7 @@ typedef struct fl_op_pair {
 } fl_op_pair;
 
 typedef struct fl_engine_opts {
+	fl_strategy strategy;		/* default apollo-l1 */
 	fl_rule_table rules;		/* default: fl_rules_default */
 	bool preprocess;		/* default true */
 	int n_never, n_fuse;
@@ -33,19 +49,24 @@ typedef struct fl_engine_opts {
 	int n_feedback;
 	fl_op_pair feedback[FL_MAX_CONSTRAINTS];
 	char feedback_reason[FL_MAX_CONSTRAINTS][128];
-	/* layer 1; run_layer1 false stops after partition */
-	bool run_layer1;
+	/* The last pass that runs (default FL_PASS_AGGREGATE: the
+	 * partition); compile and run also need run_kernels. */
+	fl_pass stop_after;
+	bool run_kernels;		/* default false */
 	fl_layer1_opts layer1;
+	fl_run_opts run;		/* compiler, time limit, repeats,
+					   tolerance, progress */
+	fl_interp_opts interp;		/* the reference values' seed and
+					   memory limit */
 } fl_engine_opts;
 
 void fl_engine_opts_default(fl_engine_opts *o);
 
-/* Options for a strategy of the ladder (DESIGN 1.6) on top of `base`
- * (rules, constraints, layer-1 settings): unfused switches every partition
- * rule and --fuse off, xla keeps only R1-R4, apollo-l1 keeps them all;
- * layer 1 runs in each. */
-void fl_engine_opts_for_strategy(const fl_engine_opts *base, fl_strategy s,
-				 fl_engine_opts *out);
+/* The rules and constraints strategy s lets through (DESIGN 1.6):
+ * unfused switches every partition rule and --fuse off, xla keeps only
+ * R1-R4, apollo-l1 keeps them all.  The session applies this to its
+ * options; exposed for views that show what a strategy allows. */
+void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out);
 
 typedef struct fl_session fl_session;
 
@@ -58,9 +79,14 @@ void fl_engine_close(fl_session *s);
 
 /* Each returns the number of decisions now made, or -1 on error. */
 int fl_engine_step(fl_session *s, fl_error *err);
+int fl_engine_step_back(fl_session *s, fl_error *err);
 int fl_engine_step_pass(fl_session *s, fl_error *err);
 int fl_engine_run(fl_session *s, fl_error *err);
 int fl_engine_goto(fl_session *s, int k, fl_error *err);
+
+/* Cancels the compile or run under way in another thread (safe to call
+ * from any thread); that engine call returns -1 with "cancelled". */
+void fl_engine_cancel(fl_session *s);
 
 int fl_engine_position(const fl_session *s);
 /* Decisions in the complete run (runs it once, on the side, if needed). */
@@ -76,9 +102,37 @@ const fl_event_log *fl_engine_events(const fl_session *s);
 const fl_graph *fl_engine_graph(const fl_session *s);	/* as rewritten */
 const fl_graph *fl_engine_input_graph(const fl_session *s);
 const fl_partition *fl_engine_partition(const fl_session *s);
+/* The options as given (the strategy not yet applied to the rules). */
 const fl_engine_opts *fl_engine_options(const fl_session *s);
 /* The kernels layer 1 made (NULL before it ran). */
 const fl_program *fl_engine_program(const fl_session *s);
+/* The C of kernel k once generated (NULL before), and the whole
+ * translation unit once the codegen pass is complete (NULL before). */
+const char *fl_engine_kernel_source(const fl_session *s, int k);
+const char *fl_engine_source(const fl_session *s);
+/* The compile result once the compile pass ran (NULL before). */
+const fl_build *fl_engine_build(const fl_session *s);
+/* The run result once the run pass ran (NULL before, or when the
+ * program did not compile). */
+const fl_run_result *fl_engine_run_result(const fl_session *s);
+
+/* What the session has worked out so far (memoised, never redone):
+ * micro-graphs scheduled, kernels generated, programs compiled and run,
+ * and the snapshots kept at pass boundaries. */
+typedef struct fl_engine_stats {
+	int schedules, kernels_generated, compiles, runs, snapshots;
+} fl_engine_stats;
+
+void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out);
+
+/* Checks the invariants of the current state: every primitive op in
+ * exactly one micro-graph, micro-graphs form a DAG, each kernel covers
+ * exactly its micro-graph and every alive micro-graph has one kernel,
+ * placements consistent (graph inputs and outputs and tensors read by
+ * other kernels global, tile-local ones with a footprint box, register
+ * ones written and read inside their kernel).  0, or -1 naming the first
+ * violation.  The sanitizer build runs it after every pass. */
+int fl_engine_check(const fl_session *s, fl_error *err);
 
 /* Why ops a and b are (not) in one micro-graph after a complete run.
  * Returns 1 (together), 0 (apart) with the first reason in buf, -1 on

@@ -13,18 +13,33 @@ struct fl_event_log {
 
 static const char *const pass_names[FL_PASS_COUNT] = {
 	"preprocess", "cluster", "open", "classify", "constrain", "aggregate",
-	"layer1",
+	"layer1", "codegen", "compile", "run",
 };
 
 static const char *const kind_names[FL_EV_KIND_COUNT] = {
 	"simplified", "cse", "folded", "eliminated", "clustered", "opened",
 	"classified", "constrained", "merged", "rejected", "feedback",
-	"scheduled", "tiled", "extended", "placed",
+	"scheduled", "tiled", "extended", "placed", "generated", "compiled",
+	"ran", "verified",
 };
 
 const char *fl_pass_name(fl_pass p)
 {
 	return (int)p >= 0 && p < FL_PASS_COUNT ? pass_names[p] : "?";
+}
+
+int fl_pass_parse(const char *name, fl_pass *p)
+{
+	if (strcmp(name, "partition") == 0) {
+		*p = FL_PASS_AGGREGATE;
+		return 0;
+	}
+	for (int i = 0; i < FL_PASS_COUNT; i++)
+		if (strcmp(name, pass_names[i]) == 0) {
+			*p = (fl_pass)i;
+			return 0;
+		}
+	return -1;
 }
 
 const char *fl_event_kind_name(fl_event_kind k)
@@ -110,6 +125,36 @@ fl_event *fl_event_log_add(fl_event_log *log, fl_pass pass,
 	return e;
 }
 
+fl_event_log *fl_event_log_copy(const fl_event_log *log, int n)
+{
+	fl_event_log *c = fl_event_log_new();
+
+	if (n < 0 || n > log->n)
+		n = log->n;
+	if (!c)
+		return NULL;
+	c->items = calloc((size_t)n + 1, sizeof *c->items);
+	if (!c->items) {
+		free(c);
+		return NULL;
+	}
+	c->cap = n + 1;
+	for (int i = 0; i < n; i++) {
+		const fl_event *e = &log->items[i];
+
+		c->items[i] = *e;
+		c->items[i].n_ops = 0;
+		c->items[i].ops = NULL;
+		c->n = i + 1;
+		if (copy_names(&c->items[i], (const char *const *)e->ops,
+			       e->n_ops) < 0) {
+			fl_event_log_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
 int fl_event_log_count(const fl_event_log *log)
 {
 	return log->n;
@@ -133,14 +178,33 @@ static int event_equal(const fl_event *a, const fl_event *b)
 	return 1;
 }
 
-int fl_event_log_equal(const fl_event_log *a, const fl_event_log *b)
+int fl_event_log_equal_prefix(const fl_event_log *a, const fl_event_log *b,
+			      int n)
 {
-	if (a->n != b->n)
+	if (a->n < n || b->n < n)
 		return 0;
-	for (int i = 0; i < a->n; i++)
+	for (int i = 0; i < n; i++)
 		if (!event_equal(&a->items[i], &b->items[i]))
 			return 0;
 	return 1;
+}
+
+int fl_event_log_equal(const fl_event_log *a, const fl_event_log *b)
+{
+	return a->n == b->n && fl_event_log_equal_prefix(a, b, a->n);
+}
+
+const char *fl_event_measured_text(const fl_event *e, char *buf, size_t n)
+{
+	const double *m = e->measured;
+
+	buf[0] = '\0';
+	if (e->kind == FL_EV_COMPILED && e->n_measured >= 1)
+		snprintf(buf, n, "%.2f s", m[0]);
+	else if (e->kind == FL_EV_RAN && e->n_measured >= 4)
+		snprintf(buf, n, "median %.3f ms, min %.3f ms, max %.3f ms, "
+			 "%.0f runs", 1e3 * m[0], 1e3 * m[1], 1e3 * m[2], m[3]);
+	return buf;
 }
 
 const char *fl_event_format(const fl_event *e, char *buf, size_t n)
@@ -153,6 +217,13 @@ const char *fl_event_format(const fl_event *e, char *buf, size_t n)
 		used += (size_t)snprintf(buf + used, n - used, "%s%s",
 					 i ? " " : "", e->ops[i]);
 	if (used < n)
-		snprintf(buf + used, n - used, "] %s", e->reason);
+		used += (size_t)snprintf(buf + used, n - used, "] %s",
+					 e->reason);
+	if (used < n && e->n_measured > 0) {
+		char m[128];
+
+		snprintf(buf + used, n - used, "; %s",
+			 fl_event_measured_text(e, m, sizeof m));
+	}
 	return buf;
 }

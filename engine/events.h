@@ -20,6 +20,9 @@ typedef enum fl_pass {
 	FL_PASS_CONSTRAIN,
 	FL_PASS_AGGREGATE,
 	FL_PASS_LAYER1,
+	FL_PASS_CODEGEN,
+	FL_PASS_COMPILE,
+	FL_PASS_RUN,
 	FL_PASS_COUNT
 } fl_pass;
 
@@ -39,10 +42,19 @@ typedef enum fl_event_kind {
 	FL_EV_TILED,		/* a band was tiled */
 	FL_EV_EXTENDED,		/* a producer fused into tiles (or not) */
 	FL_EV_PLACED,		/* a tensor's memory placement */
+	FL_EV_GENERATED,	/* a kernel's code generated */
+	FL_EV_COMPILED,		/* the program compiled (or not) */
+	FL_EV_RAN,		/* a kernel ran and was timed */
+	FL_EV_VERIFIED,		/* a kernel's or an output's values checked */
 	FL_EV_KIND_COUNT
 } fl_event_kind;
 
 #define FL_EVENT_REASON 256
+#define FL_EVENT_MEASURED 4
+
+/* What measured[] holds, by kind:
+ *   compiled  {seconds}
+ *   ran       {median, min, max seconds, repeats} */
 
 typedef struct fl_event {
 	int seq;		/* 0-based position in the log */
@@ -55,11 +67,19 @@ typedef struct fl_event {
 	char reason[FL_EVENT_REASON];
 	double t_start;		/* seconds since the session opened */
 	double duration;	/* seconds */
+	/* Measurements that vary from run to run (a kernel's time, the
+	 * compiler's seconds): kept apart from the reason, so that two runs
+	 * making the same decisions have equal logs. */
+	int n_measured;
+	double measured[FL_EVENT_MEASURED];
 } fl_event;
 
 typedef struct fl_event_log fl_event_log;
 
 fl_event_log *fl_event_log_new(void);
+/* A copy of the first n events of log (all when n < 0); NULL when out
+ * of memory. */
+fl_event_log *fl_event_log_copy(const fl_event_log *log, int n);
 void fl_event_log_free(fl_event_log *log);
 void fl_event_log_clear(fl_event_log *log);
 
@@ -75,13 +95,25 @@ int fl_event_log_count(const fl_event_log *log);
 const fl_event *fl_event_log_get(const fl_event_log *log, int i);
 
 const char *fl_pass_name(fl_pass p);
+/* The pass named `name` ("partition" names aggregate, the end of the
+ * partition passes); 0, or -1 when there is none. */
+int fl_pass_parse(const char *name, fl_pass *p);
 const char *fl_event_kind_name(fl_event_kind k);
 
-/* True when two logs hold the same decisions (times ignored). */
+/* True when two logs hold the same decisions (times and measurements
+ * ignored). */
 int fl_event_log_equal(const fl_event_log *a, const fl_event_log *b);
+/* The same for the first n events of each (both must have n). */
+int fl_event_log_equal_prefix(const fl_event_log *a, const fl_event_log *b,
+			      int n);
+
+/* The measurements of e as text ("median 1.234 ms, min 1.200 ms, max
+ * 1.310 ms, 10 runs"), "" when it has none. */
+const char *fl_event_measured_text(const fl_event *e, char *buf, size_t n);
 
 /* One line of text into buf:
- * "#12 aggregate merged [exp_3 sum_4] R4: E->R merge exp_3 into sum_4" */
+ * "#12 aggregate merged [exp_3 sum_4] R4: E->R merge exp_3 into sum_4",
+ * with the measurements after "; " when the event has some. */
 const char *fl_event_format(const fl_event *e, char *buf, size_t n);
 
 #endif

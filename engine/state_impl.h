@@ -23,6 +23,7 @@
 
 struct fl_classify_cache;
 struct fl_groups;
+struct fl_memo;
 
 typedef struct fl_state {
 	fl_graph *graph;		/* owned; rewritten by the passes */
@@ -34,6 +35,15 @@ typedef struct fl_state {
 	struct fl_classify_cache *cache;	/* borrowed */
 	struct fl_groups *groups;	/* owned; merge bookkeeping */
 	fl_program *program;		/* owned; made by layer 1 */
+	struct fl_memo *memo;		/* borrowed: the session's results of
+					   costly work, by key (memo_impl.h) */
+	/* codegen */
+	int n_src;
+	char **kernel_src;		/* owned; per kernel, NULL until made */
+	char *unit_src;			/* owned; once every kernel is made */
+	/* compile and run */
+	const fl_build *build;		/* borrowed from the memo */
+	const fl_run_result *run;	/* borrowed from the memo */
 	/* feedback found during this replay (in addition to opts) */
 	int n_feedback;
 	fl_op_pair feedback[FL_MAX_CONSTRAINTS];
@@ -41,6 +51,16 @@ typedef struct fl_state {
 	long budget;			/* decisions left; < 0: unlimited */
 	double t0, t_decide;
 } fl_state;
+
+/* Frees what st owns and zeroes it (borrowed pointers are dropped). */
+void fl_state_clear(fl_state *st);
+
+/* A deep copy of src into dst (borrowed pointers shared): what a
+ * snapshot keeps.  0, or -1 when out of memory (dst is then cleared). */
+int fl_state_copy(fl_state *dst, const fl_state *src);
+
+/* The invariant checks of fl_engine_check on a state. */
+int fl_state_check(const fl_state *st, fl_error *err);
 
 /* Consumes one decision of the budget; false when none is left. */
 bool fl_state_decide(fl_state *st);

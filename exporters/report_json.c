@@ -24,6 +24,18 @@ cJSON *fl_report_event(const fl_event *e)
 	cJSON_AddStringToObject(o, "reason", e->reason);
 	cJSON_AddNumberToObject(o, "t_start_us", (double)(long)(e->t_start * 1e6));
 	cJSON_AddNumberToObject(o, "duration_us", (double)(long)(e->duration * 1e6));
+	if (e->kind == FL_EV_COMPILED && e->n_measured >= 1) {
+		cJSON *m = cJSON_AddObjectToObject(o, "measured");
+
+		cJSON_AddNumberToObject(m, "seconds", e->measured[0]);
+	} else if (e->kind == FL_EV_RAN && e->n_measured >= 4) {
+		cJSON *m = cJSON_AddObjectToObject(o, "measured");
+
+		cJSON_AddNumberToObject(m, "median_s", e->measured[0]);
+		cJSON_AddNumberToObject(m, "min_s", e->measured[1]);
+		cJSON_AddNumberToObject(m, "max_s", e->measured[2]);
+		cJSON_AddNumberToObject(m, "runs", e->measured[3]);
+	}
 	return o;
 }
 
@@ -169,5 +181,91 @@ cJSON *fl_report_layer1(const fl_session *s)
 		for (int k = 0; k < p->n_kernels; k++)
 			cJSON_AddItemToArray(ks, kernel_json(g, &p->kernels[k]));
 	cJSON_AddItemToObject(o, "kernels", ks);
+	return o;
+}
+
+cJSON *fl_report_codegen(const fl_session *s)
+{
+	const fl_program *p = fl_engine_program(s);
+	cJSON *o = cJSON_CreateObject(), *ks = cJSON_CreateArray();
+
+	for (int k = 0; p && k < p->n_kernels; k++) {
+		const char *src = fl_engine_kernel_source(s, k);
+		cJSON *kj;
+
+		if (!src)
+			break;
+		kj = cJSON_CreateObject();
+		cJSON_AddStringToObject(kj, "name", p->kernels[k].name);
+		cJSON_AddStringToObject(kj, "c", src);
+		cJSON_AddItemToArray(ks, kj);
+	}
+	cJSON_AddItemToObject(o, "kernels", ks);
+	cJSON_AddBoolToObject(o, "complete", fl_engine_source(s) != NULL);
+	return o;
+}
+
+cJSON *fl_report_build(const fl_session *s)
+{
+	const fl_build *b = fl_engine_build(s);
+	cJSON *o = cJSON_CreateObject();
+
+	if (!b)
+		return o;
+	cJSON_AddStringToObject(o, "status", fl_run_status_name(b->status));
+	cJSON_AddStringToObject(o, "message", b->message);
+	cJSON_AddStringToObject(o, "compiler", b->compiler);
+	cJSON_AddStringToObject(o, "flags", b->flags);
+	cJSON_AddNumberToObject(o, "seconds", b->seconds);
+	cJSON_AddNumberToObject(o, "warnings", b->n_warnings);
+	return o;
+}
+
+static cJSON *kernel_result_json(const fl_kernel *k, const fl_kernel_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "name", k->name);
+	cJSON_AddNumberToObject(o, "median_s", r->seconds);
+	cJSON_AddNumberToObject(o, "min_s", r->min_seconds);
+	cJSON_AddNumberToObject(o, "max_s", r->max_seconds);
+	cJSON_AddNumberToObject(o, "runs", r->n_timed);
+	cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+	cJSON_AddNumberToObject(o, "max_abs", r->max_abs);
+	cJSON_AddNumberToObject(o, "max_rel", r->max_rel);
+	cJSON_AddBoolToObject(o, "ok", r->ok);
+	return o;
+}
+
+cJSON *fl_report_run(const fl_session *s)
+{
+	const fl_run_result *r = fl_engine_run_result(s);
+	const fl_program *p = fl_engine_program(s);
+	const fl_graph *g = fl_engine_graph(s);
+	cJSON *o = cJSON_CreateObject(), *ks, *outs;
+
+	if (!r || !p)
+		return o;
+	cJSON_AddStringToObject(o, "status", fl_run_status_name(r->status));
+	cJSON_AddStringToObject(o, "message", r->message);
+	cJSON_AddBoolToObject(o, "verified", r->verified);
+	cJSON_AddNumberToObject(o, "total_s", r->total_seconds);
+	cJSON_AddNumberToObject(o, "max_abs", r->max_abs);
+	cJSON_AddNumberToObject(o, "max_rel", r->max_rel);
+	ks = cJSON_AddArrayToObject(o, "kernels");
+	for (int k = 0; k < r->n_kernels && k < p->n_kernels; k++)
+		cJSON_AddItemToArray(ks, kernel_result_json(&p->kernels[k],
+							    &r->kernels[k]));
+	outs = cJSON_AddArrayToObject(o, "outputs");
+	for (int i = 0; i < r->n_outputs; i++) {
+		cJSON *oj = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(oj, "tensor",
+					g->tensors[r->outputs[i].tensor].name);
+		cJSON_AddNumberToObject(oj, "max_abs", r->outputs[i].max_abs);
+		cJSON_AddNumberToObject(oj, "max_rel", r->outputs[i].max_rel);
+		cJSON_AddBoolToObject(oj, "ok", r->outputs[i].ok);
+		cJSON_AddItemToArray(outs, oj);
+	}
 	return o;
 }

@@ -14,8 +14,19 @@ cJSON *fl_report_partition(const fl_session *s);
  * tensor placements, reduction forms. */
 cJSON *fl_report_layer1(const fl_session *s);
 
+/* Generated C per kernel so far: {"kernels": [{"name", "c"}], "complete"}. */
+cJSON *fl_report_codegen(const fl_session *s);
+
+/* The compile: status, message, compiler, flags, seconds, warnings. */
+cJSON *fl_report_build(const fl_session *s);
+
+/* The run: status, verified, totals, per kernel timing statistics and
+ * errors, per output errors. */
+cJSON *fl_report_run(const fl_session *s);
+
 /* One event as an object: seq, pass, kind, rule, ops, groups, reason,
- * t_start_us, duration_us. */
+ * t_start_us, duration_us, and "measured" ({seconds} for compiled,
+ * {median_s, min_s, max_s, runs} for ran) when it has measurements. */
 cJSON *fl_report_event(const fl_event *e);
 
 /* The whole log as an array. */

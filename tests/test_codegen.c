@@ -774,7 +774,7 @@ static void engine_program_verifies(fl_graph *g)
 	fl_run_result r;
 
 	fl_engine_opts_default(&eo);
-	eo.run_layer1 = true;
+	eo.stop_after = FL_PASS_LAYER1;
 	s = fl_engine_open(g, &eo, &err);
 	if (!s || fl_engine_run(s, &err) < 0)
 		fail_msg("engine: %s", err.msg);
@@ -819,7 +819,7 @@ static void test_fused_sum_accumulator(void **state)
 		"{\"name\":\"s\",\"op\":\"reduce_sum\",\"in\":[\"q\"],"
 		"\"out\":\"s\",\"attrs\":{\"axes\":[1]}}]}");
 	fl_engine_opts_default(&eo);
-	eo.run_layer1 = true;
+	eo.stop_after = FL_PASS_LAYER1;
 	s = fl_engine_open(g, &eo, &err);
 	if (!s || fl_engine_run(s, &err) < 0)
 		fail_msg("engine: %s", err.msg);

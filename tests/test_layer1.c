@@ -38,7 +38,7 @@ static fl_engine_opts l1_opts(void)
 	fl_engine_opts o;
 
 	fl_engine_opts_default(&o);
-	o.run_layer1 = true;
+	o.stop_after = FL_PASS_LAYER1;
 	return o;
 }
 

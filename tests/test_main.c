@@ -18,6 +18,7 @@ FL_SUITE_DECL(partition);
 FL_SUITE_DECL(codegen);
 FL_SUITE_DECL(run);
 FL_SUITE_DECL(layer1);
+FL_SUITE_DECL(pipeline);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
 		{fl_suite_codegen, &fl_suite_codegen_n},
 		{fl_suite_layer1, &fl_suite_layer1_n},
 		{fl_suite_run, &fl_suite_run_n},
+		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 	};
 	size_t total = 0, k = 0;

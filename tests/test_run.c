@@ -45,7 +45,9 @@ static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
 	fl_run_result r;
 	int n;
 
-	fl_engine_opts_for_strategy(base, s, &o);
+	o = *base;
+	o.strategy = s;
+	o.stop_after = FL_PASS_LAYER1;
 	ses = fl_engine_open(g, &o, &err);
 	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_program(ses))
 		fail_msg("%s/%s: %s", g->name, fl_strategy_name(s), err.msg);

@@ -81,3 +81,101 @@ void fl_program_free(fl_program *p)
 	free(p->kernels);
 	free(p);
 }
+
+/* Deep copy of tree node src into dst; -1 when out of memory. */
+static int tree_copy_into(fl_tree_node *dst, const fl_tree_node *src)
+{
+	*dst = *src;
+	dst->text = NULL;
+	dst->coincident = NULL;
+	dst->children = NULL;
+	dst->n_children = 0;
+	if (src->text && !(dst->text = strdup(src->text)))
+		return -1;
+	if (src->coincident) {
+		dst->coincident = malloc((size_t)src->n_members + 1);
+		if (!dst->coincident)
+			return -1;
+		memcpy(dst->coincident, src->coincident,
+		       (size_t)src->n_members * sizeof *src->coincident);
+	}
+	if (src->n_children) {
+		dst->children = calloc((size_t)src->n_children,
+				       sizeof *dst->children);
+		if (!dst->children)
+			return -1;
+	}
+	for (int i = 0; i < src->n_children; i++) {
+		dst->n_children = i + 1;
+		if (tree_copy_into(&dst->children[i], &src->children[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+fl_tree_node *fl_tree_copy(const fl_tree_node *t)
+{
+	fl_tree_node *c;
+
+	if (!t || !(c = calloc(1, sizeof *c)))
+		return NULL;
+	if (tree_copy_into(c, t) < 0) {
+		fl_tree_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Deep copy of kernel src (isl objects shared by reference count). */
+static int kernel_copy_into(fl_kernel *dst, const fl_kernel *src)
+{
+	*dst = *src;
+	dst->ops = malloc(((size_t)src->n_ops + 1) * sizeof *dst->ops);
+	dst->tensors = calloc((size_t)src->n_tensors + 1, sizeof *dst->tensors);
+	dst->schedule_text = src->schedule_text ? strdup(src->schedule_text)
+						: NULL;
+	dst->tree = fl_tree_copy(src->tree);
+	dst->domain = isl_union_set_copy(src->domain);
+	dst->reads = isl_union_map_copy(src->reads);
+	dst->writes = isl_union_map_copy(src->writes);
+	dst->schedule = isl_schedule_copy(src->schedule);
+	dst->inst2tile = isl_union_pw_multi_aff_copy(src->inst2tile);
+	if (dst->tensors)
+		for (int i = 0; i < src->n_tensors; i++) {
+			dst->tensors[i] = src->tensors[i];
+			dst->tensors[i].box_isl =
+				isl_fixed_box_copy(src->tensors[i].box_isl);
+		}
+	else
+		dst->n_tensors = 0;
+	if (!dst->ops || !dst->tensors ||
+	    (src->schedule_text && !dst->schedule_text) ||
+	    (src->tree && !dst->tree))
+		return -1;
+	memcpy(dst->ops, src->ops, (size_t)src->n_ops * sizeof *dst->ops);
+	return 0;
+}
+
+fl_program *fl_program_copy(const fl_program *p, const fl_graph *g)
+{
+	fl_program *c = calloc(1, sizeof *c);
+
+	if (!c)
+		return NULL;
+	*c = *p;
+	c->graph = g;
+	c->n_kernels = 0;
+	c->kernels = calloc((size_t)p->n_kernels + 1, sizeof *c->kernels);
+	if (!c->kernels) {
+		free(c);
+		return NULL;
+	}
+	for (int i = 0; i < p->n_kernels; i++) {
+		c->n_kernels = i + 1;
+		if (kernel_copy_into(&c->kernels[i], &p->kernels[i]) < 0) {
+			fl_program_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}

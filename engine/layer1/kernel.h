@@ -131,9 +131,14 @@ void fl_layer1_opts_default(fl_layer1_opts *o);
 
 void fl_program_free(fl_program *p);
 
+/* A deep copy of p whose graph is g (the same graph as p's, copied);
+ * isl objects are shared by reference count.  NULL when out of memory. */
+fl_program *fl_program_copy(const fl_program *p, const fl_graph *g);
+
 /* Number of leading coincident (parallel) members of a band node: what a
  * "parallel" mark records, and what the C backend parallelises. */
 int fl_band_leading_coincident(__isl_keep isl_schedule_node *band);
 void fl_tree_free(fl_tree_node *t);
+fl_tree_node *fl_tree_copy(const fl_tree_node *t);
 
 #endif

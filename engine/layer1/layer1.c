@@ -46,8 +46,9 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
-#include "passes_impl.h"
 #include "layer1_impl.h"
+#include "memo_impl.h"
+#include "passes_impl.h"
 
 /* ---- scheduling --------------------------------------------------------- */
 
@@ -256,27 +257,6 @@ static fl_reduce_form group_reduce_form(const fl_l1_model *m, char *why,
 
 /* ---- the kernel ----------------------------------------------------------- */
 
-/* Puts schedule s (kept) into the kernel, with parallel marks, its text
- * and its walkable tree. */
-static int kernel_set_schedule(fl_kernel *k, __isl_keep isl_schedule *s,
-			       fl_error *err)
-{
-	isl_schedule *marked = fl_l1_mark_parallel(isl_schedule_copy(s));
-
-	isl_schedule_free(k->schedule);
-	k->schedule = marked;
-	free(k->schedule_text);
-	fl_tree_free(k->tree);
-	k->schedule_text = marked ? fl_l1_schedule_text(marked) : NULL;
-	k->tree = marked ? fl_l1_tree(marked) : NULL;
-	if (!k->schedule_text || !k->tree) {
-		fl_error_set(err, "layer 1: could not record the schedule of %s",
-			     k->name);
-		return -1;
-	}
-	return 0;
-}
-
 /* Appends the kernel of micro-graph gid (model m) to the program. */
 static fl_kernel *kernel_add(fl_program *p, int gid, const fl_l1_model *m)
 {
@@ -399,41 +379,125 @@ static int feedback(fl_state *st, const fl_micro_graph *mg, const char *what,
 	return FL_PASS_RESTART;
 }
 
-/* ---- one micro-graph ------------------------------------------------------ */
+/* ---- the memo of one micro-graph ------------------------------------------ */
 
-typedef struct l1_group {
-	fl_state *st;
-	const fl_micro_graph *mg;
+/* A schedule as the kernel and the views show it: with parallel marks,
+ * isl's text and the walkable tree. */
+typedef struct l1_view {
+	isl_schedule *marked;
+	char *text;
+	fl_tree_node *tree;
+	isl_union_pw_multi_aff *inst2tile;	/* after this step, or NULL */
+} l1_view;
+
+/* Everything layer 1 works out for one micro-graph, kept by the session
+ * (memo_impl.h) under a key naming its members and the options, so that
+ * a replay never rebuilds the model or reschedules.  The scheduler's
+ * outcome is computed first; the kernel path (tiling, placement, the
+ * views of every step) only when the micro-graph becomes a kernel, which
+ * depends on the outcome alone: feedback is the only decision that reads
+ * the rest of the state, and it happens before the kernel path. */
+typedef struct l1_memo {
 	fl_l1_model m;
-	isl_schedule *sched;	/* from the scheduler (or the original) */
-	int child;		/* liveout_child's answer */
+	double seconds;		/* model + scheduler, first time */
+	isl_schedule *sched;	/* the scheduler's, NULL: it failed */
+	int child;		/* liveout_child's answer for sched */
 	int n_nests, n_children;
-	char sched_note[160];	/* what the scheduling decision says */
-	fl_kernel *k;
+	bool quota;
+	char sched_note[160];
+	bool kernel_ready;	/* the fields below are valid */
+	char what[112];		/* why the schedule fails (feedback) */
+	char form[128];
+	fl_reduce_form reduce_form;
+	l1_view first;		/* the kernel's schedule before tiling */
 	fl_l1_tiling t;
+	l1_view *steps;		/* per tiling step */
 	fl_kernel_tensor *tensors;
-	int n_tensors, n_placed;
-} l1_group;
+	int n_tensors;
+} l1_memo;
 
-static void group_clear(l1_group *G)
+static void view_clear(l1_view *v)
 {
-	fl_l1_model_clear(&G->m);
-	isl_schedule_free(G->sched);
-	fl_l1_tiling_clear(&G->t);
-	for (int i = G->n_placed; i < G->n_tensors; i++)
-		isl_fixed_box_free(G->tensors[i].box_isl);
-	free(G->tensors);
+	isl_schedule_free(v->marked);
+	free(v->text);
+	fl_tree_free(v->tree);
+	isl_union_pw_multi_aff_free(v->inst2tile);
+	memset(v, 0, sizeof *v);
 }
 
-/* Op names of the members (for events), into names[0..n-1]. */
-static const char **member_names(const l1_group *G)
+void fl_l1_memo_entry_free(void *value, void *ctx)
 {
-	const char **names = malloc(((size_t)G->m.n_ops + 1) * sizeof *names);
+	l1_memo *e = value;
 
-	if (names)
-		for (int i = 0; i < G->m.n_ops; i++)
-			names[i] = G->st->graph->ops[G->m.ops[i]].name;
-	return names;
+	(void)ctx;
+	if (!e)
+		return;
+	fl_l1_model_clear(&e->m);
+	isl_schedule_free(e->sched);
+	view_clear(&e->first);
+	if (e->steps)
+		for (int i = 0; i < e->t.n_steps; i++)
+			view_clear(&e->steps[i]);
+	free(e->steps);
+	fl_l1_tiling_clear(&e->t);
+	for (int i = 0; i < e->n_tensors; i++)
+		isl_fixed_box_free(e->tensors[i].box_isl);
+	free(e->tensors);
+	free(e);
+}
+
+/* The view of schedule s (kept); -1 when isl fails. */
+static int view_make(l1_view *v, __isl_keep isl_schedule *s,
+		     __isl_keep isl_union_pw_multi_aff *inst2tile)
+{
+	v->marked = fl_l1_mark_parallel(isl_schedule_copy(s));
+	v->text = v->marked ? fl_l1_schedule_text(v->marked) : NULL;
+	v->tree = v->marked ? fl_l1_tree(v->marked) : NULL;
+	v->inst2tile = isl_union_pw_multi_aff_copy(inst2tile);
+	return v->text && v->tree ? 0 : -1;
+}
+
+/* Puts view v into kernel k. */
+static int kernel_show(fl_kernel *k, const l1_view *v, fl_error *err)
+{
+	isl_schedule_free(k->schedule);
+	free(k->schedule_text);
+	fl_tree_free(k->tree);
+	isl_union_pw_multi_aff_free(k->inst2tile);
+	k->schedule = isl_schedule_copy(v->marked);
+	k->schedule_text = strdup(v->text);
+	k->tree = fl_tree_copy(v->tree);
+	k->inst2tile = isl_union_pw_multi_aff_copy(v->inst2tile);
+	if (!k->schedule_text || !k->tree) {
+		fl_error_set(err, "out of memory recording the schedule of %s",
+			     k->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The memo key of micro-graph mg: the options layer 1 reads and its
+ * members (the graph it runs on is the session's, fixed by the input and
+ * the preprocess option).  malloc'd. */
+static char *memo_key(const fl_state *st, const fl_micro_graph *mg)
+{
+	const fl_engine_opts *o = st->opts;
+	int *ops = malloc(((size_t)mg->n_members + 1) * sizeof *ops);
+	fl_key k = {0};
+
+	if (!ops)
+		return NULL;
+	memcpy(ops, mg->members, (size_t)mg->n_members * sizeof *ops);
+	qsort(ops, (size_t)mg->n_members, sizeof *ops, fl_cmp_int);
+	fl_key_printf(&k, "pre %d budget %ld recompute %.17g tile", o->preprocess,
+		      o->layer1.sched_budget, o->layer1.max_recompute);
+	for (int i = 0; i < o->layer1.n_tile; i++)
+		fl_key_printf(&k, " %lld", (long long)o->layer1.tile[i]);
+	fl_key_printf(&k, " ops");
+	for (int i = 0; i < mg->n_members; i++)
+		fl_key_printf(&k, " %d", ops[i]);
+	free(ops);
+	return fl_key_take(&k);
 }
 
 /* Schedules with maximize_coincidence; when that puts the live-out
@@ -441,188 +505,245 @@ static const char **member_names(const l1_group *G)
  * elementwise op feeding it: the reduction's inner loop is not parallel,
  * so isl keeps them apart), asks again with outer_coincidence, which
  * fuses them under their common parallel outer loop.  Each attempt has
- * the whole budget.  Sets G->sched, G->child; *quota as schedule_model. */
-static void run_scheduler(l1_group *G, long budget, bool *quota)
+ * the whole budget. */
+static void run_scheduler(l1_memo *e, long budget)
 {
 	isl_schedule *again;
 	int nests, children, child;
 
-	G->sched = schedule_model(&G->m, budget, false, quota);
-	G->child = G->sched ? liveout_child(&G->m, G->sched, &G->n_nests,
-					    &G->n_children) : -3;
-	if (G->child != L1_SPLIT)
+	e->sched = schedule_model(&e->m, budget, false, &e->quota);
+	e->child = e->sched ? liveout_child(&e->m, e->sched, &e->n_nests,
+					    &e->n_children) : -3;
+	if (e->child != L1_SPLIT)
 		return;
-	again = schedule_model(&G->m, budget, true, quota);
-	child = again ? liveout_child(&G->m, again, &nests, &children) : -3;
+	again = schedule_model(&e->m, budget, true, &e->quota);
+	child = again ? liveout_child(&e->m, again, &nests, &children) : -3;
 	if (child < -1) {
 		isl_schedule_free(again);
 		return;
 	}
-	isl_schedule_free(G->sched);
-	G->sched = again;
-	G->child = child;
-	G->n_nests = nests;
-	G->n_children = children;
-	snprintf(G->sched_note, sizeof G->sched_note, "outer coincidence "
+	isl_schedule_free(e->sched);
+	e->sched = again;
+	e->child = child;
+	e->n_nests = nests;
+	e->n_children = children;
+	snprintf(e->sched_note, sizeof e->sched_note, "outer coincidence "
 		 "(maximize coincidence split the live-outs)");
 }
 
-/* Schedules the model; on failure of a multi-op micro-graph returns the
- * feedback's FL_PASS_RESTART, else falls back to the original schedule
- * (G->child then says untiled).  0 when a schedule is in G->sched. */
-static int schedule_group(l1_group *G, fl_error *err)
+/* Why the schedule cannot be used, into e->what (the scheduler failed,
+ * or the live-outs are in separate nests). */
+static void failure_text(l1_memo *e, long budget)
 {
-	long budget = G->st->opts->layer1.sched_budget;
-	bool quota = false;
-	char what[112];
-	int rc;
-
-	run_scheduler(G, budget, &quota);
-	if (G->child >= -1)
-		return 0;
-	if (!G->sched)
-		snprintf(what, sizeof what, quota ?
+	if (!e->sched)
+		snprintf(e->what, sizeof e->what, e->quota ?
 			 "isl scheduler ran out of its budget (%ld operations)" :
 			 "isl scheduler found no schedule", budget);
-	else if (G->m.n_ops > 1)
-		snprintf(what, sizeof what, "live-outs end up in %d separate "
-			 "loop nests", G->n_nests);
+	else if (e->m.n_ops > 1)
+		snprintf(e->what, sizeof e->what, "live-outs end up in %d "
+			 "separate loop nests", e->n_nests);
 	else
-		snprintf(what, sizeof what, "its %d statements end up in "
-			 "separate loop nests", G->m.n_stmts);
-	if (G->m.n_ops > 1) {
-		rc = feedback(G->st, G->mg, what, err);
-		if (rc != 0)
-			return rc;
-	}
-	snprintf(G->sched_note, sizeof G->sched_note, "%s%s", what,
-		 G->sched ? "" : ": keeps its original schedule");
-	if (!G->sched)
-		G->sched = isl_schedule_copy(G->m.original);
-	G->child = L1_SPLIT;
-	return G->sched ? 0 : -1;
+		snprintf(e->what, sizeof e->what, "its %d statements end up in "
+			 "separate loop nests", e->m.n_stmts);
 }
 
-/* The scheduling decision: model, dependences, isl scheduler, and either
- * the kernel or feedback. */
-static int decide_schedule(l1_group *G, fl_error *err)
+/* The memo entry of micro-graph mg: from the session, or made now
+ * (model, dependences, isl scheduler).  NULL with a message on failure. */
+static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
+			   fl_error *err)
 {
-	fl_state *st = G->st;
+	char *key = memo_key(st, mg);
+	l1_memo *e = key ? fl_memo_map_get(st->memo->layer1, key) : NULL;
+	double t0 = fl_now();
+
+	if (e || !key) {
+		free(key);
+		if (!e)
+			fl_error_set(err, "out of memory");
+		return e;
+	}
+	e = calloc(1, sizeof *e);
+	if (!e || fl_l1_model_build(&e->m, st->ctx, st->graph, mg->members,
+				    mg->n_members, err) < 0) {
+		free(e);
+		free(key);
+		if (!e)
+			fl_error_set(err, "out of memory");
+		return NULL;
+	}
+	run_scheduler(e, st->opts->layer1.sched_budget);
+	if (e->child < -1)
+		failure_text(e, st->opts->layer1.sched_budget);
+	e->seconds = fl_now() - t0;
+	if (fl_memo_map_put(st->memo->layer1, key, e) < 0) {
+		free(key);
+		fl_error_set(err, "out of memory");
+		return NULL;
+	}
+	free(key);
+	return e;
+}
+
+/* The kernel path of e, worked out once: the schedule the kernel starts
+ * from (the scheduler's, or the original one when it failed and no
+ * feedback could split the micro-graph), tile-then-fuse, the views of
+ * every step, the placement of every tensor. */
+static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
+{
+	isl_schedule *s;
+	char why[192];
+	int child = e->child;
+
+	if (e->kernel_ready)
+		return 0;
+	if (child < -1) {
+		snprintf(e->sched_note, sizeof e->sched_note, "%s%s", e->what,
+			 e->sched ? "" : ": keeps its original schedule");
+		child = L1_SPLIT;
+	}
+	s = e->sched ? e->sched : e->m.original;
+	e->reduce_form = group_reduce_form(&e->m, e->form, sizeof e->form);
+	if (view_make(&e->first, s, NULL) < 0)
+		goto isl_failed;
+	snprintf(why, sizeof why, "not tiled: %s", e->sched_note);
+	if (fl_l1_tile(&e->m, isl_schedule_copy(s), child,
+		       child == L1_SPLIT ? why : NULL, o, &e->t, err) < 0)
+		return -1;
+	e->steps = calloc((size_t)e->t.n_steps + 1, sizeof *e->steps);
+	if (!e->steps) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < e->t.n_steps; i++)
+		if (view_make(&e->steps[i], e->t.steps[i].schedule,
+			      e->t.steps[i].inst2tile) < 0)
+			goto isl_failed;
+	if (fl_l1_place(&e->m, &e->t, &e->tensors, &e->n_tensors, err) < 0)
+		return -1;
+	e->kernel_ready = true;
+	return 0;
+isl_failed:
+	fl_error_set(err, "layer 1: could not record the schedule of a "
+		     "micro-graph of %d ops", e->m.n_ops);
+	return -1;
+}
+
+/* ---- the decisions of one micro-graph -------------------------------------- */
+
+/* Op names of the members (for events). */
+static const char **member_names(const fl_state *st, const fl_l1_model *m)
+{
+	const char **names = malloc(((size_t)m->n_ops + 1) * sizeof *names);
+
+	if (names)
+		for (int i = 0; i < m->n_ops; i++)
+			names[i] = st->graph->ops[m->ops[i]].name;
+	return names;
+}
+
+/* The scheduling decision: the kernel, or feedback to the partition. */
+static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
+			   l1_memo **out, fl_kernel **k, fl_error *err)
+{
 	const char **names;
-	char form[128];
+	fl_event *ev;
+	l1_memo *e;
 	int rc;
 
 	if (!fl_state_decide(st))
 		return FL_PASS_PAUSED;
-	if (fl_l1_model_build(&G->m, st->ctx, st->graph, G->mg->members,
-			      G->mg->n_members, err) < 0)
+	e = *out = memo_entry(st, mg, err);
+	if (!e)
 		return -1;
-	rc = schedule_group(G, err);
-	if (rc != 0)
-		return rc;
-	G->k = kernel_add(st->program, G->mg->id, &G->m);
-	names = member_names(G);
-	if (!G->k || !names) {
+	if (e->child < -1 && e->m.n_ops > 1) {
+		rc = feedback(st, mg, e->what, err);
+		if (rc != 0)
+			return rc;
+	}
+	if (kernel_path(e, &st->opts->layer1, err) < 0)
+		return -1;
+	*k = kernel_add(st->program, mg->id, &e->m);
+	names = member_names(st, &e->m);
+	if (!*k || !names) {
 		free(names);
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	G->k->reduce_form = group_reduce_form(&G->m, form, sizeof form);
-	rc = kernel_set_schedule(G->k, G->sched, err);
-	if (rc == 0)
-		fl_state_log(st, FL_EV_SCHEDULED, "", names, G->m.n_ops,
-			     G->mg->id, -1, "G%d -> %s: %d ops, %d statements, "
-			     "%d loop nest%s%s%s%s", G->mg->id, G->k->name,
-			     G->m.n_ops, G->m.n_stmts, G->n_children,
-			     G->n_children == 1 ? "" : "s",
-			     G->sched_note[0] ? "; " : "", G->sched_note, form);
+	(*k)->reduce_form = e->reduce_form;
+	rc = kernel_show(*k, &e->first, err);
+	ev = rc < 0 ? NULL :
+	     fl_state_log(st, FL_EV_SCHEDULED, "", names, e->m.n_ops, mg->id, -1,
+			  "G%d -> %s: %d ops, %d statements, %d loop nest%s%s%s%s",
+			  mg->id, (*k)->name, e->m.n_ops, e->m.n_stmts,
+			  e->n_children, e->n_children == 1 ? "" : "s",
+			  e->sched_note[0] ? "; " : "", e->sched_note, e->form);
+	if (ev)	/* the time the work took, not the replay's */
+		ev->duration = e->seconds;
 	free(names);
 	return rc;
 }
 
-/* Applies step i of tile-then-fuse to the kernel. */
-static int apply_step(l1_group *G, const fl_l1_step *s, fl_error *err)
-{
-	fl_kernel *k = G->k;
-
-	if (kernel_set_schedule(k, s->schedule, err) < 0)
-		return -1;
-	isl_union_pw_multi_aff_free(k->inst2tile);
-	k->inst2tile = isl_union_pw_multi_aff_copy(s->inst2tile);
-	if (s->kind == FL_EV_TILED && s->done) {
-		k->n_tile = G->t.n_tile;
-		memcpy(k->tile, G->t.tile, sizeof k->tile);
-	}
-	return 0;
-}
-
 /* The tile-then-fuse decisions: tiled, then one per candidate producer. */
-static int decide_tiling(l1_group *G, fl_error *err)
+static int decide_tiling(fl_state *st, const fl_micro_graph *mg,
+			 const l1_memo *e, fl_kernel *k, fl_error *err)
 {
-	fl_state *st = G->st;
-	isl_schedule *s = G->sched;
-	char why[192];
-
-	G->sched = NULL;
-	snprintf(why, sizeof why, "not tiled: %s", G->sched_note);
-	if (fl_l1_tile(&G->m, s, G->child, G->child == L1_SPLIT ? why : NULL,
-		       &st->opts->layer1, &G->t, err) < 0)
-		return -1;
-	for (int i = 0; i < G->t.n_steps; i++) {
-		const fl_l1_step *step = &G->t.steps[i];
+	for (int i = 0; i < e->t.n_steps; i++) {
+		const fl_l1_step *step = &e->t.steps[i];
 		const char *op = st->graph->ops[step->op].name;
 
 		if (!fl_state_decide(st))
 			return FL_PASS_PAUSED;
-		if (apply_step(G, step, err) < 0)
+		if (kernel_show(k, &e->steps[i], err) < 0)
 			return -1;
-		fl_state_log(st, (fl_event_kind)step->kind, "", &op, 1,
-			     G->mg->id, -1, "%s: %s", G->k->name, step->reason);
+		if (step->kind == FL_EV_TILED && step->done) {
+			k->n_tile = e->t.n_tile;
+			memcpy(k->tile, e->t.tile, sizeof k->tile);
+		}
+		fl_state_log(st, (fl_event_kind)step->kind, "", &op, 1, mg->id, -1,
+			     "%s: %s", k->name, step->reason);
 	}
 	return FL_PASS_DONE;
 }
 
 /* The op an event about tensor t names: its producer when a member, else
  * the first member reading it. */
-static const char *tensor_op(const l1_group *G, int t)
+static const char *tensor_op(const fl_state *st, const fl_micro_graph *mg,
+			     const fl_l1_model *m, int t)
 {
-	const fl_graph *g = G->st->graph;
+	const fl_graph *g = st->graph;
 	int p = g->tensors[t].producer;
 
-	if (p >= 0 && G->st->part.group_of[p] == G->mg->id)
+	if (p >= 0 && st->part.group_of[p] == mg->id)
 		return g->ops[p].name;
-	for (int i = 0; i < G->m.n_ops; i++) {
-		const fl_op *op = &g->ops[G->m.ops[i]];
+	for (int i = 0; i < m->n_ops; i++) {
+		const fl_op *op = &g->ops[m->ops[i]];
 
 		for (int k = 0; k < op->n_in; k++)
 			if (op->in[k] == t)
 				return op->name;
 	}
-	return g->ops[G->m.ops[0]].name;
+	return g->ops[m->ops[0]].name;
 }
 
 /* The placement decisions, one per tensor the kernel touches. */
-static int decide_placement(l1_group *G, fl_error *err)
+static int decide_placement(fl_state *st, const fl_micro_graph *mg,
+			    const l1_memo *e, fl_kernel *k, fl_error *err)
 {
-	fl_state *st = G->st;
-	fl_kernel *k = G->k;
-
-	if (fl_l1_place(&G->m, &G->t, &G->tensors, &G->n_tensors, err) < 0)
-		return -1;
-	k->tensors = calloc((size_t)G->n_tensors + 1, sizeof *k->tensors);
+	k->tensors = calloc((size_t)e->n_tensors + 1, sizeof *k->tensors);
 	if (!k->tensors) {
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	for (int i = 0; i < G->n_tensors; i++) {
-		const fl_kernel_tensor *kt = &G->tensors[i];
-		const char *op = tensor_op(G, kt->tensor);
+	for (int i = 0; i < e->n_tensors; i++) {
+		const fl_kernel_tensor *kt = &e->tensors[i];
+		const char *op = tensor_op(st, mg, &e->m, kt->tensor);
 
 		if (!fl_state_decide(st))
 			return FL_PASS_PAUSED;
-		k->tensors[k->n_tensors++] = *kt;
-		G->n_placed++;
-		fl_state_log(st, FL_EV_PLACED, "", &op, 1, G->mg->id, -1,
+		k->tensors[k->n_tensors] = *kt;
+		k->tensors[k->n_tensors++].box_isl =
+			isl_fixed_box_copy(kt->box_isl);
+		fl_state_log(st, FL_EV_PLACED, "", &op, 1, mg->id, -1,
 			     "%s: %s %s: %s", k->name,
 			     st->graph->tensors[kt->tensor].name,
 			     fl_placement_name(kt->place), kt->why);
@@ -633,18 +754,15 @@ static int decide_placement(l1_group *G, fl_error *err)
 /* All decisions of micro-graph gid. */
 static int layer1_group(fl_state *st, int gid, fl_error *err)
 {
-	l1_group G;
-	int rc;
+	const fl_micro_graph *mg = &st->part.groups[gid];
+	l1_memo *e = NULL;
+	fl_kernel *k = NULL;
+	int rc = decide_schedule(st, mg, &e, &k, err);
 
-	memset(&G, 0, sizeof G);
-	G.st = st;
-	G.mg = &st->part.groups[gid];
-	rc = decide_schedule(&G, err);
 	if (rc == FL_PASS_DONE)
-		rc = decide_tiling(&G, err);
+		rc = decide_tiling(st, mg, e, k, err);
 	if (rc == FL_PASS_DONE)
-		rc = decide_placement(&G, err);
-	group_clear(&G);
+		rc = decide_placement(st, mg, e, k, err);
 	return rc;
 }
 
@@ -660,7 +778,7 @@ static fl_program *program_new(const fl_state *st, int n)
 		free(p);
 		return NULL;
 	}
-	p->strategy = FL_STRATEGY_APOLLO_L1;
+	p->strategy = st->opts->strategy;
 	p->graph = st->graph;
 	p->ctx = st->ctx;
 	return p;

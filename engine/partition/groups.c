@@ -446,3 +446,51 @@ int fl_groups_merge(fl_state *st, int into, int from, fl_op_type type,
 	b->n_members = 0;
 	return 0;
 }
+
+/* A copy of n items of `size` bytes from src, NULL when src is NULL. */
+static void *dup_array(const void *src, size_t n, size_t size, bool *oom)
+{
+	void *d;
+
+	if (!src)
+		return NULL;
+	d = malloc(n * size + 1);
+	if (!d) {
+		*oom = true;
+		return NULL;
+	}
+	memcpy(d, src, n * size);
+	return d;
+}
+
+struct fl_groups *fl_groups_copy(const struct fl_groups *gx)
+{
+	struct fl_groups *c;
+	size_t n = (size_t)gx->n + 1;
+	bool oom = false;
+
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	*c = *gx;
+	c->cons_start = dup_array(gx->cons_start, n + 1, sizeof *c->cons_start,
+				  &oom);
+	c->cons = dup_array(gx->cons, (size_t)gx->cons_start[gx->n] + 1,
+			    sizeof *c->cons, &oom);
+	c->ord = dup_array(gx->ord, n, sizeof *c->ord, &oom);
+	c->at_slot = dup_array(gx->at_slot, n, sizeof *c->at_slot, &oom);
+	c->kinds = dup_array(gx->kinds, n, sizeof *c->kinds, &oom);
+	c->side_a = dup_array(gx->side_a, n, sizeof *c->side_a, &oom);
+	c->side_b = dup_array(gx->side_b, n, sizeof *c->side_b, &oom);
+	c->cons_desc = dup_array(gx->cons_desc, MAX_CONS, sizeof *c->cons_desc,
+				 &oom);
+	c->mark = dup_array(gx->mark, n, sizeof *c->mark, &oom);
+	c->win_mark = dup_array(gx->win_mark, n, sizeof *c->win_mark, &oom);
+	c->stack = dup_array(gx->stack, n, sizeof *c->stack, &oom);
+	c->window = dup_array(gx->window, n, sizeof *c->window, &oom);
+	if (oom) {
+		fl_groups_free(c);
+		return NULL;
+	}
+	return c;
+}

@@ -19,6 +19,8 @@
  * opaque and fenced off) and the bookkeeping.  Idempotent. */
 int fl_groups_init(fl_state *st, fl_error *err);
 void fl_groups_free(struct fl_groups *gx);
+/* A deep copy (for snapshots); NULL when out of memory. */
+struct fl_groups *fl_groups_copy(const struct fl_groups *gx);
 
 /* Could micro-graphs x and y become one?  0: yes; 1: no, reason in why
  * ("would create a cycle through mul_7", "--never-fuse a,b", ...). */

@@ -1,0 +1,59 @@
+/* Internal to the engine: what a session remembers of costly work, so
+ * that stepping and going back never redo it (DESIGN 1: "layer-1 results
+ * memoised per micro-graph").  Each table maps a key that names
+ * everything the result depends on to the result; a replay that reaches
+ * the same work with the same key takes the result instead of doing the
+ * work again.  All of it lives as long as the session. */
+#ifndef FL_MEMO_IMPL_H
+#define FL_MEMO_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "interp.h"
+
+/* A string-keyed table owning its values (freed with free_value). */
+typedef struct fl_memo_map fl_memo_map;
+
+fl_memo_map *fl_memo_map_new(void (*free_value)(void *value, void *ctx),
+			     void *ctx);
+void fl_memo_map_free(fl_memo_map *m);
+/* The value under key, or NULL. */
+void *fl_memo_map_get(const fl_memo_map *m, const char *key);
+/* Stores value under key (a copy of key is kept; value is taken, and an
+ * older value under the same key freed).  -1 when out of memory (value
+ * is then freed). */
+int fl_memo_map_put(fl_memo_map *m, const char *key, void *value);
+int fl_memo_map_count(const fl_memo_map *m);
+
+typedef struct fl_memo {
+	fl_memo_map *layer1;	/* micro-graph -> layer-1 work (layer1.c) */
+	fl_memo_map *kernel_src;	/* kernel -> its C (codegen pass) */
+	fl_memo_map *builds;	/* unit + compiler -> fl_build (compile) */
+	fl_memo_map *runs;	/* unit + run options -> fl_run_result */
+	fl_values *ref;		/* reference values of the primitive graph,
+				   NULL until the run pass needs them */
+} fl_memo;
+
+/* Frees a layer-1 entry (layer1.c owns their shape). */
+void fl_l1_memo_entry_free(void *value, void *ctx);
+
+/* free_build and the builds' ctx: the session's run options, so that a
+ * work directory kept on request stays. */
+fl_memo *fl_memo_new(void (*free_build)(void *, void *), void *build_ctx);
+void fl_memo_free(fl_memo *m);
+
+/* A growable string for building keys: appends printf-style text;
+ * fl_key_take gives the text (malloc'd) or NULL when memory ran out. */
+typedef struct fl_key {
+	char *s;
+	size_t len, cap;
+	bool oom;
+} fl_key;
+
+void fl_key_printf(fl_key *k, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void fl_key_append(fl_key *k, const char *text);
+char *fl_key_take(fl_key *k);
+
+#endif

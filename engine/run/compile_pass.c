@@ -1,0 +1,100 @@
+/* The compile pass (DESIGN 1.6): the program's translation unit into a
+ * shared object, with the session's compiler and options.
+ *
+ * Needs: st->unit_src (codegen).  Changes: st->build.
+ * Decisions: one "compiled", e.g.
+ *     compiled  cc -O3 -march=native -fopenmp ...: gen.so built, 0
+ *               warnings; 1.84 s
+ *     compiled  compile error: gen.c:12: error: ...
+ * A failed compile is a decision, not an engine error: the run pass then
+ * says there is nothing to run.  The build is memoised under the unit's
+ * text and the compiler, and its directory lives as long as the session;
+ * a cancelled compile is an error ("cancelled") and is not kept. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memo_impl.h"
+#include "passes_impl.h"
+
+/* The memo key of a build: compiler options, then the unit.  malloc'd. */
+static char *build_key(const fl_state *st)
+{
+	const fl_run_opts *o = &st->opts->run;
+	fl_key k = {0};
+
+	fl_key_printf(&k, "cc %s workdir %s keep %d\n", o->cc ? o->cc : "",
+		      o->workdir ? o->workdir : "", o->keep);
+	fl_key_append(&k, st->unit_src);
+	return fl_key_take(&k);
+}
+
+/* The build of the unit: from the memo or compiled now; NULL with a
+ * message when that fails or was cancelled. */
+static const fl_build *build_of(fl_state *st, fl_error *err)
+{
+	char *key = build_key(st);
+	fl_build *b = key ? fl_memo_map_get(st->memo->builds, key) : NULL;
+
+	if (b || !key) {
+		free(key);
+		if (!b)
+			fl_error_set(err, "out of memory");
+		return b;
+	}
+	b = calloc(1, sizeof *b);
+	if (!b || fl_build_source(st->unit_src, &st->opts->run, b, err) < 0) {
+		if (!b)
+			fl_error_set(err, "out of memory");
+		free(b);
+		free(key);
+		return NULL;
+	}
+	if (b->status == FL_RUN_CANCELLED) {
+		fl_error_set(err, "cancelled while compiling");
+		fl_build_remove(b, &st->opts->run);
+		free(b);
+		free(key);
+		return NULL;
+	}
+	if (fl_memo_map_put(st->memo->builds, key, b) < 0) {
+		fl_error_set(err, "out of memory");
+		b = NULL;
+	}
+	free(key);
+	return b;
+}
+
+static void log_compiled(fl_state *st, const fl_build *b)
+{
+	fl_event *e;
+
+	if (b->status == FL_RUN_OK)
+		e = fl_state_log(st, FL_EV_COMPILED, "", NULL, 0, -1, -1,
+				 "%s %s: %s built, %d warning%s%s%s", b->compiler,
+				 b->flags, "gen.so", b->n_warnings,
+				 b->n_warnings == 1 ? "" : "s",
+				 b->n_warnings ? ": " : "", b->warnings);
+	else
+		e = fl_state_log(st, FL_EV_COMPILED, "", NULL, 0, -1, -1,
+				 "%s: %s", fl_run_status_name(b->status),
+				 b->message);
+	if (e) {
+		e->n_measured = 1;
+		e->measured[0] = b->seconds;
+	}
+}
+
+int fl_pass_compile(fl_state *st, fl_error *err)
+{
+	if (!st->unit_src) {
+		fl_error_set(err, "compile: no generated code");
+		return -1;
+	}
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED;
+	st->build = build_of(st, err);
+	if (!st->build)
+		return -1;
+	log_compiled(st, st->build);
+	return FL_PASS_DONE;
+}

@@ -1,0 +1,51 @@
+/* The strategy ladder (DESIGN 1.6): the same graph compiled and run under
+ * several strategies, each through a whole engine session (so every
+ * decision, compile and run is also in that session's event log), with
+ * each fused kernel compared against the unfused kernels of its ops.
+ * Never prints: app/ prints what this returns. */
+#ifndef FL_LADDER_H
+#define FL_LADDER_H
+
+#include "engine.h"
+
+typedef struct fl_ladder_kernel {
+	char name[32];		/* generated name, fl_k<i> */
+	int n_ops;
+	char first_op[128], last_op[128];	/* op names, in order */
+	fl_kernel_result r;
+	double unfused_seconds;	/* its ops' kernels under unfused in the
+				   same ladder; -1 when unknown */
+} fl_ladder_kernel;
+
+typedef struct fl_ladder_step {
+	fl_strategy strategy;
+	bool ran;		/* the session reached the end */
+	char error[1024];	/* the engine's error when not */
+	fl_run_status status;	/* of the compile, else of the run */
+	char message[2048];
+	int n_kernels;
+	fl_ladder_kernel *kernels;
+	double total_seconds;	/* median of whole-program runs */
+	double max_abs, max_rel;	/* end-to-end output drift */
+	bool verified;
+	double speedup;		/* unfused total / this total; 0: unknown */
+	char workdir[512];	/* kept sources (--keep), else "" */
+} fl_ladder_step;
+
+typedef struct fl_ladder {
+	int n;
+	fl_ladder_step *steps;
+} fl_ladder;
+
+/* Runs strategies list[0..n-1] on g with base options (rules,
+ * constraints, layer-1 and run options; strategy, stop_after and
+ * run_kernels are set per step).  base->run.progress, when set, also
+ * hears ("strategy", i, n) before each strategy.  Returns 0 with one step
+ * per strategy (a failed strategy is a step with ran false), -1 when out
+ * of memory. */
+int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
+		  const fl_strategy *list, int n, fl_ladder *out,
+		  fl_error *err);
+void fl_ladder_free(fl_ladder *l);
+
+#endif
