@@ -924,7 +924,7 @@ static void poll_progress(void *user)
 	pp->last_k = k;
 	if (phase == PHASE_CHECK)
 		fl_run_progress(&pl->o, "check", k, pl->n_kernels);
-	else if (phase == PHASE_TIME)
+	else if (phase == PHASE_TIME && nr > 0)
 		fl_run_progress(&pl->o, "time", k, nr);
 }
 

@@ -4,7 +4,9 @@
  * never fatal), feeding the interpreter's deterministic inputs, checking
  * every output -- and, to localise a mismatch, every kernel's outputs --
  * against the reference values, and timing each kernel and the whole
- * program (warm-up, then the median of repeats). */
+ * program (warm-up, then the median, minimum and maximum of repeats).
+ * It never prints: the compiler's and the child's output go to files in
+ * the work directory. */
 #ifndef FL_RUNNER_H
 #define FL_RUNNER_H
 
@@ -22,7 +24,8 @@
  * step may be skipped, but the last k of each phase is always reported.
  * "compile" goes 0/1 then 1/1 (not after a cancelled compile); "check"
  * k/n_kernels as each kernel is checked; "time" k/repeat as each timed
- * repetition ends (0/repeat when the warm-up starts). */
+ * repetition ends (0/repeat when the warm-up starts; none when repeat
+ * is 0). */
 typedef void (*fl_progress_fn)(void *user, const char *phase, int k, int n);
 
 typedef struct fl_run_opts {
@@ -40,10 +43,11 @@ typedef struct fl_run_opts {
 	void *progress_user;
 	/* Set (non-zero) by another thread to cancel: polled every few ms
 	 * while the compiler or the test child runs; its whole process
-	 * group is killed and reaped, the status is FL_RUN_CANCELLED and
-	 * the work directory is removed, even with keep (by fl_build_source
-	 * when the compile was cancelled, else by fl_build_remove, which
-	 * fl_run_program calls).  NULL: cannot be cancelled. */
+	 * group is killed and reaped and the status is FL_RUN_CANCELLED.
+	 * The work directory goes even with keep when fl_build_source or
+	 * fl_run_program is cancelled; after a cancelled fl_run_build it
+	 * is left to the caller's fl_build_remove.  NULL: cannot be
+	 * cancelled. */
 	const volatile int *cancel;
 } fl_run_opts;
 
