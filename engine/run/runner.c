@@ -1,33 +1,42 @@
 /* The runner (DESIGN 1.6): compile a program's generated C, run it in a
  * child process, check it against the interpreter, time it.
  *
- * Steps: the C source goes to gen.c in a work directory (the caller's,
- * or a fresh mkdtemp under $TMPDIR); the compiler ($CC or "cc" unless
- * opts->cc says otherwise; its words are split on blanks and it is run
- * without a shell) builds gen.so with -O3 -march=native -fopenmp
- * -fno-math-errno -shared -fPIC, linking glibc's vector maths library
- * (-lmvec; when the compiler's log names it as the failure, it compiles
- * again without it and with -DFL_NO_MVEC), its output going to cc.log.  A child process then loads gen.so,
- * allocates every tensor of the graph and
+ * Two steps, usable apart (the engine's compile and run passes) or
+ * together (fl_run_program: codegen, fl_build_source, fl_run_build,
+ * fl_build_remove):
+ *   - fl_build_source (compile.c) writes the C source to gen.c in a work
+ *     directory (the caller's, or a fresh mkdtemp under $TMPDIR) and
+ *     compiles it into gen.so ($CC or "cc" unless opts->cc says
+ *     otherwise, -O3 -march=native -fopenmp -fno-math-errno -shared
+ *     -fPIC with glibc's -lmvec, again without it when that is what
+ *     failed), recording the command, flags, wall time and warnings;
+ *   - fl_run_build (here) forks a child process that loads gen.so,
+ *     allocates every tensor of the graph and
  *   1. runs each kernel once, in order, on the reference values of the
  *      global tensors it reads, comparing every global tensor it writes:
  *      each kernel is judged on its own arithmetic, so the first one that
  *      deviates is the one whose code is wrong, not one that inherited
  *      float drift from its producers (first_bad_kernel, the message);
  *   2. runs the whole program from the inputs alone (everything else
- *      poisoned with NaN) and measures how far the outputs drift from the
- *      reference (r->max_abs, r->max_rel) -- a NaN where the reference
- *      has a number means a kernel read what nobody wrote;
- *   3. times warm-up and repeated runs of the whole program.
- * The parent waits with a time limit and kills the child when it runs
- * over; a signal in the child is a crash report, never the parent's
- * problem.
+ *      poisoned with NaN) and measures how far each graph output drifts
+ *      from the reference (r->outputs, and the worst of them in
+ *      r->max_abs, r->max_rel) -- a NaN where the reference has a number
+ *      means a kernel read what nobody wrote;
+ *   3. times warm-up and repeated runs of the whole program: per kernel
+ *      and for the whole program, the median, minimum and maximum of the
+ *      repeats.
+ * The child leads its own process group, with stdout and stderr going to
+ * run.log in the work directory.  The parent waits with a time limit,
+ * polling the cancel flag and the child's progress every few ms (the
+ * progress callback runs in the parent's thread); on a timeout or a
+ * cancel it kills the child's whole process group and reaps it.  A
+ * signal in the child is a crash report, never the parent's problem.
  *
  * The child reports through a shared anonymous mapping of fixed-size
  * structs rather than a pipe: what it wrote before dying stays readable,
  * including which kernel was running, and nothing can block on a full
- * pipe.  It ends with _exit, so no exit handlers (or leak checkers) run
- * twice.
+ * pipe; the one field read while it runs (progress) is atomic.  It ends
+ * with _exit, so no exit handlers (or leak checkers) run twice.
  *
  * Tolerance: element i of a tensor passes when
  *     |got_i - want_i| <= atol + rtol * max(|want_i|, 0.1 * max_j |want_j|)
@@ -48,28 +57,25 @@
  * written by some kernel and the run from the inputs loses no values;
  * MISMATCH otherwise.  Drift of a deep graph's outputs (float against a
  * double reference through softmaxes with large logits, say) is reported
- * but does not fail verification. */
-#include "runner.h"
+ * -- per output, whose ok then says false -- but does not fail
+ * verification.  Nothing here prints. */
+#include "run_impl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "codegen.h"
-
-#define COMPILE_TIMEOUT_S 600
-#define MAX_CC_WORDS 32
 
 void fl_run_opts_default(fl_run_opts *o)
 {
@@ -91,6 +97,7 @@ const char *fl_run_status_name(fl_run_status s)
 	case FL_RUN_CRASH: return "crash";
 	case FL_RUN_TIMEOUT: return "timeout";
 	case FL_RUN_MISMATCH: return "mismatch";
+	case FL_RUN_CANCELLED: return "cancelled";
 	}
 	return "?";
 }
@@ -102,6 +109,38 @@ void fl_run_result_free(fl_run_result *r)
 	free(r->kernels);
 	r->kernels = NULL;
 	r->n_kernels = 0;
+	free(r->outputs);
+	r->outputs = NULL;
+	r->n_outputs = 0;
+}
+
+int fl_run_result_copy(fl_run_result *dst, const fl_run_result *src)
+{
+	fl_kernel_result *k = NULL;
+	fl_output_result *o = NULL;
+
+	if (src->kernels && src->n_kernels > 0) {
+		k = malloc((size_t)src->n_kernels * sizeof *k);
+		if (!k)
+			goto oom;
+		memcpy(k, src->kernels, (size_t)src->n_kernels * sizeof *k);
+	}
+	if (src->outputs && src->n_outputs > 0) {
+		o = malloc((size_t)src->n_outputs * sizeof *o);
+		if (!o)
+			goto oom;
+		memcpy(o, src->outputs, (size_t)src->n_outputs * sizeof *o);
+	}
+	*dst = *src;
+	dst->kernels = k;
+	dst->n_kernels = k ? src->n_kernels : 0;
+	dst->outputs = o;
+	dst->n_outputs = o ? src->n_outputs : 0;
+	return 0;
+oom:
+	free(k);
+	memset(dst, 0, sizeof *dst);
+	return -1;
 }
 
 /* Sets r->message; long parts are cut at the buffer's end. */
@@ -117,299 +156,6 @@ static void set_message(fl_run_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- work directory ------------------------------------------------- */
-
-typedef struct workdir {
-	char path[512];
-	bool created;		/* by us: remove it afterwards */
-} workdir;
-
-static int workdir_open(const fl_run_opts *o, workdir *w, fl_error *err)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	memset(w, 0, sizeof *w);
-	if (o->workdir) {
-		snprintf(w->path, sizeof w->path, "%s", o->workdir);
-		if (mkdir(w->path, 0700) == 0)
-			w->created = true;
-		else if (errno != EEXIST) {
-			fl_error_set(err, "work directory %s: %s", w->path,
-				     strerror(errno));
-			return -1;
-		}
-		return 0;
-	}
-	snprintf(w->path, sizeof w->path, "%s/fuselab-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(w->path)) {
-		fl_error_set(err, "cannot create a work directory under %s: %s",
-			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		return -1;
-	}
-	w->created = true;
-	return 0;
-}
-
-static void workdir_file(const workdir *w, const char *name, char *buf,
-			 size_t n)
-{
-	snprintf(buf, n, "%s/%s", w->path, name);
-}
-
-/* Removes what we put there, and the directory when we made it. */
-static void workdir_close(const workdir *w)
-{
-	static const char *const files[] = {"gen.c", "gen.so", "cc.log"};
-	char path[600];
-
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		workdir_file(w, files[i], path, sizeof path);
-		unlink(path);
-	}
-	if (w->created)
-		rmdir(w->path);
-}
-
-static int write_file(const char *path, const char *text, fl_error *err)
-{
-	FILE *f = fopen(path, "w");
-	size_t n = strlen(text);
-	bool ok;
-
-	if (!f) {
-		fl_error_set(err, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	ok = fwrite(text, 1, n, f) == n;
-	if (fclose(f) != 0)
-		ok = false;
-	if (!ok) {
-		fl_error_set(err, "%s: write failed", path);
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- child processes ------------------------------------------------- */
-
-/* Waits up to limit_s for pid.  Returns 0 with *status, 1 when the limit
- * passed (the child is killed and reaped), -1 on error. */
-static int wait_child(pid_t pid, double limit_s, int *status)
-{
-	double t0 = now_s();
-	long nap_ns = 100000;
-
-	for (;;) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		struct timespec ts;
-
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		if (now_s() - t0 > limit_s) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-				;
-			return 1;
-		}
-		ts.tv_sec = 0;
-		ts.tv_nsec = nap_ns;
-		nanosleep(&ts, NULL);
-		if (nap_ns < 20000000)	/* back off to 20 ms */
-			nap_ns *= 2;
-	}
-}
-
-/* ---- compiling ------------------------------------------------------- */
-
-/* argv for the compiler: the words of cc, then the fixed flags; with
- * mvec, glibc's vector maths library (libmvec) is linked for the SIMD
- * variants of expf, tanhf, ... that the generated code declares, else
- * FL_NO_MVEC keeps the code from asking for them. */
-static int compiler_argv(char *words, bool mvec, char **argv)
-{
-	static char *const flags_mvec[] = {
-		"-O3", "-march=native", "-fopenmp", "-fno-math-errno",
-		"-shared", "-fPIC", "-o", "gen.so", "gen.c", "-lmvec", "-lm",
-		NULL,
-	};
-	static char *const flags_plain[] = {
-		"-O3", "-march=native", "-fopenmp", "-fno-math-errno",
-		"-DFL_NO_MVEC", "-shared", "-fPIC", "-o", "gen.so", "gen.c",
-		"-lm", NULL,
-	};
-	char *const *flags = mvec ? flags_mvec : flags_plain;
-	int n = 0;
-
-	for (char *w = strtok(words, " \t"); w && n < MAX_CC_WORDS;
-	     w = strtok(NULL, " \t"))
-		argv[n++] = w;
-	if (n == 0)
-		return -1;
-	for (int i = 0; flags[i]; i++)
-		argv[n++] = flags[i];
-	argv[n] = NULL;
-	return 0;
-}
-
-/* In the compiler's child: run it in the work directory with its output
- * in cc.log; an exec failure's errno goes back through errfd. */
-static void compiler_child(const char *dir, char **argv, int errfd)
-{
-	int e, log;
-
-	if (chdir(dir) < 0) {
-		e = errno;
-		(void)!write(errfd, &e, sizeof e);
-		_exit(127);
-	}
-	log = open("cc.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (log >= 0) {
-		dup2(log, 1);
-		dup2(log, 2);
-		close(log);
-	}
-	execvp(argv[0], argv);
-	e = errno;
-	(void)!write(errfd, &e, sizeof e);
-	_exit(127);
-}
-
-/* The compiler's first lines that mention an error (file:line: error:
- * ...), or its first lines when none does, after a one-line summary. */
-static void compile_message(const workdir *w, int code, char *msg, size_t n)
-{
-	char path[600], line[512], first[8][512];
-	int n_first = 0, n_err = 0;
-	size_t len;
-	FILE *f;
-
-	len = (size_t)snprintf(msg, n, "the compiler failed (exit status %d)",
-			       code);
-	workdir_file(w, "cc.log", path, sizeof path);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (n_err < 8 && fgets(line, sizeof line, f)) {
-		if (!strstr(line, "error")) {
-			if (n_first < 8)
-				snprintf(first[n_first++], sizeof first[0],
-					 "%s", line);
-			continue;
-		}
-		len += (size_t)snprintf(msg + len, len < n ? n - len : 0,
-					"%s%s", n_err ? "" : ":\n", line);
-		n_err++;
-	}
-	fclose(f);
-	for (int i = 0; n_err == 0 && i < n_first && len < n; i++)
-		len += (size_t)snprintf(msg + len, n - len, "%s%s",
-					i ? "" : ":\n", first[i]);
-}
-
-/* One attempt at compiling gen.c into gen.so; 0 when it built, 1 when r
- * says why not (no compiler, compile error), -1 on an internal error. */
-static int compile_once(const workdir *w, const char *cc, bool mvec,
-			fl_run_result *r, fl_error *err)
-{
-	char words[1024], *argv[MAX_CC_WORDS + 16];
-	int pfd[2], e = 0, status = 0, rc;
-	pid_t pid;
-
-	snprintf(words, sizeof words, "%s", cc);
-	if (compiler_argv(words, mvec, argv) < 0) {
-		r->status = FL_RUN_NO_COMPILER;
-		set_message(r, "no compiler given");
-		return 1;
-	}
-	if (pipe(pfd) < 0) {
-		fl_error_set(err, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
-	fcntl(pfd[1], F_SETFD, FD_CLOEXEC);	/* closes when exec works */
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		fl_error_set(err, "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0)
-		compiler_child(w->path, argv, pfd[1]);
-	close(pfd[1]);
-	if (read(pfd[0], &e, sizeof e) != (ssize_t)sizeof e)
-		e = 0;		/* closed on exec: it runs */
-	close(pfd[0]);
-	rc = wait_child(pid, COMPILE_TIMEOUT_S, &status);
-	if (e) {
-		r->status = FL_RUN_NO_COMPILER;
-		set_message(r, "cannot run the C compiler \"%s\": %s (set CC "
-			    "to a C compiler)", cc, strerror(e));
-		return 1;
-	}
-	if (rc != 0) {
-		r->status = FL_RUN_COMPILE_ERROR;
-		if (rc > 0)
-			set_message(r, "the compiler did not finish within "
-				    "%d s", COMPILE_TIMEOUT_S);
-		else
-			set_message(r, "waiting for the compiler failed");
-		return 1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	r->status = FL_RUN_COMPILE_ERROR;
-	compile_message(w, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-			r->message, sizeof r->message);
-	return 1;
-}
-
-/* Whether the compiler's log mentions libmvec (it could not be found or
- * linked). */
-static bool log_mentions_mvec(const workdir *w)
-{
-	char path[600], line[512];
-	bool yes = false;
-	FILE *f;
-
-	workdir_file(w, "cc.log", path, sizeof path);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!yes && fgets(line, sizeof line, f))
-		yes = strstr(line, "mvec") != NULL;
-	fclose(f);
-	return yes;
-}
-
-/* Compiles gen.c into gen.so, with libmvec, or without it when the
- * compiler says that is what failed (a system without glibc's vector
- * maths library).  Returns as compile_once. */
-static int compile(const workdir *w, const char *cc, fl_run_result *r,
-		   fl_error *err)
-{
-	int rc = compile_once(w, cc, true, r, err);
-
-	if (rc == 1 && r->status == FL_RUN_COMPILE_ERROR &&
-	    log_mentions_mvec(w)) {
-		r->status = FL_RUN_OK;
-		r->message[0] = '\0';
-		rc = compile_once(w, cc, false, r, err);
-	}
-	return rc;
-}
 
 /* ---- what the child does, and how it reports ------------------------- */
 
@@ -419,21 +165,48 @@ enum {
 };
 
 typedef struct shared_kernel {
-	double seconds, max_abs, max_rel;
+	double seconds, min_seconds, max_seconds, max_abs, max_rel;
+	int n_timed;
 	int ok;
 } shared_kernel;
 
-/* Written by the child, read by the parent after it ended. */
+typedef struct shared_output {
+	double max_abs, max_rel;
+	int ok;
+} shared_output;
+
+/* progress: (phase << PROGRESS_SHIFT) | k, 0 before the first report */
+enum { PHASE_CHECK = 1, PHASE_TIME = 2 };
+#define PROGRESS_SHIFT 24
+#define PROGRESS_K_MAX ((1 << PROGRESS_SHIFT) - 1)
+
+/* Written by the child; read by the parent after it ended, except
+ * progress, which the parent polls while it runs.  Followed in the
+ * mapping by n_kernels shared_kernel (k) and n_outputs shared_output. */
 typedef struct shared_report {
 	int stage;
 	int status;		/* FL_RUN_OK, _MISMATCH or _LOAD_ERROR */
 	int current;		/* kernel running now, -1 */
 	int first_bad;
 	int verified;
-	double total_seconds, max_abs, max_rel;
+	atomic_int progress;
+	double total_seconds, total_min, total_max, max_abs, max_rel;
 	char message[2048];
 	shared_kernel k[];	/* n_kernels */
 } shared_report;
+
+/* The per-output part of the report, after the kernels. */
+static shared_output *report_outputs(shared_report *rep, int n_kernels)
+{
+	return (shared_output *)(void *)(rep->k + n_kernels);
+}
+
+static void report_progress(shared_report *rep, int phase, int k)
+{
+	atomic_store_explicit(&rep->progress, (phase << PROGRESS_SHIFT) |
+			      (k < PROGRESS_K_MAX ? k : PROGRESS_K_MAX),
+			      memory_order_relaxed);
+}
 
 /* What the parent prepares for the child: per kernel, the tensors to
  * compare and a label "fl_k3 (ops: mul_1 exp_2)". */
@@ -441,7 +214,8 @@ typedef struct run_plan {
 	const fl_program *p;
 	const fl_values *ref;
 	fl_run_opts o;
-	char so_path[600];
+	char so_path[640];
+	char log_path[640];	/* the child's stdout and stderr */
 	int n_kernels;
 	int **written;		/* global tensors kernel k writes */
 	int *n_written;
@@ -626,6 +400,7 @@ static void child_verify(const run_plan *pl, kernel_fn *kernels,
 			 float *const *bufs, shared_report *rep)
 {
 	rep->stage = STAGE_VERIFY;
+	report_progress(rep, PHASE_CHECK, 0);
 	for (int k = 0; k < pl->n_kernels; k++) {
 		for (int j = 0; j < pl->n_read[k]; j++) {
 			int t = pl->read[k][j];
@@ -637,6 +412,7 @@ static void child_verify(const run_plan *pl, kernel_fn *kernels,
 		rep->current = k;
 		kernels[k](bufs);
 		check_kernel(pl, k, bufs, rep);
+		report_progress(rep, PHASE_CHECK, k + 1);
 	}
 	rep->current = -1;
 }
@@ -650,12 +426,14 @@ static bool lost_values(const float *got, const float *want, int64_t n)
 	return false;
 }
 
-/* Runs the whole program from its inputs alone and measures how far the
- * outputs drift from the reference; a NaN where the reference has a
+/* Runs the whole program from its inputs alone and measures how far each
+ * output drifts from the reference; a NaN where the reference has a
  * number means some kernel read what no kernel wrote. */
 static void child_chained(const run_plan *pl, kernel_fn *kernels,
 			  float *const *bufs, shared_report *rep)
 {
+	shared_output *outs = report_outputs(rep, pl->n_kernels);
+
 	rep->stage = STAGE_CHAIN;
 	reset_buffers(pl, bufs);
 	for (int k = 0; k < pl->n_kernels; k++) {
@@ -669,10 +447,16 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 		int64_t n = numel_of(pl->p, t);
 		cmp_result c;
 
+		outs[i].ok = pl->produced[t];
 		if (!pl->ref->bufs[t].data)
 			continue;
 		c = compare(bufs[t], pl->ref->bufs[t].data, n, pl->o.atol,
 			    pl->o.rtol);
+		/* c.ok: no element off tolerance, so no NaN or infinity
+		 * where the reference is finite */
+		outs[i].max_abs = c.max_abs;
+		outs[i].max_rel = c.max_rel;
+		outs[i].ok = pl->produced[t] && c.ok;
 		rep->max_abs = fmax(rep->max_abs, c.max_abs);
 		rep->max_rel = fmax(rep->max_rel, c.max_rel);
 		if (!rep->verified || !lost_values(bufs[t], pl->ref->bufs[t].data, n))
@@ -692,15 +476,22 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+/* Median, minimum and maximum of v[0..n-1] (sorted in place); zeros when
+ * n is 0. */
+static void spread(double *v, int n, double *med, double *lo, double *hi)
 {
+	*med = *lo = *hi = 0.0;
 	if (n <= 0)
-		return 0.0;
+		return;
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	*med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	*lo = v[0];
+	*hi = v[n - 1];
 }
 
-/* Warm-up runs, then timed runs; medians per kernel and of the totals. */
+/* Warm-up runs, then timed runs; median, minimum and maximum per kernel
+ * and of the totals.  Reports "time" progress: 0 at the start of the
+ * warm-up, r after timed run r. */
 static void child_time(const run_plan *pl, kernel_fn *kernels,
 		       float *const *bufs, shared_report *rep)
 {
@@ -709,6 +500,7 @@ static void child_time(const run_plan *pl, kernel_fn *kernels,
 	double *col = t ? t + (size_t)nk * (size_t)(nr + 1) : NULL;
 
 	rep->stage = STAGE_TIME;
+	report_progress(rep, PHASE_TIME, 0);
 	for (int w = 0; w < pl->o.warmup; w++)
 		for (int k = 0; k < nk; k++) {
 			rep->current = k;
@@ -717,21 +509,29 @@ static void child_time(const run_plan *pl, kernel_fn *kernels,
 	if (!t)
 		return;
 	for (int r = 0; r < nr; r++) {
-		double t0 = now_s();
+		double t0 = fl_now();
 
 		for (int k = 0; k < nk; k++) {
-			double a = now_s();
+			double a = fl_now();
 
 			rep->current = k;
 			kernels[k](bufs);
-			t[(size_t)k * (size_t)(nr + 1) + (size_t)r] = now_s() - a;
+			t[(size_t)k * (size_t)(nr + 1) + (size_t)r] = fl_now() - a;
 		}
-		col[r] = now_s() - t0;
+		col[r] = fl_now() - t0;
+		report_progress(rep, PHASE_TIME, r + 1);
 	}
 	rep->current = -1;
-	for (int k = 0; k < nk; k++)
-		rep->k[k].seconds = median(t + (size_t)k * (size_t)(nr + 1), nr);
-	rep->total_seconds = median(col, nr);
+	for (int k = 0; k < nk; k++) {
+		shared_kernel *sk = &rep->k[k];
+
+		spread(t + (size_t)k * (size_t)(nr + 1), nr, &sk->seconds,
+		       &sk->min_seconds, &sk->max_seconds);
+		sk->n_timed = nr;
+	}
+	spread(col, nr, &rep->total_seconds, &rep->total_min,
+	       &rep->total_max);
+	free(t);
 }
 
 /* Resets the handlers of fatal signals (a sanitizer's, say) so that a
@@ -784,6 +584,7 @@ static void child_main(const run_plan *pl, shared_report *rep)
 	kernel_fn *kernels;
 	float **bufs;
 
+	fl_run_child_setup(pl->log_path);
 	default_fatal_signals();
 	kernels = child_load(pl, rep);
 	if (!kernels)
@@ -987,6 +788,21 @@ static const char *signal_name(int sig)
 	}
 }
 
+/* strsignal's words for the usual ones (strsignal itself may use a
+ * static buffer: not for a worker thread). */
+static const char *signal_words(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "Segmentation fault";
+	case SIGBUS: return "Bus error";
+	case SIGFPE: return "Floating point exception";
+	case SIGILL: return "Illegal instruction";
+	case SIGABRT: return "Aborted";
+	case SIGKILL: return "Killed";
+	default: return "unexpected signal";
+	}
+}
+
 /* " in kernel fl_k2 (ops: ...)" when the child was inside one. */
 static void where_suffix(const run_plan *pl, const shared_report *rep,
 			 char *buf, size_t n)
@@ -999,24 +815,36 @@ static void where_suffix(const run_plan *pl, const shared_report *rep,
 						   : "");
 }
 
-/* Turns the child's end and report into r. */
-static void collect(const run_plan *pl, const shared_report *rep,
-		    int wait_rc, int status, fl_run_result *r)
+static int timeout_of(const run_plan *pl)
 {
+	return pl->o.timeout_s > 0 ? pl->o.timeout_s : 60;
+}
+
+/* Turns the child's end (wait_rc: FL_WAIT_*) and report into r. */
+static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
+		    int status, fl_run_result *r)
+{
+	const shared_output *outs = report_outputs(rep, pl->n_kernels);
 	char where[300];
 
 	where_suffix(pl, rep, where, sizeof where);
-	if (wait_rc > 0) {
+	if (wait_rc == FL_WAIT_CANCELLED) {
+		r->status = FL_RUN_CANCELLED;
+		set_message(r, "cancelled while running the generated code%s",
+			    where);
+		return;
+	}
+	if (wait_rc == FL_WAIT_TIMEOUT) {
 		r->status = FL_RUN_TIMEOUT;
 		set_message(r, "the generated code did not finish within "
-			    "%d s%s", pl->o.timeout_s, where);
+			    "%d s%s", timeout_of(pl), where);
 		return;
 	}
 	if (WIFSIGNALED(status)) {
 		r->status = FL_RUN_CRASH;
 		set_message(r, "the generated code crashed with %s (%s)%s",
 			    signal_name(WTERMSIG(status)),
-			    strsignal(WTERMSIG(status)), where);
+			    signal_words(WTERMSIG(status)), where);
 		return;
 	}
 	if (rep->status == FL_RUN_LOAD_ERROR) {
@@ -1038,6 +866,8 @@ static void collect(const run_plan *pl, const shared_report *rep,
 	r->max_abs = rep->max_abs;
 	r->max_rel = rep->max_rel;
 	r->total_seconds = rep->total_seconds;
+	r->total_min_seconds = rep->total_min;
+	r->total_max_seconds = rep->total_max;
 	if (rep->message[0])
 		set_message(r, "%s", rep->message);
 	else
@@ -1048,23 +878,65 @@ static void collect(const run_plan *pl, const shared_report *rep,
 			    rep->max_abs, rep->max_rel);
 	for (int k = 0; k < pl->n_kernels; k++) {
 		fl_kernel_result *kr = &r->kernels[k];
+		const shared_kernel *sk = &rep->k[k];
 
-		kr->seconds = rep->k[k].seconds;
-		kr->max_abs = rep->k[k].max_abs;
-		kr->max_rel = rep->k[k].max_rel;
-		kr->ok = rep->k[k].ok;
+		kr->seconds = sk->seconds;
+		kr->min_seconds = sk->min_seconds;
+		kr->max_seconds = sk->max_seconds;
+		kr->n_timed = sk->n_timed;
+		kr->max_abs = sk->max_abs;
+		kr->max_rel = sk->max_rel;
+		kr->ok = sk->ok;
 		kr->gbps = kr->seconds > 0 ? (double)kr->bytes / kr->seconds / 1e9
 					   : 0.0;
 	}
+	for (int i = 0; i < r->n_outputs && i < pl->n_outputs; i++) {
+		r->outputs[i].max_abs = outs[i].max_abs;
+		r->outputs[i].max_rel = outs[i].max_rel;
+		r->outputs[i].ok = outs[i].ok;
+	}
+}
+
+/* The parent's side of progress: what it last passed on. */
+typedef struct progress_poll {
+	const run_plan *pl;
+	shared_report *rep;
+	int last_phase, last_k;
+} progress_poll;
+
+/* Passes the child's progress on when it changed; the end of checking
+ * (every kernel) is reported even when the child moved on to timing
+ * between two polls. */
+static void poll_progress(void *user)
+{
+	progress_poll *pp = user;
+	const run_plan *pl = pp->pl;
+	int v = atomic_load_explicit(&pp->rep->progress, memory_order_relaxed);
+	int phase = v >> PROGRESS_SHIFT, k = v & PROGRESS_K_MAX;
+	int nr = pl->o.repeat > 0 ? pl->o.repeat : 0;
+
+	if (v == 0 || (phase == pp->last_phase && k == pp->last_k))
+		return;
+	if (phase == PHASE_TIME && pp->last_phase != PHASE_TIME &&
+	    !(pp->last_phase == PHASE_CHECK && pp->last_k == pl->n_kernels))
+		fl_run_progress(&pl->o, "check", pl->n_kernels, pl->n_kernels);
+	pp->last_phase = phase;
+	pp->last_k = k;
+	if (phase == PHASE_CHECK)
+		fl_run_progress(&pl->o, "check", k, pl->n_kernels);
+	else if (phase == PHASE_TIME && nr > 0)
+		fl_run_progress(&pl->o, "time", k, nr);
 }
 
 /* Runs gen.so in a child and fills r. */
 static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 {
 	size_t size = sizeof(shared_report) +
-		      (size_t)pl->n_kernels * sizeof(shared_kernel);
+		      (size_t)pl->n_kernels * sizeof(shared_kernel) +
+		      (size_t)pl->n_outputs * sizeof(shared_output);
 	shared_report *rep = mmap(NULL, size, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	progress_poll pp = {pl, rep, 0, 0};
 	int status = 0, rc;
 	pid_t pid;
 
@@ -1073,6 +945,7 @@ static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 		return -1;
 	}
 	memset(rep, 0, size);
+	atomic_init(&rep->progress, 0);
 	rep->current = -1;
 	rep->first_bad = -1;
 	fflush(NULL);
@@ -1084,13 +957,16 @@ static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 	}
 	if (pid == 0)
 		child_main(pl, rep);
-	rc = wait_child(pid, pl->o.timeout_s > 0 ? pl->o.timeout_s : 60,
-			&status);
+	rc = fl_run_wait(pid, timeout_of(pl), pl->o.cancel, poll_progress, &pp,
+			 &status);
 	if (rc < 0) {
+		fl_error_set(err, "waiting for the test process: %s",
+			     strerror(errno));
 		munmap(rep, size);
-		fl_error_set(err, "waitpid: %s", strerror(errno));
 		return -1;
 	}
+	if (rc == FL_WAIT_EXITED)
+		poll_progress(&pp);
 	collect(pl, rep, rc, status, r);
 	munmap(rep, size);
 	return 0;
@@ -1121,49 +997,87 @@ static int check_ref(const fl_program *p, const fl_values *ref,
 	return 0;
 }
 
-static const char *compiler_of(const fl_run_opts *o)
+/* r for program p before anything ran: per kernel its bytes, per graph
+ * output its tensor; -1 when out of memory. */
+static int result_init(fl_run_result *r, const fl_program *p, fl_error *err)
 {
-	const char *cc = getenv("CC");
+	int *outs = NULL, n_outs;
 
-	if (o->cc && *o->cc)
-		return o->cc;
-	return cc && *cc ? cc : "cc";
+	memset(r, 0, sizeof *r);
+	r->strategy = p->strategy;
+	r->first_bad_kernel = -1;
+	r->kernels = calloc((size_t)p->n_kernels + 1, sizeof *r->kernels);
+	n_outs = fl_graph_outputs(p->graph, &outs);
+	if (!r->kernels || n_outs < 0)
+		goto oom;
+	r->n_kernels = p->n_kernels;
+	for (int k = 0; k < p->n_kernels; k++)
+		r->kernels[k].bytes = kernel_bytes(p, k);
+	r->outputs = calloc((size_t)n_outs + 1, sizeof *r->outputs);
+	if (!r->outputs)
+		goto oom;
+	r->n_outputs = n_outs;
+	for (int i = 0; i < n_outs; i++)
+		r->outputs[i].tensor = outs[i];
+	free(outs);
+	return 0;
+oom:
+	free(outs);
+	fl_run_result_free(r);
+	fl_error_set(err, "out of memory");
+	return -1;
 }
 
-/* Writes, compiles and runs; the work directory is already open. */
-static int run_in(const workdir *w, const fl_program *p, const fl_values *ref,
-		  const fl_run_opts *o, fl_run_result *r, fl_error *err)
+int fl_run_build(const fl_build *b, const fl_program *p,
+		 const fl_values *ref, const fl_run_opts *opts,
+		 fl_run_result *r, fl_error *err)
 {
-	char path[600];
-	char *src = fl_codegen_c(p, err);
+	fl_run_opts dflt;
 	run_plan pl;
 	int rc;
 
-	if (!src)
+	if (!opts) {
+		fl_run_opts_default(&dflt);
+		opts = &dflt;
+	}
+	if (result_init(r, p, err) < 0)
 		return -1;
-	workdir_file(w, "gen.c", path, sizeof path);
-	rc = write_file(path, src, err);
-	free(src);
-	if (rc < 0)
-		return -1;
-	rc = compile(w, compiler_of(o), r, err);
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
-	if (plan_init(&pl, p, ref, o, err) < 0) {
-		plan_free(&pl);
+	if (check_ref(p, ref, err) < 0) {
+		fl_run_result_free(r);
 		return -1;
 	}
-	workdir_file(w, "gen.so", pl.so_path, sizeof pl.so_path);
+	if (b->status != FL_RUN_OK || !b->so_path[0]) {
+		r->status = b->status != FL_RUN_OK ? b->status
+						   : FL_RUN_LOAD_ERROR;
+		set_message(r, "%s", b->status != FL_RUN_OK ? b->message
+			    : "nothing was built");
+		return 0;
+	}
+	if (fl_run_cancelled(opts)) {
+		r->status = FL_RUN_CANCELLED;
+		set_message(r, "cancelled before running the generated code");
+		return 0;
+	}
+	if (plan_init(&pl, p, ref, opts, err) < 0) {
+		plan_free(&pl);
+		fl_run_result_free(r);
+		return -1;
+	}
+	snprintf(pl.so_path, sizeof pl.so_path, "%s", b->so_path);
+	fl_run_path(b->workdir, "run.log", pl.log_path, sizeof pl.log_path);
 	rc = run_child(&pl, r, err);
 	plan_free(&pl);
+	if (rc < 0)
+		fl_run_result_free(r);
 	return rc;
 }
 
 int fl_run_program(const fl_program *p, const fl_values *ref,
 		   const fl_run_opts *opts, fl_run_result *r, fl_error *err)
 {
-	fl_run_opts dflt;
-	workdir w;
+	fl_run_opts dflt, o;
+	fl_build b;
+	char *src;
 	int rc;
 
 	if (!opts) {
@@ -1171,27 +1085,22 @@ int fl_run_program(const fl_program *p, const fl_values *ref,
 		opts = &dflt;
 	}
 	memset(r, 0, sizeof *r);
-	r->strategy = p->strategy;
-	r->first_bad_kernel = -1;
-	r->n_kernels = p->n_kernels;
-	r->kernels = calloc((size_t)p->n_kernels + 1, sizeof *r->kernels);
-	if (!r->kernels) {
-		fl_error_set(err, "out of memory");
+	if (check_ref(p, ref, err) < 0)
 		return -1;
-	}
-	for (int k = 0; k < p->n_kernels; k++)
-		r->kernels[k].bytes = kernel_bytes(p, k);
-	if (check_ref(p, ref, err) < 0 || workdir_open(opts, &w, err) < 0) {
-		fl_run_result_free(r);
+	src = fl_codegen_c(p, err);
+	if (!src)
 		return -1;
-	}
-	rc = run_in(&w, p, ref, opts, r, err);
-	if (opts->keep)
-		snprintf(r->workdir, sizeof r->workdir, "%s", w.path);
-	else
-		workdir_close(&w);
+	rc = fl_build_source(src, opts, &b, err);
+	free(src);
 	if (rc < 0)
-		fl_run_result_free(r);
+		return -1;
+	rc = fl_run_build(&b, p, ref, opts, r, err);
+	o = *opts;
+	if (rc == 0 && r->status == FL_RUN_CANCELLED)
+		o.keep = false;		/* a cancelled run leaves nothing */
+	else if (o.keep && b.workdir[0])
+		snprintf(r->workdir, sizeof r->workdir, "%s", b.workdir);
+	fl_build_remove(&b, &o);
 	return rc;
 }
 
@@ -1202,7 +1111,7 @@ int fl_emit_program(const fl_program *p, const char *path, fl_error *err)
 
 	if (!src)
 		return -1;
-	rc = write_file(path, src, err);
+	rc = fl_run_write_file(path, src, err);
 	free(src);
 	return rc;
 }

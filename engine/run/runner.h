@@ -4,7 +4,9 @@
  * never fatal), feeding the interpreter's deterministic inputs, checking
  * every output -- and, to localise a mismatch, every kernel's outputs --
  * against the reference values, and timing each kernel and the whole
- * program (warm-up, then the median of repeats). */
+ * program (warm-up, then the median, minimum and maximum of repeats).
+ * It never prints: the compiler's and the child's output go to files in
+ * the work directory. */
 #ifndef FL_RUNNER_H
 #define FL_RUNNER_H
 
@@ -16,7 +18,14 @@
 
 /* Progress of long work, for an interactive caller: phase is "compile",
  * "check" (each kernel against the reference) or "time"; k of n done.
- * Called from the thread doing the work. */
+ * Called from the thread that called fl_run_program (or fl_build_source,
+ * fl_run_build; the job's own thread for a job), never from the test
+ * child: the parent polls what the child reports while it waits, so a
+ * step may be skipped, but the last k of each phase is always reported.
+ * "compile" goes 0/1 then 1/1 (not after a cancelled compile); "check"
+ * k/n_kernels as each kernel is checked; "time" k/repeat as each timed
+ * repetition ends (0/repeat when the warm-up starts; none when repeat
+ * is 0). */
 typedef void (*fl_progress_fn)(void *user, const char *phase, int k, int n);
 
 typedef struct fl_run_opts {
@@ -32,9 +41,13 @@ typedef struct fl_run_opts {
 				   tensor's scale */
 	fl_progress_fn progress;	/* NULL: none */
 	void *progress_user;
-	/* Set (non-zero) by another thread to cancel: the compiler or the
-	 * test child is killed, the work directory removed, and the status
-	 * is FL_RUN_CANCELLED.  NULL: cannot be cancelled. */
+	/* Set (non-zero) by another thread to cancel: polled every few ms
+	 * while the compiler or the test child runs; its whole process
+	 * group is killed and reaped and the status is FL_RUN_CANCELLED.
+	 * The work directory goes even with keep when fl_build_source or
+	 * fl_run_program is cancelled; after a cancelled fl_run_build it
+	 * is left to the caller's fl_build_remove.  NULL: cannot be
+	 * cancelled. */
 	const volatile int *cancel;
 } fl_run_opts;
 
@@ -54,20 +67,26 @@ typedef enum fl_run_status {
 const char *fl_run_status_name(fl_run_status s);
 
 typedef struct fl_kernel_result {
-	double seconds;		/* median */
+	double seconds;		/* median of the timed repeats */
 	double min_seconds, max_seconds;	/* spread of the repeats */
-	int n_timed;		/* repeats measured */
+	int n_timed;		/* repeats measured (opts repeat) */
 	int64_t bytes;		/* global bytes read + written */
 	double gbps;
 	double max_abs, max_rel;	/* over the tensors it writes */
 	bool ok;
 } fl_kernel_result;
 
-/* One graph output after the run from the inputs. */
+/* One graph output after the run from the inputs alone (the chained run:
+ * float drift accumulates along the graph, so an output may be off
+ * tolerance while every kernel reproduces the reference and the program
+ * is verified). */
 typedef struct fl_output_result {
 	int tensor;		/* graph tensor index */
 	double max_abs, max_rel;	/* against the reference */
-	bool ok;		/* within tolerance, no values lost */
+	bool ok;		/* some kernel writes it, and every element is
+				   within tolerance (so no NaN or infinity
+				   where the reference is finite); true with
+				   errors 0 when the reference has no value */
 } fl_output_result;
 
 typedef struct fl_run_result {
@@ -79,6 +98,7 @@ typedef struct fl_run_result {
 	int n_kernels;
 	fl_kernel_result *kernels;	/* per kernel of the program */
 	double total_seconds;	/* median of whole-program runs */
+	double total_min_seconds, total_max_seconds;	/* their spread */
 	double max_abs, max_rel;	/* end-to-end drift of the graph
 					   outputs in a run from the inputs
 					   (reported; each kernel is checked
@@ -107,6 +127,9 @@ typedef struct fl_build {
 	char workdir[512];
 	bool created;		/* the directory is ours: removed by
 				   fl_build_remove */
+	bool temp;		/* a fresh directory under $TMPDIR: removed
+				   with whatever it holds; a caller's
+				   directory loses only the files we wrote */
 	char so_path[640];
 	char compiler[256];	/* the compiler command as run */
 	char flags[512];	/* its flags */
@@ -121,12 +144,18 @@ typedef struct fl_build {
 int fl_build_source(const char *source, const fl_run_opts *o, fl_build *b,
 		    fl_error *err);
 
-/* Removes the work directory (unless o->keep was set when it was built,
- * or the caller's --workdir was used as is); b becomes empty. */
+/* Removes the work directory (unless o->keep is set; o: the options b
+ * was built with, NULL for the defaults): a fresh one with everything in
+ * it (symbolic links are removed, never followed), a caller's --workdir
+ * only the files we wrote (gen.c, gen.so, cc.log, run.log) and the
+ * directory itself when we created it and it is then empty; b becomes
+ * empty (all zero). */
 void fl_build_remove(fl_build *b, const fl_run_opts *o);
 
 /* Runs a compiled program p (see fl_run_program for what is checked and
- * timed).  Returns 0 when the run happened, -1 on an internal error. */
+ * timed).  When b did not build, r takes its status and message.
+ * Returns 0 when the run happened, -1 on an internal error.  A cancelled
+ * run leaves b's directory to fl_build_remove. */
 int fl_run_build(const fl_build *b, const fl_program *p,
 		 const fl_values *ref, const fl_run_opts *o,
 		 fl_run_result *r, fl_error *err);
@@ -135,9 +164,11 @@ int fl_run_build(const fl_build *b, const fl_program *p,
 
 typedef struct fl_run_job fl_run_job;
 
-/* Starts codegen, compile and run of p in a new thread (p and ref must
- * outlive the job; o is copied, its cancel pointer ignored: the job has
- * its own).  NULL with a message on failure to start. */
+/* Starts codegen, compile and run of p (fl_run_program) in a new thread
+ * (p and ref must outlive the job and stay unchanged; o, NULL for the
+ * defaults, is copied with its strings, its cancel pointer ignored: the
+ * job has its own; progress is called from the job's thread).  NULL with
+ * a message on failure to start. */
 fl_run_job *fl_run_job_start(const fl_program *p, const fl_values *ref,
 			     const fl_run_opts *o, fl_error *err);
 /* Asks the job to stop: the child is killed, the directory removed. */

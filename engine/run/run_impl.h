@@ -1,0 +1,53 @@
+/* What the runner's files share (runner.h has the public side):
+ * compile.c owns the work directory, child processes and the compiler;
+ * runner.c the test child and its results; job.c the worker thread. */
+#ifndef FL_RUN_IMPL_H
+#define FL_RUN_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "runner.h"
+
+/* The files we write into a work directory, NULL-terminated: the only
+ * ones removed from a caller's directory. */
+extern const char *const fl_run_our_files[];
+
+/* path = dir/name (cut at n). */
+void fl_run_path(const char *dir, const char *name, char *path, size_t n);
+
+/* Writes text to path; -1 with a message. */
+int fl_run_write_file(const char *path, const char *text, fl_error *err);
+
+/* Whether o asks to stop now. */
+bool fl_run_cancelled(const fl_run_opts *o);
+
+/* Calls o's progress callback, when there is one. */
+void fl_run_progress(const fl_run_opts *o, const char *phase, int k, int n);
+
+/* First thing in a freshly forked child: its own process group (so that
+ * the parent can kill it and everything it started), killed when the
+ * parent thread dies (Linux), stdin from /dev/null, stdout and stderr to
+ * log (a file in the work directory; /dev/null when it cannot be
+ * opened), so that nothing reaches the caller's terminal. */
+void fl_run_child_setup(const char *log);
+
+/* Called by fl_run_wait between naps (from the waiting thread). */
+typedef void (*fl_run_poll_fn)(void *user);
+
+enum {
+	FL_WAIT_EXITED,		/* *status says how */
+	FL_WAIT_TIMEOUT,	/* ran past limit_s: group killed, reaped */
+	FL_WAIT_CANCELLED,	/* *cancel was set: group killed, reaped */
+};
+
+/* Waits for child pid (the leader of its own process group, see
+ * fl_run_child_setup), polling cancel and calling poll every few ms.
+ * Whatever the ending, anything left in the child's process group is
+ * killed before the child is reaped.  Returns one of FL_WAIT_*, or -1 on
+ * error (errno). */
+int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
+		fl_run_poll_fn poll, void *user, int *status);
+
+#endif
