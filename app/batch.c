@@ -337,14 +337,23 @@ static void print_run(const fl_session *s)
 }
 
 /* Where the session stands (with --step): "step 12 of 285: next is
- * aggregate merged ..." */
+ * aggregate merged ...".  The total and the next decision need the
+ * complete run; when that would compile and run kernels, only the
+ * position and the pass are printed. */
 static void print_position(fl_session *s)
 {
 	fl_error err = {""};
-	const fl_event *next = fl_engine_peek(s, &err);
-	int total = fl_engine_total(s, &err);
+	const fl_event *next;
 	char line[1024];
+	int total;
 
+	if (fl_engine_options(s)->run_kernels && !fl_engine_done(s)) {
+		printf("step %d, in pass %s\n", fl_engine_position(s),
+		       fl_pass_name(fl_engine_current_pass(s)));
+		return;
+	}
+	next = fl_engine_peek(s, &err);
+	total = fl_engine_total(s, &err);
 	printf("step %d of %d", fl_engine_position(s), total);
 	if (next)
 		printf(": next %s\n", fl_event_format(next, line, sizeof line));

@@ -199,7 +199,7 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 
 	must(fl_engine_run(full, &err), &err, g->name);
 	all = fl_engine_events(full);
-	for (int p = FL_PASS_PREPROCESS; p <= o->stop_after; p++) {
+	for (int p = FL_PASS_PREPROCESS; p <= (int)o->stop_after; p++) {
 		bool seen = false;
 
 		if ((p == FL_PASS_COMPILE || p == FL_PASS_RUN) && !o->run_kernels)
@@ -288,6 +288,7 @@ static void test_steps_reuse_memo(void **state)
 	fl_session *s = open_graph(g, &o);
 	fl_error err = {""};
 	fl_engine_stats before, after;
+	fl_pass first_pass;
 	int total;
 
 	(void)state;
@@ -297,9 +298,10 @@ static void test_steps_reuse_memo(void **state)
 	assert_int_equal(before.kernels_generated, fl_engine_program(s)->n_kernels);
 	total = fl_engine_position(s);
 	assert_true(total > 10);
+	first_pass = fl_event_log_get(fl_engine_events(s), 0)->pass;
 	while (fl_engine_position(s) > 0)
 		must(fl_engine_step_back(s, &err), &err, "back");
-	assert_int_equal(fl_engine_current_pass(s), FL_PASS_PREPROCESS);
+	assert_int_equal(fl_engine_current_pass(s), first_pass);
 	while (!fl_engine_done(s))
 		must(fl_engine_step(s, &err), &err, "step");
 	assert_int_equal(fl_engine_position(s), total);
