@@ -18,6 +18,7 @@ FL_SUITE_DECL(partition);
 FL_SUITE_DECL(codegen);
 FL_SUITE_DECL(run);
 FL_SUITE_DECL(layer1);
+FL_SUITE_DECL(layers);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 		{fl_suite_layer1, &fl_suite_layer1_n},
 		{fl_suite_run, &fl_suite_run_n},
 		{fl_suite_cli, &fl_suite_cli_n},
+		{fl_suite_layers, &fl_suite_layers_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
