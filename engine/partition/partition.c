@@ -149,202 +149,67 @@ oom:
 
 /* ---- opening compound ops --------------------------------------------- */
 
-static fl_graph *copy_tensors(const fl_graph *g)
+/* fl_graph_open_compounds asks before each compound op: one decision. */
+static bool open_decide(void *user, const fl_graph *src, int i)
 {
-	fl_graph *d = fl_graph_new(g->name);
-
-	if (!d)
-		return NULL;
-	if (g->doc)
-		d->doc = strdup(g->doc);
-	for (int t = 0; t < g->n_tensors; t++) {
-		const fl_tensor *x = &g->tensors[t];
-		int i = fl_graph_add_tensor(d, x->name,
-					    x->shape_known ? &x->shape : NULL,
-					    x->role, NULL);
-
-		if (i < 0)
-			goto fail;
-		d->tensors[i].declared = x->declared;
-		if (x->data) {
-			d->tensors[i].data = malloc((size_t)x->n_data * sizeof(float));
-			if (!d->tensors[i].data)
-				goto fail;
-			memcpy(d->tensors[i].data, x->data,
-			       (size_t)x->n_data * sizeof(float));
-			d->tensors[i].n_data = x->n_data;
-		}
-	}
-	return d;
-fail:
-	fl_graph_free(d);
-	return NULL;
+	(void)src;
+	(void)i;
+	return fl_state_decide(user);
 }
 
-static int copy_op_into(fl_graph *d, const fl_op *op, fl_error *err)
+/* Logs the opening of op i of src into d->ops[first .. first+n-1]. */
+static int log_open(void *user, const fl_graph *src, int i, const fl_graph *d,
+		    int first, int n, fl_error *err)
 {
-	int i = fl_graph_add_op(d, op->name, op->kind, op->in, op->n_in,
-				op->out, op->n_out, err);
-
-	if (i < 0 || fl_attrs_copy(&d->ops[i].attrs, &op->attrs) < 0 ||
-	    fl_op_set_provenance(&d->ops[i], op->prov.origin, op->prov.compound,
-				 op->prov.rewrite) < 0)
-		return -1;
-	return i;
-}
-
-/* Logs the opening of op (whose primitives are d->ops[first..]). */
-static int log_open(fl_state *st, const fl_op *op, const fl_graph *d,
-		    int first)
-{
+	const fl_op *op = &src->ops[i];
 	const char *names[17];
 	char list[200] = "";
 	size_t used = 0;
-	int n = 1, count = d->n_ops - first;
+	int n_names = 1;
 
 	names[0] = op->name;
-	for (int i = first; i < d->n_ops; i++) {
-		if (n < 17)
-			names[n++] = d->ops[i].name;
+	for (int k = first; k < first + n; k++) {
+		if (n_names < 17)
+			names[n_names++] = d->ops[k].name;
 		if (used < sizeof list)
 			used += (size_t)snprintf(list + used, sizeof list - used,
-						 "%s%s", i > first ? " " : "",
-						 d->ops[i].name);
+						 "%s%s", k > first ? " " : "",
+						 d->ops[k].name);
 	}
-	return fl_state_log(st, FL_EV_OPENED, NULL, names, n, -1, -1,
-			    "opened %s %s into %d primitives: %s",
-			    fl_op_kind_name(op->kind), op->name, count, list)
-		       ? 0 : -1;
-}
-
-/* Builds the opened graph: the primitives first, so that no name an
- * expansion picks can clash with a user op later in the file, then each
- * compound op's expansion (while the budget lasts; the rest stay as they
- * are).  src[] receives, per new op, the old op it came from. */
-static int open_into(fl_state *st, fl_graph *d, int *src, bool *paused,
-		     fl_error *err)
-{
-	const fl_graph *g = st->graph;
-
-	for (int i = 0; i < g->n_ops; i++) {
-		if (fl_op_is_compound(g->ops[i].kind))
-			continue;
-		if (copy_op_into(d, &g->ops[i], err) < 0)
-			return -1;
-		src[d->n_ops - 1] = i;
-	}
-	for (int i = 0; i < g->n_ops; i++) {
-		const fl_op *op = &g->ops[i];
-		int first = d->n_ops;
-
-		if (!fl_op_is_compound(op->kind))
-			continue;
-		if (!*paused && fl_state_decide(st)) {
-			if (fl_op_info_of(op->kind)->expand(d, op, err) < 0) {
-				fl_error_prefix(err, "opening %s", op->name);
-				return -1;
-			}
-			if (log_open(st, op, d, first) < 0)
-				goto oom;
-		} else {
-			*paused = true;
-			if (copy_op_into(d, op, err) < 0)
-				return -1;
-		}
-		for (int k = first; k < d->n_ops; k++)
-			src[k] = i;
-	}
-	return 0;
-oom:
+	if (fl_state_log(user, FL_EV_OPENED, NULL, names, n_names, -1, -1,
+			 "opened %s %s into %d primitives: %s",
+			 fl_op_kind_name(op->kind), op->name, n, list))
+		return 0;
 	fl_error_set(err, "out of memory opening compound ops");
 	return -1;
-}
-
-/* Puts d's ops back in the source order (an expansion where its compound
- * op was), which keeps them topologically sorted; permutes src alike. */
-static int restore_order(fl_graph *d, int *src, fl_error *err)
-{
-	int n = d->n_ops, *order = malloc(((size_t)n + 1) * sizeof *order);
-	int *count = calloc((size_t)n + 2, sizeof *count), *tmp;
-	int max_src = 0;
-
-	if (!order || !count)
-		goto oom;
-	for (int k = 0; k < n; k++)
-		max_src = src[k] > max_src ? src[k] : max_src;
-	free(count);
-	count = calloc((size_t)max_src + 2, sizeof *count);
-	if (!count)
-		goto oom;
-	/* counting sort by source op, stable within an expansion */
-	for (int k = 0; k < n; k++)
-		count[src[k] + 1]++;
-	for (int i = 0; i <= max_src; i++)
-		count[i + 1] += count[i];
-	for (int k = 0; k < n; k++)
-		order[count[src[k]]++] = k;
-	tmp = malloc(((size_t)n + 1) * sizeof *tmp);
-	if (!tmp)
-		goto oom;
-	for (int k = 0; k < n; k++)
-		tmp[k] = src[order[k]];
-	memcpy(src, tmp, (size_t)n * sizeof *src);
-	free(tmp);
-	free(count);
-	if (fl_graph_permute_ops(d, order, err) < 0) {
-		free(order);
-		return -1;
-	}
-	free(order);
-	return 0;
-oom:
-	free(order);
-	free(count);
-	fl_error_set(err, "out of memory opening compound ops");
-	return -1;
-}
-
-static int count_new_ops_bound(const fl_graph *g)
-{
-	/* attention opens into the most primitives; 32 per op is ample */
-	int n = 0;
-
-	for (int i = 0; i < g->n_ops; i++)
-		n += fl_op_is_compound(g->ops[i].kind) ? 32 : 1;
-	return n;
 }
 
 int fl_pass_open(fl_state *st, fl_error *err)
 {
-	fl_graph *d = copy_tensors(st->graph);
-	int *src = malloc(((size_t)count_new_ops_bound(st->graph) + 1) *
-			  sizeof *src);
-	int *cluster = NULL;
-	bool paused = false;
+	const fl_open_hooks hooks = {open_decide, log_open, st};
+	int *src = NULL, *cluster = NULL, n_kept = 0;
+	fl_graph *d = fl_graph_open_compounds(st->graph, &hooks, &src, &n_kept,
+					      err);
 
-	if (!d || !src)
-		goto oom;
-	if (open_into(st, d, src, &paused, err) < 0 ||
-	    restore_order(d, src, err) < 0)
-		goto fail;
+	if (!d)
+		return -1;
 	cluster = malloc(((size_t)d->n_ops + 1) * sizeof *cluster);
-	if (!cluster)
-		goto oom;
+	if (!cluster) {
+		fl_error_set(err, "out of memory opening compound ops");
+		fl_graph_free(d);
+		free(src);
+		return -1;
+	}
 	for (int i = 0; i < d->n_ops; i++)
 		cluster[i] = st->part.cluster_of[src[i]];
+	free(src);
 	free(st->part.cluster_of);
 	st->part.cluster_of = cluster;
 	st->part.n_ops = d->n_ops;
 	fl_graph_free(st->graph);
 	st->graph = d;
-	free(src);
-	return paused ? FL_PASS_PAUSED : FL_PASS_DONE;
-oom:
-	fl_error_set(err, "out of memory opening compound ops");
-fail:
-	fl_graph_free(d);
-	free(src);
-	return -1;
+	/* a compound op left unopened: the budget ran out before it */
+	return n_kept ? FL_PASS_PAUSED : FL_PASS_DONE;
 }
 
 /* ---- classification ---------------------------------------------------- */
