@@ -1,8 +1,6 @@
 /* JSON report exporter (see report_json.h). */
 #include "report_json.h"
 
-#include <stdlib.h>
-
 #include "classify.h"
 
 cJSON *fl_report_event(const fl_event *e)
@@ -37,15 +35,9 @@ cJSON *fl_report_events(const fl_session *s)
 	return a;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 static cJSON *micro_graph_json(const fl_graph *g, const fl_micro_graph *m)
 {
 	cJSON *o = cJSON_CreateObject(), *mem = cJSON_CreateArray();
-	int *sorted = malloc(((size_t)m->n_members + 1) * sizeof *sorted);
 
 	cJSON_AddNumberToObject(o, "id", m->id);
 	cJSON_AddStringToObject(o, "type", fl_op_type_name(m->type));
@@ -53,14 +45,8 @@ static cJSON *micro_graph_json(const fl_graph *g, const fl_micro_graph *m)
 		cJSON_AddNumberToObject(o, "subgraph", m->cluster + 1);
 	else
 		cJSON_AddNullToObject(o, "subgraph");
-	if (sorted) {
-		for (int i = 0; i < m->n_members; i++)
-			sorted[i] = m->members[i];
-		qsort(sorted, (size_t)m->n_members, sizeof *sorted, cmp_int);
-		for (int i = 0; i < m->n_members; i++)
-			cJSON_AddItemToArray(mem, cJSON_CreateString(g->ops[sorted[i]].name));
-		free(sorted);
-	}
+	for (int i = 0; i < m->n_members; i++)	/* ascending: op order */
+		cJSON_AddItemToArray(mem, cJSON_CreateString(g->ops[m->members[i]].name));
 	cJSON_AddItemToObject(o, "members", mem);
 	cJSON_AddStringToObject(o, "rules", m->history);
 	return o;
