@@ -92,17 +92,6 @@ cJSON *fl_report_partition(const fl_session *s)
 	return o;
 }
 
-static const char *reduce_form_name(fl_reduce_form f)
-{
-	switch (f) {
-	case FL_REDUCE_ALL: return "all-reduce";
-	case FL_REDUCE_X: return "x-reduce";
-	case FL_REDUCE_Y: return "y-reduce";
-	case FL_REDUCE_NONE: break;
-	}
-	return "none";
-}
-
 static cJSON *tensor_json(const fl_graph *g, const fl_kernel_tensor *kt)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -137,7 +126,7 @@ static cJSON *kernel_json(const fl_graph *g, const fl_kernel *k)
 	for (int i = 0; i < k->n_tile; i++)
 		cJSON_AddItemToArray(tile, cJSON_CreateNumber((double)k->tile[i]));
 	cJSON_AddItemToObject(o, "tile", tile);
-	cJSON_AddStringToObject(o, "reduction_form", reduce_form_name(k->reduce_form));
+	cJSON_AddStringToObject(o, "reduction_form", fl_reduce_form_name(k->reduce_form));
 	for (int t = 0; t < k->n_tensors; t++)
 		cJSON_AddItemToArray(tensors, tensor_json(g, &k->tensors[t]));
 	cJSON_AddItemToObject(o, "tensors", tensors);

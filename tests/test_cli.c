@@ -167,6 +167,16 @@ static void test_list_ops(void **state)
 	assert_contains(out, "softmax");
 	assert_contains(out, "conv2d");
 	assert_contains(out, "compound");
+	/* each op with the class name the TUI shows too (fl_op_class_name) */
+	for (int k = 0; k < FL_OP_COUNT; k++) {
+		const fl_op_info *info = fl_op_info_of((fl_op_kind)k);
+		char line[64];
+
+		assert_string_not_equal(fl_op_class_name(info->cls), "?");
+		snprintf(line, sizeof line, "\n%-13s %-9s in ", info->name,
+			 fl_op_class_name(info->cls));
+		assert_contains(out, k == 0 ? line + 1 : line);
+	}
 	free(out);
 }
 

@@ -123,6 +123,18 @@ const char *fl_op_kind_name(fl_op_kind kind)
 	return info ? info->name : "?";
 }
 
+const char *fl_op_class_name(fl_op_class c)
+{
+	static const char *const names[] = {
+		[FL_CLASS_UNARY] = "unary",	[FL_CLASS_BINARY] = "binary",
+		[FL_CLASS_REDUCE] = "reduction", [FL_CLASS_OPAQUE] = "opaque",
+		[FL_CLASS_CUSTOM] = "custom",	[FL_CLASS_COMPOUND] = "compound",
+	};
+
+	return (int)c >= 0 && (size_t)c < sizeof names / sizeof names[0]
+		? names[c] : "?";
+}
+
 bool fl_op_is_compound(fl_op_kind kind)
 {
 	const fl_op_info *info = fl_op_info_of(kind);

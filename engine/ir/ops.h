@@ -101,6 +101,11 @@ typedef enum fl_op_class {
 	FL_CLASS_COMPOUND,
 } fl_op_class;
 
+/* "unary", "binary", "reduction", "opaque", "custom", "compound": the
+ * op library's class, as --list-ops, --check and the TUI print it (not
+ * the E/B/R/O type partition computes, classify.h). */
+const char *fl_op_class_name(fl_op_class c);
+
 /* A tensor buffer as the reference implementations see it: row-major f32. */
 typedef struct fl_buf {
 	fl_shape shape;
