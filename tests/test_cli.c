@@ -296,6 +296,75 @@ static void test_why(void **state)
 	free(out);
 }
 
+/* Appends the --why examples of a document (command lines starting with
+ * "fuselab" or "build/fuselab", roff's \- unescaped, continuation lines
+ * joined) to cmds[*n]. */
+static void why_examples(const char *doc, char cmds[][512], int *n, int max)
+{
+	char *text, *line, *save = NULL, cmd[512] = "";
+	char path[1024];
+
+	snprintf(path, sizeof path, "cat %s/%s", t_repo_root(), doc);
+	assert_int_equal(t_run(path, &text), 0);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char clean[512];
+		size_t len = 0;
+		int more;
+
+		for (const char *c = line; *c && len + 1 < sizeof clean; c++)
+			if (!(c[0] == '\\' && c[1] == '-'))
+				clean[len++] = *c;
+		clean[len] = '\0';
+		more = len > 0 && clean[len - 1] == '\\';
+		while (len > 0 && (clean[len - 1] == ' ' || clean[len - 1] == '\\'))
+			clean[--len] = '\0';
+		if (cmd[0]) {
+			strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
+			strncat(cmd, clean + strspn(clean, " "), sizeof cmd - strlen(cmd) - 1);
+		} else {
+			const char *c = clean + strspn(clean, " ");
+
+			if (strncmp(c, "build/fuselab ", 14) == 0)
+				c += 14;
+			else if (strncmp(c, "fuselab ", 8) == 0)
+				c += 8;
+			else
+				continue;
+			snprintf(cmd, sizeof cmd, "%s", c);
+		}
+		if (more)
+			continue;
+		if (strstr(cmd, "--why ") && *n < max)
+			snprintf(cmds[(*n)++], 512, "%s", cmd);
+		cmd[0] = '\0';
+	}
+	free(text);
+}
+
+/* Every --why example in the man page and the README names real ops. */
+static void test_why_examples_in_docs(void **state)
+{
+	char cmds[16][512], cmd[10240], *out;
+	int n = 0, man;
+
+	(void)state;
+	why_examples("man/fuselab.1", cmds, &n, 16);
+	man = n;
+	why_examples("README.md", cmds, &n, 16);
+	assert_true(man >= 1);
+	assert_true(n > man);
+	for (int i = 0; i < n; i++) {
+		snprintf(cmd, sizeof cmd, "cd %s && %s %s", t_repo_root(),
+			 t_fuselab_bin(), cmds[i]);
+		if (t_run(cmd, &out) != 0)
+			fail_msg("%s example \"fuselab %s\" failed:\n%s",
+				 i < man ? "man page" : "README", cmds[i], out);
+		assert_contains(out, "why ");
+		free(out);
+	}
+}
+
 static void test_rule_options(void **state)
 {
 	char args[1024], *out;
@@ -530,5 +599,6 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_events_jsonl),
 	 cmocka_unit_test(test_partition_json),
 	 cmocka_unit_test(test_why),
+	 cmocka_unit_test(test_why_examples_in_docs),
 	 cmocka_unit_test(test_rule_options),
 	 cmocka_unit_test(test_constraint_options));
