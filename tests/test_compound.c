@@ -188,6 +188,10 @@ static void test_gelu_ref(void **state)
 	check_eval(&op, &in, SH(4),
 		   F32(-0.158808009f, 0, 0.841191991f, 1.954597694f));
 	fl_attrs_free(&op.attrs);
+	assert_int_equal(fl_attrs_set_string(&op.attrs, "approximate", "tanh"), 0);
+	check_eval(&op, &in, SH(4),
+		   F32(-0.158808009f, 0, 0.841191991f, 1.954597694f));
+	fl_attrs_free(&op.attrs);
 }
 
 static void test_silu_ref(void **state)
@@ -383,10 +387,10 @@ static void test_axes_and_approx_errors(void **state)
 	t_infer_fails(&op, &in, "attrs.axes: empty list (leave it out to "
 			  "reduce every axis)");
 	fl_attrs_free(&op.attrs);
-	assert_int_equal(fl_attrs_set_string(&gelu.attrs, "approx", "fast"), 0);
+	assert_int_equal(fl_attrs_set_string(&gelu.attrs, "approximate", "fast"), 0);
 	t_infer_fails(&gelu, &in,
-			  "attrs.approx: expected \"erf\" or \"tanh\", got "
-			  "\"fast\"");
+			  "attrs.approximate: expected \"none\" or \"tanh\" "
+			  "(\"erf\" = \"none\"), got \"fast\"");
 	fl_attrs_free(&gelu.attrs);
 }
 
@@ -621,6 +625,9 @@ static void test_gelu_expands(void **state)
 	check_expansion(ONE("[4,16]", "", "[4,16]",
 		"{'name':'ge','op':'gelu','in':['x'],'out':'y',"
 		"'attrs':{'approx':'tanh'}}"));
+	check_expansion(ONE("[4,16]", "", "[4,16]",
+		"{'name':'ge','op':'gelu','in':['x'],'out':'y',"
+		"'attrs':{'approximate':'tanh'}}"));
 }
 
 static void test_silu_expands(void **state)
@@ -931,7 +938,7 @@ static void test_loader_reports_compound_errors(void **state)
 
 	(void)state;
 	t_load_fails(a, "in[1]: gamma shape [5] does not broadcast to [4,8]");
-	t_load_fails(b, "attrs.approx: expected \"erf\" or \"tanh\"");
+	t_load_fails(b, "attrs.approx: expected \"none\" or \"tanh\"");
 	free(a);
 	free(b);
 }

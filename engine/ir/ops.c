@@ -83,7 +83,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 		 "x/sqrt(mean(x^2)+eps)*gamma"),
 	COMPOUND(FL_OP_BATCHNORM, "batchnorm", batchnorm, 3, 5, ATTRS("eps"),
 		 "inference batch normalisation"),
-	COMPOUND(FL_OP_GELU, "gelu", gelu, 1, 1, ATTRS("approx"),
+	COMPOUND(FL_OP_GELU, "gelu", gelu, 1, 1, ATTRS("approximate", "approx"),
 		 "Gaussian error linear unit (erf or tanh form)"),
 	COMPOUND(FL_OP_SILU, "silu", silu, 1, 1, NO_ATTRS, "x*sigmoid(x)"),
 	COMPOUND(FL_OP_LEAKY_RELU, "leaky_relu", leaky_relu, 1, 1,

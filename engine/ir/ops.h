@@ -48,7 +48,9 @@
  *   batchnorm(x, mean, var[, gamma[, beta]])  inference form; every
  *                                     parameter must broadcast to x (use
  *                                     [C,1,1] for NCHW); "eps" 1e-5
- *   gelu(x)                           "approx": "erf" (default) | "tanh"
+ *   gelu(x)                           "approximate" (ONNX, PyTorch):
+ *                                     "none" (erf form, default) | "tanh";
+ *                                     "approx" is an alias, "erf" = "none"
  *   silu(x)                           x * sigmoid(x)
  *   leaky_relu(x)                     max(x, alpha*x); "alpha" 0.01
  *   quantize(x)                       fake quantisation round(x/s)*s;
