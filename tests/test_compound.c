@@ -729,18 +729,19 @@ static void test_attention_expands(void **state)
 	check_expansion(ATT("[2,4,8]", "[5,8]", "[5,3]", "[2,4,3]", ""));
 }
 
-/* Two softmaxes and a layernorm around user primitives: every compound
- * opened, names unique, values equal. */
+/* Two softmaxes and a layernorm around user primitives. */
+#define MIXED HEAD IN("x", "[3,5]") PARAM("g", "[5]") OUT("y", "[3,5]") OPS \
+	"{'name':'sm1','op':'softmax','in':['x'],'out':'h1'},"		\
+	"{'name':'r','op':'relu','in':['h1'],'out':'h2'},"		\
+	"{'name':'sm2','op':'softmax','in':['h2'],'out':'h3'},"		\
+	"{'name':'ln','op':'layernorm','in':['h3','g'],'out':'h4'},"	\
+	"{'name':'ad','op':'add','in':['h4','x'],'out':'y'}" TAIL
+
+/* The mixed graph: every compound opened, names unique, values equal. */
 static void test_mixed_graph_expands(void **state)
 {
 	fl_graph *g, *e;
-	const char *json = HEAD IN("x", "[3,5]") PARAM("g", "[5]")
-		OUT("y", "[3,5]") OPS
-		"{'name':'sm1','op':'softmax','in':['x'],'out':'h1'},"
-		"{'name':'r','op':'relu','in':['h1'],'out':'h2'},"
-		"{'name':'sm2','op':'softmax','in':['h2'],'out':'h3'},"
-		"{'name':'ln','op':'layernorm','in':['h3','g'],'out':'h4'},"
-		"{'name':'ad','op':'add','in':['h4','x'],'out':'y'}" TAIL;
+	const char *json = MIXED;
 
 	(void)state;
 	assert_int_equal(check_expansion(json), 5 + 1 + 5 + 10 + 1);
@@ -789,13 +790,7 @@ static int record_opening(void *user, const fl_graph *src, int i,
 
 static void test_open_compounds_decides_each(void **state)
 {
-	const char *json = HEAD IN("x", "[3,5]") PARAM("g", "[5]")
-		OUT("y", "[3,5]") OPS
-		"{'name':'sm1','op':'softmax','in':['x'],'out':'h1'},"
-		"{'name':'r','op':'relu','in':['h1'],'out':'h2'},"
-		"{'name':'sm2','op':'softmax','in':['h2'],'out':'h3'},"
-		"{'name':'ln','op':'layernorm','in':['h3','g'],'out':'h4'},"
-		"{'name':'ad','op':'add','in':['h4','x'],'out':'y'}" TAIL;
+	const char *json = MIXED;
 	struct open_record rec = {0};
 	const fl_open_hooks hooks = {open_first_two, record_opening, &rec};
 	fl_graph *g, *e;

@@ -517,15 +517,15 @@ static void test_paper_samples(void **state)
 	fl_engine_close(s);
 }
 
-/* Merges put a producer's micro-graph into its consumer's (and --fuse
- * joins far-apart ones), yet members stay ascending after aggregation. */
+/* Merges put a producer's micro-graph into its consumer's, yet members
+ * stay ascending after aggregation (--fuse merges are checked the same
+ * way: assert_valid_partition in test_never_and_fuse). */
 static void test_members_ascending(void **state)
 {
 	static const char *const names[] = {
 		"apollo_fig1", "apollo_fig3", "bert_encoder", "inception_block",
 		"lstm_cell", "transformer_decoder", "resnet50_bottleneck",
 	};
-	fl_engine_opts o;
 	fl_session *s;
 	int merged = 0;
 
@@ -541,15 +541,6 @@ static void test_members_ascending(void **state)
 		fl_engine_close(s);
 	}
 	assert_true(merged > 10);	/* the check saw real merges */
-	/* a forced merge of a producer with a whole opened consumer */
-	fl_engine_opts_default(&o);
-	snprintf(o.fuse[0].a, 128, "p2");
-	snprintf(o.fuse[0].b, 128, "lsm");
-	o.n_fuse = 1;
-	s = open_run(fig3, &o, NULL);
-	assert_members_ascending(s);
-	assert_int_equal(group_of(s, "p2"), group_of(s, "lsm.max"));
-	fl_engine_close(s);
 }
 
 /* The stencil-chains rules file fuses the stencil stages of the image
