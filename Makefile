@@ -2,7 +2,9 @@
 #
 #   make            build build/fuselab (installs missing Debian packages first)
 #   make run        build, then open fuselab on the built-in sample
-#   make test       unit + command-line tests, then the same under ASan+UBSan
+#   make test       layer check, unit + command-line tests, then the same
+#                   under ASan+UBSan
+#   make check-layers  the include rules between engine/, views/, exporters/
 #   make test SAN=1 only the sanitizer pass
 #   make install PREFIX=/usr/local
 #
@@ -56,7 +58,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san install uninstall clean deps bench
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -88,16 +90,22 @@ run: all
 
 # The plain pass first, then the sanitizer pass; the suite's own summary
 # line (cmocka's) is the last thing printed.
+# The layer check comes first (order-only, so that it is done before any
+# test binary runs); the nested sanitizer make is told it was done.
 ifeq ($(SAN),1)
 test: test-san
 else
 test: test-plain
-	@$(MAKE) --no-print-directory test-san SAN=1
+	@$(MAKE) --no-print-directory test-san SAN=1 LAYERS_CHECKED=1
 endif
 
-test-plain test-san: $(BIN) $(TEST_BIN)
+check-layers:
+	@scripts/check-layers.sh
+
+test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 	@echo "== $(VARIANT) build: running $(TEST_BIN)"
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
+	  FUSELAB_ROOT=$(abspath .) \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(TEST_BIN)

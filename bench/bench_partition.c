@@ -8,18 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <time.h>
-
+#include "clock.h"
 #include "engine.h"
 #include "rng.h"
-
-static double fl_now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #define ROWS 64
 #define COLS 64
@@ -134,20 +125,20 @@ int main(int argc, char **argv)
 	printf("%8s %10s %10s %10s %12s %10s\n", "ops", "build s", "run s",
 	       "us/op", "micro-graphs", "events");
 	for (int k = 0; k < n_sizes; k++) {
-		double t0 = fl_now_seconds(), t1, t2;
+		double t0 = fl_now(), t1, t2;
 		fl_graph *g = synthesize(sizes[k], 7);
 		fl_error err = {""};
 		fl_session *s;
 
 		if (!g)
 			return 1;
-		t1 = fl_now_seconds();
+		t1 = fl_now();
 		s = fl_engine_open(g, NULL, &err);
 		if (!s || fl_engine_run(s, &err) < 0) {
 			fprintf(stderr, "bench: %s\n", err.msg);
 			return 1;
 		}
-		t2 = fl_now_seconds();
+		t2 = fl_now();
 		per_op[k] = 1e6 * (t2 - t1) / g->n_ops;
 		printf("%8d %10.3f %10.3f %10.2f %12d %10d\n", g->n_ops, t1 - t0,
 		       t2 - t1, per_op[k],

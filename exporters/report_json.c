@@ -1,8 +1,6 @@
 /* JSON report exporter (see report_json.h). */
 #include "report_json.h"
 
-#include <stdlib.h>
-
 #include "classify.h"
 
 cJSON *fl_report_event(const fl_event *e)
@@ -49,15 +47,9 @@ cJSON *fl_report_events(const fl_session *s)
 	return a;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 static cJSON *micro_graph_json(const fl_graph *g, const fl_micro_graph *m)
 {
 	cJSON *o = cJSON_CreateObject(), *mem = cJSON_CreateArray();
-	int *sorted = malloc(((size_t)m->n_members + 1) * sizeof *sorted);
 
 	cJSON_AddNumberToObject(o, "id", m->id);
 	cJSON_AddStringToObject(o, "type", fl_op_type_name(m->type));
@@ -65,14 +57,8 @@ static cJSON *micro_graph_json(const fl_graph *g, const fl_micro_graph *m)
 		cJSON_AddNumberToObject(o, "subgraph", m->cluster + 1);
 	else
 		cJSON_AddNullToObject(o, "subgraph");
-	if (sorted) {
-		for (int i = 0; i < m->n_members; i++)
-			sorted[i] = m->members[i];
-		qsort(sorted, (size_t)m->n_members, sizeof *sorted, cmp_int);
-		for (int i = 0; i < m->n_members; i++)
-			cJSON_AddItemToArray(mem, cJSON_CreateString(g->ops[sorted[i]].name));
-		free(sorted);
-	}
+	for (int i = 0; i < m->n_members; i++)	/* ascending: op order */
+		cJSON_AddItemToArray(mem, cJSON_CreateString(g->ops[m->members[i]].name));
 	cJSON_AddItemToObject(o, "members", mem);
 	cJSON_AddStringToObject(o, "rules", m->history);
 	return o;
@@ -118,17 +104,6 @@ cJSON *fl_report_partition(const fl_session *s)
 	return o;
 }
 
-static const char *reduce_form_name(fl_reduce_form f)
-{
-	switch (f) {
-	case FL_REDUCE_ALL: return "all-reduce";
-	case FL_REDUCE_X: return "x-reduce";
-	case FL_REDUCE_Y: return "y-reduce";
-	case FL_REDUCE_NONE: break;
-	}
-	return "none";
-}
-
 static cJSON *tensor_json(const fl_graph *g, const fl_kernel_tensor *kt)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -163,7 +138,7 @@ static cJSON *kernel_json(const fl_graph *g, const fl_kernel *k)
 	for (int i = 0; i < k->n_tile; i++)
 		cJSON_AddItemToArray(tile, cJSON_CreateNumber((double)k->tile[i]));
 	cJSON_AddItemToObject(o, "tile", tile);
-	cJSON_AddStringToObject(o, "reduction_form", reduce_form_name(k->reduce_form));
+	cJSON_AddStringToObject(o, "reduction_form", fl_reduce_form_name(k->reduce_form));
 	for (int t = 0; t < k->n_tensors; t++)
 		cJSON_AddItemToArray(tensors, tensor_json(g, &k->tensors[t]));
 	cJSON_AddItemToObject(o, "tensors", tensors);

@@ -167,6 +167,16 @@ static void test_list_ops(void **state)
 	assert_contains(out, "softmax");
 	assert_contains(out, "conv2d");
 	assert_contains(out, "compound");
+	/* each op with the class name the TUI shows too (fl_op_class_name) */
+	for (int k = 0; k < FL_OP_COUNT; k++) {
+		const fl_op_info *info = fl_op_info_of((fl_op_kind)k);
+		char line[64];
+
+		assert_string_not_equal(fl_op_class_name(info->cls), "?");
+		snprintf(line, sizeof line, "\n%-13s %-9s in ", info->name,
+			 fl_op_class_name(info->cls));
+		assert_contains(out, k == 0 ? line + 1 : line);
+	}
 	free(out);
 }
 
@@ -284,6 +294,75 @@ static void test_why(void **state)
 	assert_int_equal(sample_run("apollo_fig3", "--why op1", &out), 2);
 	assert_contains(out, "--why needs two op names");
 	free(out);
+}
+
+/* Appends the --why examples of a document (command lines starting with
+ * "fuselab" or "build/fuselab", roff's \- unescaped, continuation lines
+ * joined) to cmds[*n]. */
+static void why_examples(const char *doc, char cmds[][512], int *n, int max)
+{
+	char *text, *line, *save = NULL, cmd[512] = "";
+	char path[1024];
+
+	snprintf(path, sizeof path, "cat %s/%s", t_repo_root(), doc);
+	assert_int_equal(t_run(path, &text), 0);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char clean[512];
+		size_t len = 0;
+		int more;
+
+		for (const char *c = line; *c && len + 1 < sizeof clean; c++)
+			if (!(c[0] == '\\' && c[1] == '-'))
+				clean[len++] = *c;
+		clean[len] = '\0';
+		more = len > 0 && clean[len - 1] == '\\';
+		while (len > 0 && (clean[len - 1] == ' ' || clean[len - 1] == '\\'))
+			clean[--len] = '\0';
+		if (cmd[0]) {
+			strncat(cmd, " ", sizeof cmd - strlen(cmd) - 1);
+			strncat(cmd, clean + strspn(clean, " "), sizeof cmd - strlen(cmd) - 1);
+		} else {
+			const char *c = clean + strspn(clean, " ");
+
+			if (strncmp(c, "build/fuselab ", 14) == 0)
+				c += 14;
+			else if (strncmp(c, "fuselab ", 8) == 0)
+				c += 8;
+			else
+				continue;
+			snprintf(cmd, sizeof cmd, "%s", c);
+		}
+		if (more)
+			continue;
+		if (strstr(cmd, "--why ") && *n < max)
+			snprintf(cmds[(*n)++], 512, "%s", cmd);
+		cmd[0] = '\0';
+	}
+	free(text);
+}
+
+/* Every --why example in the man page and the README names real ops. */
+static void test_why_examples_in_docs(void **state)
+{
+	char cmds[16][512], cmd[10240], *out;
+	int n = 0, man;
+
+	(void)state;
+	why_examples("man/fuselab.1", cmds, &n, 16);
+	man = n;
+	why_examples("README.md", cmds, &n, 16);
+	assert_true(man >= 1);
+	assert_true(n > man);
+	for (int i = 0; i < n; i++) {
+		snprintf(cmd, sizeof cmd, "cd %s && %s %s", t_repo_root(),
+			 t_fuselab_bin(), cmds[i]);
+		if (t_run(cmd, &out) != 0)
+			fail_msg("%s example \"fuselab %s\" failed:\n%s",
+				 i < man ? "man page" : "README", cmds[i], out);
+		assert_contains(out, "why ");
+		free(out);
+	}
 }
 
 static void test_rule_options(void **state)
@@ -520,5 +599,6 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_events_jsonl),
 	 cmocka_unit_test(test_partition_json),
 	 cmocka_unit_test(test_why),
+	 cmocka_unit_test(test_why_examples_in_docs),
 	 cmocka_unit_test(test_rule_options),
 	 cmocka_unit_test(test_constraint_options));

@@ -9,6 +9,7 @@
  * naming the compound op, unique names.  Graph JSON is written with single
  * quotes for legibility and converted before loading. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,10 @@ static void test_gelu_ref(void **state)
 	check_eval(&op, &in, SH(4),
 		   F32(-0.158655254f, 0, 0.841344746f, 1.954499736f));
 	assert_int_equal(fl_attrs_set_string(&op.attrs, "approx", "tanh"), 0);
+	check_eval(&op, &in, SH(4),
+		   F32(-0.158808009f, 0, 0.841191991f, 1.954597694f));
+	fl_attrs_free(&op.attrs);
+	assert_int_equal(fl_attrs_set_string(&op.attrs, "approximate", "tanh"), 0);
 	check_eval(&op, &in, SH(4),
 		   F32(-0.158808009f, 0, 0.841191991f, 1.954597694f));
 	fl_attrs_free(&op.attrs);
@@ -382,10 +387,10 @@ static void test_axes_and_approx_errors(void **state)
 	t_infer_fails(&op, &in, "attrs.axes: empty list (leave it out to "
 			  "reduce every axis)");
 	fl_attrs_free(&op.attrs);
-	assert_int_equal(fl_attrs_set_string(&gelu.attrs, "approx", "fast"), 0);
+	assert_int_equal(fl_attrs_set_string(&gelu.attrs, "approximate", "fast"), 0);
 	t_infer_fails(&gelu, &in,
-			  "attrs.approx: expected \"erf\" or \"tanh\", got "
-			  "\"fast\"");
+			  "attrs.approximate: expected \"none\" or \"tanh\" "
+			  "(\"erf\" = \"none\"), got \"fast\"");
 	fl_attrs_free(&gelu.attrs);
 }
 
@@ -620,6 +625,9 @@ static void test_gelu_expands(void **state)
 	check_expansion(ONE("[4,16]", "", "[4,16]",
 		"{'name':'ge','op':'gelu','in':['x'],'out':'y',"
 		"'attrs':{'approx':'tanh'}}"));
+	check_expansion(ONE("[4,16]", "", "[4,16]",
+		"{'name':'ge','op':'gelu','in':['x'],'out':'y',"
+		"'attrs':{'approximate':'tanh'}}"));
 }
 
 static void test_silu_expands(void **state)
@@ -721,18 +729,19 @@ static void test_attention_expands(void **state)
 	check_expansion(ATT("[2,4,8]", "[5,8]", "[5,3]", "[2,4,3]", ""));
 }
 
-/* Two softmaxes and a layernorm around user primitives: every compound
- * opened, names unique, values equal. */
+/* Two softmaxes and a layernorm around user primitives. */
+#define MIXED HEAD IN("x", "[3,5]") PARAM("g", "[5]") OUT("y", "[3,5]") OPS \
+	"{'name':'sm1','op':'softmax','in':['x'],'out':'h1'},"		\
+	"{'name':'r','op':'relu','in':['h1'],'out':'h2'},"		\
+	"{'name':'sm2','op':'softmax','in':['h2'],'out':'h3'},"		\
+	"{'name':'ln','op':'layernorm','in':['h3','g'],'out':'h4'},"	\
+	"{'name':'ad','op':'add','in':['h4','x'],'out':'y'}" TAIL
+
+/* The mixed graph: every compound opened, names unique, values equal. */
 static void test_mixed_graph_expands(void **state)
 {
 	fl_graph *g, *e;
-	const char *json = HEAD IN("x", "[3,5]") PARAM("g", "[5]")
-		OUT("y", "[3,5]") OPS
-		"{'name':'sm1','op':'softmax','in':['x'],'out':'h1'},"
-		"{'name':'r','op':'relu','in':['h1'],'out':'h2'},"
-		"{'name':'sm2','op':'softmax','in':['h2'],'out':'h3'},"
-		"{'name':'ln','op':'layernorm','in':['h3','g'],'out':'h4'},"
-		"{'name':'ad','op':'add','in':['h4','x'],'out':'y'}" TAIL;
+	const char *json = MIXED;
 
 	(void)state;
 	assert_int_equal(check_expansion(json), 5 + 1 + 5 + 10 + 1);
@@ -744,6 +753,86 @@ static void test_mixed_graph_expands(void **state)
 	assert_true(fl_graph_find_op(e, "sm1.div") <
 		    fl_graph_find_op(e, "r"));
 	assert_true(fl_graph_find_op(e, "r") < fl_graph_find_op(e, "sm2.max"));
+	fl_graph_free(e);
+	fl_graph_free(g);
+}
+
+/* fl_graph_open_compounds as the open pass uses it: a decision per
+ * compound op (here: only the first two), a hook per opening with the
+ * primitives it produced, and the map from each new op to its source op. */
+struct open_record {
+	int asked, opened, first_n[4];
+	char first_name[4][32];
+};
+
+static bool open_first_two(void *user, const fl_graph *src, int i)
+{
+	struct open_record *r = user;
+
+	(void)src;
+	(void)i;
+	return r->asked++ < 2;
+}
+
+static int record_opening(void *user, const fl_graph *src, int i,
+			  const fl_graph *dst, int first, int n, fl_error *err)
+{
+	struct open_record *r = user;
+
+	(void)err;
+	assert_true(fl_op_is_compound(src->ops[i].kind));
+	r->first_n[r->opened] = n;
+	snprintf(r->first_name[r->opened], sizeof r->first_name[0], "%s",
+		 dst->ops[first].name);
+	r->opened++;
+	return 0;
+}
+
+static void test_open_compounds_decides_each(void **state)
+{
+	const char *json = MIXED;
+	struct open_record rec = {0};
+	const fl_open_hooks hooks = {open_first_two, record_opening, &rec};
+	fl_graph *g, *e;
+	fl_error err = {""};
+	int *src = NULL, kept = -1, ln;
+
+	(void)state;
+	g = t_load_q(json);
+	e = fl_graph_open_compounds(g, &hooks, &src, &kept, &err);
+	if (!e)
+		fail_msg("%s", err.msg);
+	assert_int_equal(rec.asked, 3);
+	assert_int_equal(rec.opened, 2);
+	assert_int_equal(kept, 1);
+	assert_int_equal(rec.first_n[0], 5);
+	assert_string_equal(rec.first_name[0], "sm1.max");
+	assert_string_equal(rec.first_name[1], "sm2.max");
+	/* source order: sm1's 5 primitives, r, sm2's 5, ln kept, ad */
+	assert_int_equal(e->n_ops, 5 + 1 + 5 + 1 + 1);
+	ln = fl_graph_find_op(e, "ln");
+	assert_int_equal(ln, 11);
+	assert_int_equal(e->ops[ln].kind, FL_OP_LAYERNORM);
+	for (int k = 0; k < e->n_ops; k++) {
+		static const int want[] = {0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2, 3, 4};
+
+		assert_int_equal(src[k], want[k]);
+		assert_int_equal(e->tensors[e->ops[k].out[0]].producer, k);
+	}
+	free(src);
+	/* opening the rest afterwards gives the graph that opens everything */
+	{
+		fl_graph *all = expand(g), *rest;
+
+		rest = fl_graph_open_compounds(e, NULL, NULL, &kept, &err);
+		assert_non_null(rest);
+		assert_int_equal(kept, 0);
+		assert_int_equal(rest->n_ops, all->n_ops);
+		for (int k = 0; k < all->n_ops; k++)
+			assert_string_equal(rest->ops[k].name, all->ops[k].name);
+		fl_graph_free(rest);
+		fl_graph_free(all);
+	}
 	fl_graph_free(e);
 	fl_graph_free(g);
 }
@@ -844,7 +933,7 @@ static void test_loader_reports_compound_errors(void **state)
 
 	(void)state;
 	t_load_fails(a, "in[1]: gamma shape [5] does not broadcast to [4,8]");
-	t_load_fails(b, "attrs.approx: expected \"erf\" or \"tanh\"");
+	t_load_fails(b, "attrs.approx: expected \"none\" or \"tanh\"");
 	free(a);
 	free(b);
 }
@@ -881,6 +970,7 @@ FL_SUITE(compound,
 	 cmocka_unit_test(test_variance_expands),
 	 cmocka_unit_test(test_attention_expands),
 	 cmocka_unit_test(test_mixed_graph_expands),
+	 cmocka_unit_test(test_open_compounds_decides_each),
 	 cmocka_unit_test(test_expansion_names_avoid_user_names),
 	 cmocka_unit_test(test_expansion_keeps_origin),
 	 cmocka_unit_test(test_expansion_without_compounds),

@@ -194,6 +194,70 @@ static void test_bad_attrs(void **state)
 		     "ops[0].attrs.perm");
 }
 
+/* gelu's form: "approximate" as ONNX and PyTorch spell it ("none" |
+ * "tanh"), or the older alias "approx" ("erf" | "tanh"). */
+static fl_graph *gelu_graph(const char *attrs)
+{
+	char json[1024];
+
+	snprintf(json, sizeof json, HEAD XY "\"ops\":[{\"name\":\"ge\","
+		 "\"op\":\"gelu\",\"in\":[\"x\"],\"out\":\"y\"%s%s%s}]}",
+		 attrs ? ",\"attrs\":{" : "", attrs ? attrs : "",
+		 attrs ? "}" : "");
+	return t_load(json);
+}
+
+/* "tanh" or "erf": the form gelu opens into. */
+static const char *gelu_form(const char *attrs)
+{
+	fl_graph *g = gelu_graph(attrs), *e;
+	fl_error err = {""};
+	const char *form;
+
+	e = fl_graph_expand_compounds(g, &err);
+	if (!e)
+		fail_msg("%s: %s", attrs ? attrs : "no attrs", err.msg);
+	form = fl_graph_find_op(e, "ge.tanh") >= 0 ? "tanh"
+	       : fl_graph_find_op(e, "ge.erf") >= 0 ? "erf" : "?";
+	fl_graph_free(e);
+	fl_graph_free(g);
+	return form;
+}
+
+static void test_gelu_approximate(void **state)
+{
+	char json[1024];
+
+	(void)state;
+	assert_string_equal(gelu_form(NULL), "erf");
+	assert_string_equal(gelu_form("\"approximate\":\"none\""), "erf");
+	assert_string_equal(gelu_form("\"approximate\":\"tanh\""), "tanh");
+	assert_string_equal(gelu_form("\"approx\":\"erf\""), "erf");
+	assert_string_equal(gelu_form("\"approx\":\"tanh\""), "tanh");
+	assert_string_equal(gelu_form("\"approx\":\"none\""), "erf");
+	/* bad values name the key the file used */
+	snprintf(json, sizeof json, HEAD XY "\"ops\":[{\"name\":\"ge\","
+		 "\"op\":\"gelu\",\"in\":[\"x\"],\"out\":\"y\","
+		 "\"attrs\":{\"approximate\":\"fast\"}}]}");
+	t_load_fails(json, "ops[0]");
+	t_load_fails(json, "attrs.approximate: expected \"none\" or \"tanh\" "
+		     "(\"erf\" = \"none\"), got \"fast\"");
+	snprintf(json, sizeof json, HEAD XY "\"ops\":[{\"name\":\"ge\","
+		 "\"op\":\"gelu\",\"in\":[\"x\"],\"out\":\"y\","
+		 "\"attrs\":{\"approx\":\"Tanh\"}}]}");
+	t_load_fails(json, "attrs.approx: expected \"none\" or \"tanh\" "
+		     "(\"erf\" = \"none\"), got \"Tanh\"");
+	snprintf(json, sizeof json, HEAD XY "\"ops\":[{\"name\":\"ge\","
+		 "\"op\":\"gelu\",\"in\":[\"x\"],\"out\":\"y\","
+		 "\"attrs\":{\"approximate\":1}}]}");
+	t_load_fails(json, "attrs.approximate: expected a string");
+	snprintf(json, sizeof json, HEAD XY "\"ops\":[{\"name\":\"ge\","
+		 "\"op\":\"gelu\",\"in\":[\"x\"],\"out\":\"y\","
+		 "\"attrs\":{\"approximate\":\"tanh\",\"approx\":\"tanh\"}}]}");
+	t_load_fails(json, "attrs.approx: an alias of \"approximate\", which "
+		     "is given too");
+}
+
 static void test_cycle(void **state)
 {
 	(void)state;
@@ -315,6 +379,7 @@ FL_SUITE(loader,
 	 cmocka_unit_test(test_shape_mismatch),
 	 cmocka_unit_test(test_broadcast_error),
 	 cmocka_unit_test(test_bad_attrs),
+	 cmocka_unit_test(test_gelu_approximate),
 	 cmocka_unit_test(test_cycle),
 	 cmocka_unit_test(test_written_twice),
 	 cmocka_unit_test(test_bad_dims),

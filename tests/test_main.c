@@ -19,6 +19,7 @@ FL_SUITE_DECL(codegen);
 FL_SUITE_DECL(run);
 FL_SUITE_DECL(layer1);
 FL_SUITE_DECL(pipeline);
+FL_SUITE_DECL(layers);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
 		{fl_suite_run, &fl_suite_run_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
+		{fl_suite_layers, &fl_suite_layers_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

@@ -135,3 +135,21 @@ const char *t_samples_dir(void)
 
 	return s ? s : "samples";
 }
+
+const char *t_repo_root(void)
+{
+	static char root[4096];
+	const char *r = getenv("FUSELAB_ROOT"), *s = getenv("FUSELAB_SAMPLES");
+	char *slash;
+
+	if (r)
+		return r;
+	if (!s || strlen(s) >= sizeof root)
+		return ".";
+	strcpy(root, s);
+	slash = strrchr(root, '/');
+	if (!slash)
+		return ".";
+	*slash = '\0';
+	return root[0] ? root : "/";
+}

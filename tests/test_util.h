@@ -53,4 +53,8 @@ int t_run(const char *cmd, char **output);
 const char *t_fuselab_bin(void);
 const char *t_samples_dir(void);
 
+/* The repository's root folder: FUSELAB_ROOT (set by make test), else the
+ * folder above FUSELAB_SAMPLES, else the current folder. */
+const char *t_repo_root(void);
+
 #endif

@@ -4,15 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *class_name(fl_op_class c)
-{
-	static const char *const names[] = {"elementwise", "broadcasting",
-					    "reduction", "opaque", "custom",
-					    "compound"};
-
-	return names[c];
-}
-
 const char *fl_view_ops_header(void)
 {
 	return "  #  op                    kind          class         output";
@@ -26,7 +17,7 @@ void fl_view_ops_row(const fl_graph *g, int i, char *buf, size_t n)
 	char shape[96];
 
 	snprintf(buf, n, "%3d  %-20.20s  %-12.12s  %-12.12s  %s %s", i,
-		 op->name, info->name, class_name(info->cls), out->name,
+		 op->name, info->name, fl_op_class_name(info->cls), out->name,
 		 fl_shape_format(&out->shape, shape, sizeof shape));
 }
 

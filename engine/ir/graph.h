@@ -144,9 +144,36 @@ typedef struct fl_graph_summary {
 
 void fl_graph_summarize(const fl_graph *g, fl_graph_summary *s);
 
-/* Replaces every compound op by its primitive expansion (a new graph; g is
- * not changed).  Tensor indices of g are kept; new intermediates and
- * constants are appended.  The result is validated. */
+/* What a caller of fl_graph_open_compounds decides and hears.  Every
+ * member may be NULL. */
+typedef struct fl_open_hooks {
+	/* Open compound op i of src now?  Asked once per compound op, in
+	 * source order; an op it declines is copied as it is. */
+	bool (*decide)(void *user, const fl_graph *src, int i);
+	/* Op i of src was just opened into dst->ops[first .. first+n-1] (the
+	 * order before the source order is restored).  Non-zero aborts the
+	 * opening (message in err). */
+	int (*opened)(void *user, const fl_graph *src, int i,
+		      const fl_graph *dst, int first, int n, fl_error *err);
+	void *user;
+} fl_open_hooks;
+
+/* Opens the compound ops of g that hooks->decide accepts (all of them
+ * when hooks or decide is NULL) into their primitive expansions: a new
+ * graph, g is not changed.  Tensor indices of g are kept (new
+ * intermediates and constants are appended); primitives are copied
+ * before any expansion (so expansion names never clash with user ops),
+ * then the ops are put back in source order, each expansion where its
+ * compound op stood, and producers relinked.  Shapes are inferred as the
+ * expansions add ops, but the result is not validated.  When src_of is
+ * not NULL it receives (malloc'd) for each op of the result the index of
+ * the op of g it came from; n_kept (may be NULL) receives how many
+ * compound ops were left unopened. */
+fl_graph *fl_graph_open_compounds(const fl_graph *g, const fl_open_hooks *hooks,
+				  int **src_of, int *n_kept, fl_error *err);
+
+/* Replaces every compound op by its primitive expansion (the call above
+ * opening everything); the result is validated. */
 fl_graph *fl_graph_expand_compounds(const fl_graph *g, fl_error *err);
 
 #endif

@@ -8,8 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "rng.h"
 
 void fl_interp_opts_default(fl_interp_opts *o)
@@ -87,14 +87,6 @@ int64_t fl_interp_bytes_needed(const fl_graph *g)
 	return total;
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int alloc_buf(const fl_graph *g, int t, fl_buf *b)
 {
 	int64_t n = fl_shape_numel(&g->tensors[t].shape);
@@ -129,7 +121,7 @@ static int run_op(const fl_graph *g, int i, fl_values *v, fl_error *err)
 {
 	const fl_op *op = &g->ops[i];
 	fl_buf in[64], out[8];
-	double t0 = now_seconds();
+	double t0 = fl_now();
 
 	for (int k = 0; k < op->n_in && k < 64; k++)
 		in[k] = v->bufs[op->in[k]];
@@ -142,7 +134,7 @@ static int run_op(const fl_graph *g, int i, fl_values *v, fl_error *err)
 		out[k] = v->bufs[op->out[k]];
 	}
 	fl_op_info_of(op->kind)->eval(op, in, out);
-	v->op_seconds[i] = now_seconds() - t0;
+	v->op_seconds[i] = fl_now() - t0;
 	return 0;
 }
 

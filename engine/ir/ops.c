@@ -83,7 +83,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 		 "x/sqrt(mean(x^2)+eps)*gamma"),
 	COMPOUND(FL_OP_BATCHNORM, "batchnorm", batchnorm, 3, 5, ATTRS("eps"),
 		 "inference batch normalisation"),
-	COMPOUND(FL_OP_GELU, "gelu", gelu, 1, 1, ATTRS("approx"),
+	COMPOUND(FL_OP_GELU, "gelu", gelu, 1, 1, ATTRS("approximate", "approx"),
 		 "Gaussian error linear unit (erf or tanh form)"),
 	COMPOUND(FL_OP_SILU, "silu", silu, 1, 1, NO_ATTRS, "x*sigmoid(x)"),
 	COMPOUND(FL_OP_LEAKY_RELU, "leaky_relu", leaky_relu, 1, 1,
@@ -121,6 +121,18 @@ const char *fl_op_kind_name(fl_op_kind kind)
 {
 	const fl_op_info *info = fl_op_info_of(kind);
 	return info ? info->name : "?";
+}
+
+const char *fl_op_class_name(fl_op_class c)
+{
+	static const char *const names[] = {
+		[FL_CLASS_UNARY] = "unary",	[FL_CLASS_BINARY] = "binary",
+		[FL_CLASS_REDUCE] = "reduction", [FL_CLASS_OPAQUE] = "opaque",
+		[FL_CLASS_CUSTOM] = "custom",	[FL_CLASS_COMPOUND] = "compound",
+	};
+
+	return (int)c >= 0 && (size_t)c < sizeof names / sizeof names[0]
+		? names[c] : "?";
 }
 
 bool fl_op_is_compound(fl_op_kind kind)

@@ -48,7 +48,9 @@
  *   batchnorm(x, mean, var[, gamma[, beta]])  inference form; every
  *                                     parameter must broadcast to x (use
  *                                     [C,1,1] for NCHW); "eps" 1e-5
- *   gelu(x)                           "approx": "erf" (default) | "tanh"
+ *   gelu(x)                           "approximate" (ONNX, PyTorch):
+ *                                     "none" (erf form, default) | "tanh";
+ *                                     "approx" is an alias, "erf" = "none"
  *   silu(x)                           x * sigmoid(x)
  *   leaky_relu(x)                     max(x, alpha*x); "alpha" 0.01
  *   quantize(x)                       fake quantisation round(x/s)*s;
@@ -100,6 +102,11 @@ typedef enum fl_op_class {
 	FL_CLASS_CUSTOM,	/* cannot be modelled: splits clusters */
 	FL_CLASS_COMPOUND,
 } fl_op_class;
+
+/* "unary", "binary", "reduction", "opaque", "custom", "compound": the
+ * op library's class, as --list-ops, --check and the TUI print it (not
+ * the E/B/R/O type partition computes, classify.h). */
+const char *fl_op_class_name(fl_op_class c);
 
 /* A tensor buffer as the reference implementations see it: row-major f32. */
 typedef struct fl_buf {

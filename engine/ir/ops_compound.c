@@ -832,17 +832,31 @@ int fl_expand_batchnorm(fl_graph *dst, const fl_op *op, fl_error *err)
 /* ------------------------------------------------------------------ */
 /* gelu, silu, leaky_relu, quantize: elementwise                         */
 
-/* "approx": false for "erf" (default), true for "tanh". */
+/* "approximate", as ONNX and PyTorch spell it: "none" (the exact erf
+ * form, the default) or "tanh"; "erf" means "none".  "approx" is an older
+ * alias of the same attribute (one of the two may be given).  Sets
+ * *tanh_form. */
 static int gelu_is_tanh(const fl_op *op, bool *tanh_form, fl_error *err)
 {
-	const char *s;
+	const char *key = "approximate", *s;
+	int given = fl_attr_string(&op->attrs, key, "none", &s, err);
 
-	if (fl_attr_string(&op->attrs, "approx", "erf", &s, err) < 0)
+	if (given < 0)
 		return -1;
+	if (fl_attrs_find(&op->attrs, "approx")) {
+		if (given) {
+			fl_error_set(err, "attrs.approx: an alias of "
+				     "\"approximate\", which is given too");
+			return -1;
+		}
+		key = "approx";
+		if (fl_attr_string(&op->attrs, key, "none", &s, err) < 0)
+			return -1;
+	}
 	*tanh_form = strcmp(s, "tanh") == 0;
-	if (!*tanh_form && strcmp(s, "erf") != 0) {
-		fl_error_set(err, "attrs.approx: expected \"erf\" or \"tanh\", "
-			     "got \"%s\"", s);
+	if (!*tanh_form && strcmp(s, "none") != 0 && strcmp(s, "erf") != 0) {
+		fl_error_set(err, "attrs.%s: expected \"none\" or \"tanh\" "
+			     "(\"erf\" = \"none\"), got \"%s\"", key, s);
 		return -1;
 	}
 	return 0;

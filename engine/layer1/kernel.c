@@ -33,6 +33,17 @@ const char *fl_placement_name(fl_placement p)
 	return "?";
 }
 
+const char *fl_reduce_form_name(fl_reduce_form f)
+{
+	switch (f) {
+	case FL_REDUCE_ALL: return "all-reduce";
+	case FL_REDUCE_X: return "x-reduce";
+	case FL_REDUCE_Y: return "y-reduce";
+	case FL_REDUCE_NONE: break;
+	}
+	return "none";
+}
+
 void fl_layer1_opts_default(fl_layer1_opts *o)
 {
 	memset(o, 0, sizeof *o);

@@ -85,6 +85,9 @@ typedef enum fl_reduce_form {
 	FL_REDUCE_Y,		/* reduced along the inner one */
 } fl_reduce_form;
 
+/* "all-reduce", "x-reduce", "y-reduce" or "none". */
+const char *fl_reduce_form_name(fl_reduce_form f);
+
 typedef struct fl_kernel {
 	int id;
 	char name[32];		/* generated C identifier: "fl_k<id>" */

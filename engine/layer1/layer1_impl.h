@@ -47,8 +47,8 @@ typedef struct fl_l1_model {
 	isl_union_map *validity;	/* raw | war | waw */
 } fl_l1_model;
 
-/* Builds the model of the member ops ops[0..n-1] of graph g (in any
- * order: the model keeps them ascending, i.e. topological), with its
+/* Builds the model of the member ops ops[0..n-1] of graph g (ascending,
+ * i.e. topological, as micro-graph members are kept), with its
  * dependences; a tensor leaves the kernel when it is a graph output or an
  * op that is not a member reads it.  On error the model is cleared and -1
  * returned with a message. */

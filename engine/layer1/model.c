@@ -297,28 +297,25 @@ static int model_fail(fl_l1_model *m, const char *what, fl_error *err)
 	return -1;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
 int fl_l1_model_build(fl_l1_model *m, isl_ctx *ctx, const fl_graph *g,
 		      const int *ops, int n, fl_error *err)
 {
 	int cap = 0;
 
 	memset(m, 0, sizeof *m);
+	for (int i = 1; i < n; i++)
+		if (ops[i] <= ops[i - 1]) {
+			fl_error_set(err, "layer 1: member ops not ascending "
+				     "(%d after %d)", ops[i], ops[i - 1]);
+			return -1;
+		}
 	m->ctx = ctx;
 	m->g = g;
 	m->n_ops = n;
 	m->ops = malloc((size_t)n * sizeof *m->ops);
 	m->poly = calloc((size_t)n, sizeof *m->poly);
-	if (m->ops) {	/* merged micro-graphs list members unsorted */
+	if (m->ops)
 		memcpy(m->ops, ops, (size_t)n * sizeof *ops);
-		qsort(m->ops, (size_t)n, sizeof *m->ops, cmp_int);
-	}
 	if (!m->ops || !m->poly || find_leaves(m) < 0) {
 		fl_l1_model_clear(m);
 		fl_error_set(err, "out of memory");

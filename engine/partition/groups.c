@@ -377,9 +377,12 @@ static void reslot(fl_state *st, int p, int c, int merged, int n_win)
 	free(slots);
 }
 
-static int append_members(fl_micro_graph *into, const fl_micro_graph *from)
+/* Merges from's members into into's, keeping them ascending (both lists
+ * are ascending and disjoint): a merge from the back, in place. */
+static int merge_members(fl_micro_graph *into, const fl_micro_graph *from)
 {
 	int need = into->n_members + from->n_members;
+	int i = into->n_members - 1, j = from->n_members - 1, k = need - 1;
 
 	if (need > into->cap_members) {
 		int cap = need > 2 * into->cap_members ? need : 2 * into->cap_members;
@@ -390,8 +393,9 @@ static int append_members(fl_micro_graph *into, const fl_micro_graph *from)
 		into->members = m;
 		into->cap_members = cap;
 	}
-	memcpy(into->members + into->n_members, from->members,
-	       (size_t)from->n_members * sizeof *from->members);
+	while (j >= 0)
+		into->members[k--] = i >= 0 && into->members[i] > from->members[j]
+			? into->members[i--] : from->members[j--];
 	into->n_members = need;
 	return 0;
 }
@@ -426,7 +430,7 @@ int fl_groups_merge(fl_state *st, int into, int from, fl_op_type type,
 		gx->ord[into] = slot;
 		gx->at_slot[slot] = into;
 	}
-	if (append_members(a, b) < 0) {
+	if (merge_members(a, b) < 0) {
 		fl_error_set(err, "out of memory merging micro-graphs");
 		return -1;
 	}

@@ -1,7 +1,8 @@
 /* Partition state (DESIGN 1.2): which cluster each op belongs to, each
  * primitive's type, and the micro-graphs that aggregation builds.  Views
- * and exporters read it through the engine (engine.h); the passes in
- * partition.c and aggregate.c write it. */
+ * and exporters read it through the engine (engine.h); the partition
+ * passes write it (cluster.c, open.c, classify_pass.c, constrain.c,
+ * aggregate.c: one file each, in pipeline order). */
 #ifndef FL_PARTITION_H
 #define FL_PARTITION_H
 
