@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "engine.h"
 #include "interp.h"
 #include "loader.h"
@@ -210,20 +209,13 @@ bad:
 
 static void print_micro_graph(const fl_graph *g, const fl_micro_graph *m)
 {
-	int *sorted = malloc(((size_t)m->n_members + 1) * sizeof *sorted);
-
 	printf("  G%-4d %s  ", m->id, fl_op_type_name(m->type));
 	if (m->cluster >= 0)
 		printf("F%-3d", m->cluster + 1);
 	else
 		printf("--  ");
-	if (sorted) {
-		memcpy(sorted, m->members, (size_t)m->n_members * sizeof *sorted);
-		qsort(sorted, (size_t)m->n_members, sizeof *sorted, fl_cmp_int);
-		for (int i = 0; i < m->n_members; i++)
-			printf(" %s", g->ops[sorted[i]].name);
-		free(sorted);
-	}
+	for (int i = 0; i < m->n_members; i++)	/* ascending: program order */
+		printf(" %s", g->ops[m->members[i]].name);
 	printf("  [%s]\n", *m->history ? m->history : "-");
 }
 
@@ -523,9 +515,6 @@ int fl_batch_run(const fl_options *o)
 
 int fl_batch_list_ops(void)
 {
-	static const char *const classes[] = {"unary", "binary", "reduction",
-					      "opaque", "custom", "compound"};
-
 	for (int k = 0; k < FL_OP_COUNT; k++) {
 		const fl_op_info *info = fl_op_info_of((fl_op_kind)k);
 		char arity[16];
@@ -537,7 +526,7 @@ int fl_batch_list_ops(void)
 		else
 			snprintf(arity, sizeof arity, "%d-%d", info->min_in,
 				 info->max_in);
-		printf("%-13s %-9s in %-4s %s\n", info->name, classes[info->cls],
+		printf("%-13s %-9s in %-4s %s\n", info->name, fl_op_class_name(info->cls),
 		       arity, info->doc);
 	}
 	return 0;

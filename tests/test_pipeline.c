@@ -193,16 +193,25 @@ static int step_points(const fl_event_log *log, int *at, int max)
 static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 {
 	fl_session *full = open_graph(g, o), *fresh;
-	const fl_event_log *all;
+	fl_event_log *all;
 	fl_error err = {""};
 	int at[128], n;
 
 	must(fl_engine_run(full, &err), &err, g->name);
-	all = fl_engine_events(full);
-	for (int p = FL_PASS_PREPROCESS; p <= (int)o->stop_after; p++) {
+	if (o->run_kernels && !(fl_engine_run_result(full) &&
+				fl_engine_run_result(full)->verified))
+		fail_msg("%s does not verify through the pipeline", g->name);
+	all = fl_event_log_copy(fl_engine_events(full), -1);	/* the session
+		will move: keep the complete log */
+	assert_non_null(all);
+	/* passes that decide on every graph (preprocess, open, constrain
+	 * and aggregate may have nothing to do) */
+	for (int p = FL_PASS_CLUSTER; p <= (int)o->stop_after; p++) {
 		bool seen = false;
 
-		if ((p == FL_PASS_COMPILE || p == FL_PASS_RUN) && !o->run_kernels)
+		if (p == FL_PASS_OPEN || p == FL_PASS_CONSTRAIN ||
+		    p == FL_PASS_AGGREGATE ||
+		    ((p == FL_PASS_COMPILE || p == FL_PASS_RUN) && !o->run_kernels))
 			continue;
 		for (int i = 0; i < fl_event_log_count(all); i++)
 			seen |= fl_event_log_get(all, i)->pass == (fl_pass)p;
@@ -234,6 +243,7 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 		free(b);
 		must(fl_engine_check(fresh, &err), &err, "state check");
 	}
+	fl_event_log_free(all);
 	fl_engine_close(fresh);
 	fl_engine_close(full);
 }

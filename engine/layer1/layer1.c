@@ -93,14 +93,10 @@ static isl_schedule *schedule_model(const fl_l1_model *m, long budget,
 
 /* ---- micro-graph order -------------------------------------------------- */
 
-/* The smallest member op of mg (members are not kept sorted). */
+/* The smallest member op of mg (members are ascending). */
 static int first_op(const fl_micro_graph *mg)
 {
-	int f = mg->members[0];
-
-	for (int i = 1; i < mg->n_members; i++)
-		f = mg->members[i] < f ? mg->members[i] : f;
-	return f;
+	return mg->members[0];
 }
 
 /* Producer -> consumer edges between different micro-graphs (repeats
@@ -217,16 +213,6 @@ static fl_reduce_form reduce_form_of(const fl_graph *g, int op, char *why,
 	return red[runs - 1] ? FL_REDUCE_Y : FL_REDUCE_X;
 }
 
-static const char *reduce_form_name(fl_reduce_form f)
-{
-	switch (f) {
-	case FL_REDUCE_ALL: return "all-reduce";
-	case FL_REDUCE_X: return "x-reduce";
-	case FL_REDUCE_Y: return "y-reduce";
-	default: return "none";
-	}
-}
-
 static bool is_reduction(fl_op_kind k)
 {
 	return k == FL_OP_REDUCE_SUM || k == FL_OP_REDUCE_MAX ||
@@ -249,7 +235,7 @@ static fl_reduce_form group_reduce_form(const fl_l1_model *m, char *why,
 			continue;
 		f = reduce_form_of(m->g, op, shape, sizeof shape);
 		snprintf(why, n, "; %s %s: %s", m->g->ops[op].name, shape,
-			 reduce_form_name(f));
+			 fl_reduce_form_name(f));
 		return f;
 	}
 	return FL_REDUCE_NONE;
@@ -482,21 +468,15 @@ static int kernel_show(fl_kernel *k, const l1_view *v, fl_error *err)
 static char *memo_key(const fl_state *st, const fl_micro_graph *mg)
 {
 	const fl_engine_opts *o = st->opts;
-	int *ops = malloc(((size_t)mg->n_members + 1) * sizeof *ops);
 	fl_key k = {0};
 
-	if (!ops)
-		return NULL;
-	memcpy(ops, mg->members, (size_t)mg->n_members * sizeof *ops);
-	qsort(ops, (size_t)mg->n_members, sizeof *ops, fl_cmp_int);
 	fl_key_printf(&k, "pre %d budget %ld recompute %.17g tile", o->preprocess,
 		      o->layer1.sched_budget, o->layer1.max_recompute);
 	for (int i = 0; i < o->layer1.n_tile; i++)
 		fl_key_printf(&k, " %lld", (long long)o->layer1.tile[i]);
 	fl_key_printf(&k, " ops");
-	for (int i = 0; i < mg->n_members; i++)
-		fl_key_printf(&k, " %d", ops[i]);
-	free(ops);
+	for (int i = 0; i < mg->n_members; i++)	/* ascending */
+		fl_key_printf(&k, " %d", mg->members[i]);
 	return fl_key_take(&k);
 }
 
