@@ -29,9 +29,11 @@ CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
 	     $(CFLAGS) $(ENGINE_DIRS:%=-I%) -Iapp -Iviews -Iexporters -DFL_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
 
+# The sanitizer build also checks the engine state after every pass
+# (FL_CHECK_STATE: engine/check.c).
 ifeq ($(SAN),1)
 VARIANT  := san
-ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -DFL_CHECK_STATE \
 	      -fno-sanitize-recover=undefined -O1
 LDSAN    := -fsanitize=address,undefined
 else
@@ -92,6 +94,8 @@ run: all
 # line (cmocka's) is the last thing printed.
 # The layer check comes first (order-only, so that it is done before any
 # test binary runs); the nested sanitizer make is told it was done.
+# The sanitizer build also checks the engine state after every pass
+# (FL_CHECK_STATE: engine/check.c).
 ifeq ($(SAN),1)
 test: test-san
 else
@@ -112,7 +116,12 @@ test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 
 BENCH_BIN := $(B)/bench_partition
 
-$(BENCH_BIN): $(B)/bench/bench_partition.o $(B)/libfuselab.a
+$(BENCH_BIN): $(B)/bench/bench_partition.o $(B)/bench/synth.o $(B)/libfuselab.a
+	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
+
+STEPS_BIN := $(B)/bench_steps
+
+$(STEPS_BIN): $(B)/bench/bench_steps.o $(B)/bench/synth.o $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
 STREAM_BIN := $(B)/stream
@@ -123,11 +132,14 @@ $(STREAM_BIN): bench/stream.c
 
 # Speed lives here, not in timed tests: each benchmark prints what it
 # measured and on which machine, with its baseline from the same run.
-bench: $(BENCH_BIN) $(BIN) $(STREAM_BIN)
+bench: $(BENCH_BIN) $(STEPS_BIN) $(BIN) $(STREAM_BIN)
 	@mkdir -p build/bench
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   $(BENCH_BIN); } | tee build/bench/partition.txt
+	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
+	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	   $(STEPS_BIN) samples; } | tee build/bench/steps.txt
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   bench/bench_kernels.sh $(BIN) $(STREAM_BIN); } | tee build/bench/kernels.txt
@@ -152,5 +164,5 @@ deps:
 clean:
 	rm -rf build
 
--include $(B)/bench/bench_partition.d
+-include $(B)/bench/bench_partition.d $(B)/bench/bench_steps.d $(B)/bench/synth.d
 -include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(EXPORT_OBJ:.o=.d)

@@ -1,5 +1,6 @@
 /* Black-box tests of the fuselab binary: options, exit statuses, messages,
  * and that the man page documents every option --help lists. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "events.h"
 #include "test_util.h"
 
 /* Runs "fuselab ARGS", returns the status, output in *out. */
@@ -231,6 +233,141 @@ static void test_stage_partition(void **state)
 	assert_int_equal(sample_run("apollo_fig3", "--stage layer9", &out), 2);
 	assert_contains(out, "--stage: unknown stage \"layer9\"");
 	free(out);
+}
+
+/* The "reason" of each event line of out, one per line (malloc'd), and
+ * the passes seen; the state (with --stage) is one more line. */
+static char *event_reasons(char *out, bool *pass_seen, int *n)
+{
+	char *line, *save = NULL, *reasons = calloc(1, strlen(out) + 1);
+	size_t used = 0;
+
+	assert_non_null(reasons);
+	*n = 0;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		cJSON *j = cJSON_Parse(line);
+		const cJSON *r = cJSON_GetObjectItem(j, "reason");
+		const cJSON *p = cJSON_GetObjectItem(j, "pass");
+		fl_pass pass;
+
+		if (!j)
+			fail_msg("not a JSON line: %s", line);
+		if (!cJSON_GetObjectItem(j, "seq")) {	/* the state, last */
+			assert_non_null(cJSON_GetObjectItem(j, "micro_graphs"));
+			cJSON_Delete(j);
+			continue;
+		}
+		if (!cJSON_IsString(r) || !cJSON_IsString(p) ||
+		    fl_pass_parse(p->valuestring, &pass) < 0)
+			fail_msg("not an event line: %s", line);
+		pass_seen[pass] = true;
+		used += (size_t)sprintf(reasons + used, "%s\n", r->valuestring);
+		cJSON_Delete(j);
+		(*n)++;
+	}
+	return reasons;
+}
+
+/* --step N prints the log of a complete run cut at N, with every pass
+ * up to the run: events in JSONL, text and JSON. */
+static void test_step_equals_cut(void **state)
+{
+	static const int steps[] = {0, 3, 9, 20, 30, 33};
+	bool seen[FL_PASS_COUNT] = {false}, none[FL_PASS_COUNT];
+	char *out, *all, args[128];
+	int n_all, n;
+
+	(void)state;
+	assert_int_equal(sample_run("softmax", "--stage run --repeat 1 --warmup 0 "
+				    "--events --format jsonl", &out), 0);
+	all = event_reasons(out, seen, &n_all);
+	free(out);
+	for (int p = FL_PASS_CLUSTER; p < FL_PASS_COUNT; p++)
+		if (p != FL_PASS_CONSTRAIN && p != FL_PASS_AGGREGATE && !seen[p])
+			fail_msg("no event of pass %s", fl_pass_name((fl_pass)p));
+	assert_true(n_all > steps[5]);
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+		char *cut;
+		size_t len = 0;
+
+		snprintf(args, sizeof args, "--stage run --repeat 1 --warmup 0 "
+			 "--events --format jsonl --step %d", steps[i]);
+		assert_int_equal(sample_run("softmax", args, &out), 0);
+		cut = event_reasons(out, none, &n);
+		assert_int_equal(n, steps[i]);
+		for (int k = 0; k < n; k++)
+			len += strcspn(all + len, "\n") + 1;
+		if (strlen(cut) != len || strncmp(cut, all, len) != 0)
+			fail_msg("--step %d: the log is not the complete log cut "
+				 "there:\n%s", steps[i], cut);
+		free(cut);
+		free(out);
+	}
+	free(all);
+	/* text: one line per decision, the later passes included */
+	assert_int_equal(sample_run("softmax", "--stage run --repeat 1 "
+				    "--warmup 0 --events", &out), 0);
+	assert_contains(out, " codegen generated [softmax.max] fl_k0: ");
+	assert_contains(out, " compile compiled [] ");
+	assert_contains(out, " run ran [softmax.max] fl_k0 (1 op): ");
+	assert_contains(out, " run verified [softmax.div] output y: pass");
+	assert_contains(out, "run: ok, verified");
+	free(out);
+	/* JSON: the state of every stage and the events, measurements apart */
+	assert_int_equal(sample_run("softmax", "--stage run --repeat 1 "
+				    "--warmup 0 --events --format json", &out), 0);
+	{
+		cJSON *j = cJSON_Parse(strstr(out, "{"));
+		const cJSON *ev, *e;
+		int ran = 0;
+
+		assert_non_null(j);
+		assert_non_null(cJSON_GetObjectItem(j, "codegen"));
+		assert_non_null(cJSON_GetObjectItem(j, "compile"));
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(j, "run"), "verified")));
+		ev = cJSON_GetObjectItem(j, "events");
+		cJSON_ArrayForEach(e, ev)
+			if (!strcmp(cJSON_GetObjectItem(e, "kind")->valuestring,
+				    "ran")) {
+				assert_non_null(cJSON_GetObjectItem(
+					cJSON_GetObjectItem(e, "measured"),
+					"median_s"));
+				ran++;
+			}
+		assert_int_equal(ran, 3);
+		cJSON_Delete(j);
+	}
+	free(out);
+	/* the state at a step: where it is and what comes next */
+	assert_int_equal(sample_run("softmax", "--stage codegen --step 5", &out), 0);
+	assert_contains(out, "step 5 of ");
+	assert_contains(out, ": next #5 classify classified");
+	free(out);
+	assert_int_equal(sample_run("softmax", "--step -1", &out), 2);
+	assert_contains(out, "--step");
+	free(out);
+}
+
+/* --stage takes every pass of the pipeline. */
+static void test_stage_every_pass(void **state)
+{
+	char args[64], *out;
+
+	(void)state;
+	for (int p = 0; p < FL_PASS_COUNT; p++) {
+		if (p == FL_PASS_COMPILE || p == FL_PASS_RUN)
+			continue;	/* test_step_equals_cut runs these */
+		snprintf(args, sizeof args, "--stage %s", fl_pass_name((fl_pass)p));
+		if (sample_run("layernorm", args, &out) != 0)
+			fail_msg("%s failed:\n%s", args, out);
+		if (p >= FL_PASS_LAYER1)
+			assert_contains(out, "layer 1: ");
+		if (p == FL_PASS_CODEGEN)
+			assert_contains(out, "const int fl_n_kernels");
+		free(out);
+	}
 }
 
 static void test_events_jsonl(void **state)
@@ -596,6 +733,8 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_emit_and_layer1_json),
 	 cmocka_unit_test(test_make_install),
 	 cmocka_unit_test(test_stage_partition),
+	 cmocka_unit_test(test_step_equals_cut),
+	 cmocka_unit_test(test_stage_every_pass),
 	 cmocka_unit_test(test_events_jsonl),
 	 cmocka_unit_test(test_partition_json),
 	 cmocka_unit_test(test_why),
