@@ -11,3 +11,10 @@ for s in softmax layernorm bias_gelu chain8; do
 	$fuselab --batch samples/$s.json --run --strategy all --repeat 10 --warmup 2 |
 		sed -n '/^strategy/,$p'
 done
+# BERT's FFN output dense with its neighbours: its matmul is a kernel of
+# its own under every strategy, so the three times of that kernel should
+# agree (layer 1 keeps a lone op's unfused loop nest).
+echo "== bench/ffn_output.json (BERT FFN output dense, a lone matmul)"
+$fuselab --batch bench/ffn_output.json --run --strategy all --repeat 5 \
+	--warmup 1 --timeout 300 |
+	grep -E '^(strategy|unfused|xla|apollo-l1) |\[ffn_output\.matmul\]'

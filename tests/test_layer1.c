@@ -1,7 +1,8 @@
 /* Layer 1: scheduling, tile-then-fuse with extension nodes, bounded
  * recomputation, feedback, canonical reduction forms, placement, marks,
  * and -- for every sample -- a program whose kernels cover each op once
- * and whose schedules respect every dependence.
+ * and whose schedules respect every dependence, and whose one-op kernels
+ * under apollo-l1 keep the loop order of their unfused kernels.
  *
  * The dependence check is independent of layer 1's own analysis: it
  * recomputes the dependences with isl's dataflow analysis from each
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <isl/aff.h>
 #include <isl/ast_build.h>
 #include <isl/flow.h>
 #include <isl/id.h>
@@ -24,7 +26,9 @@
 #include <isl/space.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
+#include <isl/val.h>
 
+#include "codegen.h"
 #include "engine.h"
 #include "loader.h"
 #include "test_util.h"
@@ -491,6 +495,230 @@ static void assert_kernels_valid(const fl_session *s)
 	}
 }
 
+/* ---- loop order of a statement -------------------------------------- */
+
+/* Band member `pa` (taken) of one statement, as a loop: "iN" for its
+ * iterator N, "T(iN)" for a tile of it (floor(iN/T)), "-iN" for it
+ * reversed, "" for a constant (a reduction init's fixed k), "?" for
+ * anything else (a skew). */
+static void member_loop(__isl_take isl_pw_aff *pa, char *buf, size_t n)
+{
+	isl_aff *aff;
+	int n_in, dim = -1, uses = 0;
+
+	buf[0] = '\0';
+	if (isl_pw_aff_n_piece(pa) != 1) {
+		isl_pw_aff_free(pa);
+		snprintf(buf, n, "?");
+		return;
+	}
+	aff = isl_pw_aff_as_aff(pa);
+	n_in = isl_aff_dim(aff, isl_dim_in);
+	for (int d = 0; d < n_in; d++)
+		if (isl_aff_involves_dims(aff, isl_dim_in, (unsigned)d, 1) ==
+		    isl_bool_true) {
+			dim = d;
+			uses++;
+		}
+	if (uses == 1 && isl_aff_dim(aff, isl_dim_div) > 0) {
+		snprintf(buf, n, "T(i%d)", dim);
+	} else if (uses == 1) {
+		isl_val *c = isl_aff_get_coefficient_val(aff, isl_dim_in, dim);
+
+		if (isl_val_is_one(c) == isl_bool_true)
+			snprintf(buf, n, "i%d", dim);
+		else if (isl_val_is_negone(c) == isl_bool_true)
+			snprintf(buf, n, "-i%d", dim);
+		else
+			snprintf(buf, n, "?");
+		isl_val_free(c);
+	} else if (uses > 1) {
+		snprintf(buf, n, "?");
+	}
+	isl_aff_free(aff);
+}
+
+typedef struct piece_find {
+	const char *stmt;
+	isl_pw_aff *hit;
+} piece_find;
+
+static isl_stat find_piece(__isl_take isl_pw_aff *pa, void *user)
+{
+	piece_find *f = user;
+	isl_space *sp = isl_pw_aff_get_domain_space(pa);
+	const char *name = isl_space_get_tuple_name(sp, isl_dim_set);
+
+	if (!f->hit && name && !strcmp(name, f->stmt))
+		f->hit = pa;
+	else
+		isl_pw_aff_free(pa);
+	isl_space_free(sp);
+	return isl_stat_ok;
+}
+
+typedef struct name_find {
+	const char *stmt;
+	bool found;
+} name_find;
+
+static isl_stat find_name(__isl_take isl_set *set, void *user)
+{
+	name_find *f = user;
+	const char *name = isl_set_get_tuple_name(set);
+
+	f->found |= name && !strcmp(name, f->stmt);
+	isl_set_free(set);
+	return isl_stat_ok;
+}
+
+/* Appends to acc[0..n) the loops of statement `stmt` from node down to
+ * its first leaf; true once a leaf was reached. */
+static bool order_from(__isl_keep isl_schedule_node *node, const char *stmt,
+		       char *acc, size_t n)
+{
+	enum isl_schedule_node_type t = isl_schedule_node_get_type(node);
+	isl_size nc = isl_schedule_node_n_children(node);
+	size_t len = strlen(acc);
+
+	if (t == isl_schedule_node_leaf)
+		return true;
+	if (t == isl_schedule_node_filter) {
+		isl_union_set *f = isl_schedule_node_filter_get_filter(node);
+		name_find nf = {stmt, false};
+
+		isl_union_set_foreach_set(f, find_name, &nf);
+		isl_union_set_free(f);
+		if (!nf.found)
+			return false;
+	}
+	if (t == isl_schedule_node_band) {
+		isl_multi_union_pw_aff *mupa =
+			isl_schedule_node_band_get_partial_schedule(node);
+		isl_size nm = isl_schedule_node_band_n_member(node);
+
+		for (int i = 0; i < nm; i++) {
+			isl_union_pw_aff *upa;
+			piece_find pf = {stmt, NULL};
+			char loop[32];
+			size_t l = strlen(acc);
+
+			upa = isl_multi_union_pw_aff_get_union_pw_aff(mupa, i);
+			isl_union_pw_aff_foreach_pw_aff(upa, find_piece, &pf);
+			isl_union_pw_aff_free(upa);
+			if (!pf.hit)
+				continue;
+			member_loop(pf.hit, loop, sizeof loop);
+			if (loop[0] && l < n)
+				snprintf(acc + l, n - l, "%s%s", l ? " " : "",
+					 loop);
+		}
+		isl_multi_union_pw_aff_free(mupa);
+	}
+	for (int i = 0; i < nc; i++) {
+		isl_schedule_node *c = isl_schedule_node_get_child(node, i);
+		bool done = order_from(c, stmt, acc, n);
+
+		isl_schedule_node_free(c);
+		if (done)
+			return true;
+	}
+	acc[len] = '\0';
+	return false;
+}
+
+/* The loop order of statement `stmt` in s, outermost first: e.g. a
+ * matmul update tiled on i and j, "T(i0) T(i1) i0 i1 i2"; "" when the
+ * statement reaches no leaf. */
+static void loop_order(__isl_keep isl_schedule *s, const char *stmt,
+		       char *out, size_t n)
+{
+	isl_schedule_node *root = isl_schedule_get_root(s);
+
+	out[0] = '\0';
+	if (!order_from(root, stmt, out, n))
+		out[0] = '\0';
+	isl_schedule_node_free(root);
+}
+
+/* order without its tile loops ("T(..)"). */
+static void point_loops(const char *order, char *out, size_t n)
+{
+	char copy[256], *save = NULL;
+	size_t len = 0;
+
+	snprintf(copy, sizeof copy, "%s", order);
+	out[0] = '\0';
+	for (char *tok = strtok_r(copy, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		if (tok[0] != 'T' && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s",
+						len ? " " : "", tok);
+}
+
+/* Whether loop order `got` is `want` or, `want` being untiled, a tiling
+ * of the same loops in the same order. */
+static bool same_or_tiling(const char *got, const char *want)
+{
+	char gp[256], wp[256];
+
+	if (!strcmp(got, want))
+		return true;
+	point_loops(got, gp, sizeof gp);
+	point_loops(want, wp, sizeof wp);
+	return !strcmp(gp, wp) && !strcmp(wp, want) && !strstr(got, "?");
+}
+
+typedef struct stmt_names {
+	char name[16][32];
+	int n;
+} stmt_names;
+
+static isl_stat add_name(__isl_take isl_set *set, void *user)
+{
+	stmt_names *sn = user;
+
+	if (sn->n < 16)
+		snprintf(sn->name[sn->n++], sizeof sn->name[0], "%s",
+			 isl_set_get_tuple_name(set));
+	isl_set_free(set);
+	return isl_stat_ok;
+}
+
+/* Asserts that kernel `a` has the schedule of kernel `u` (the same op's
+ * kernel in another program), or for each statement a tiling of u's
+ * untiled loop order; `what` names the case in the message. */
+static void assert_same_loop_order(const fl_kernel *a, const fl_kernel *u,
+				   const char *what)
+{
+	stmt_names sn = {.n = 0};
+
+	if (!strcmp(a->schedule_text, u->schedule_text))
+		return;
+	isl_union_set_foreach_set(a->domain, add_name, &sn);
+	assert_true(sn.n > 0);
+	for (int i = 0; i < sn.n; i++) {
+		char ga[256], gu[256];
+
+		loop_order(a->schedule, sn.name[i], ga, sizeof ga);
+		loop_order(u->schedule, sn.name[i], gu, sizeof gu);
+		if (!same_or_tiling(ga, gu))
+			fail_msg("%s: %s of %s loops [%s], unfused [%s]:\n%s\n"
+				 "unfused:\n%s", what, sn.name[i], a->name, ga,
+				 gu, a->schedule_text, u->schedule_text);
+	}
+}
+
+/* A session of g run with strategy st on top of options o. */
+static fl_session *run_strategy(const fl_graph *g, const fl_engine_opts *o,
+				fl_strategy st)
+{
+	fl_engine_opts so;
+
+	fl_engine_opts_for_strategy(o, st, &so);
+	return run_graph(g, &so);
+}
+
 /* ---- tests ---------------------------------------------------------------- */
 
 static const char *chain2 = HEAD
@@ -882,6 +1110,197 @@ static void test_l1_every_sample(void **state)
 	assert_true(n >= 20);
 }
 
+
+/* The loop-order reader behind the unfused-order tests tells a tiling of
+ * a matmul's i, j, k nest from a reordering of it (so those tests can
+ * fail). */
+static void test_l1_loop_order_reader(void **state)
+{
+	static const char *const sched[] = {
+		/* tiled on i and j, k innermost */
+		"{ domain: \"{ S0_1[i, j, k] : 0 <= i, j, k < 64 }\", child: "
+		"{ schedule: \"[{ S0_1[i, j, k] -> [(floor((i)/32))] }, "
+		"{ S0_1[i, j, k] -> [(floor((j)/32))] }]\", child: "
+		"{ schedule: \"[{ S0_1[i, j, k] -> [(i)] }, "
+		"{ S0_1[i, j, k] -> [(j)] }, "
+		"{ S0_1[i, j, k] -> [(k)] }]\" } } }",
+		/* j and k swapped: a column walk over B */
+		"{ domain: \"{ S0_1[i, j, k] : 0 <= i, j, k < 64 }\", child: "
+		"{ schedule: \"[{ S0_1[i, j, k] -> [(i)] }, "
+		"{ S0_1[i, j, k] -> [(k)] }, { S0_1[i, j, k] -> [(j)] }]\" } }",
+		/* k outermost, then a sequence */
+		"{ domain: \"{ S0_1[i, j, k] : 0 <= i, j, k < 64; "
+		"S0_0[i, j] : 0 <= i, j < 64 }\", child: "
+		"{ sequence: [ { filter: \"{ S0_0[i, j] }\" }, "
+		"{ filter: \"{ S0_1[i, j, k] }\", child: "
+		"{ schedule: \"[{ S0_1[i, j, k] -> [(k)] }, "
+		"{ S0_1[i, j, k] -> [(i)] }, "
+		"{ S0_1[i, j, k] -> [(j)] }]\" } } ] } }",
+	};
+	static const char *const want[] = {
+		"T(i0) T(i1) i0 i1 i2", "i0 i2 i1", "i2 i0 i1",
+	};
+	isl_ctx *ctx = isl_ctx_alloc();
+	char got[256];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		isl_schedule *s = isl_schedule_read_from_str(ctx, sched[i]);
+
+		assert_non_null(s);
+		loop_order(s, "S0_1", got, sizeof got);
+		assert_string_equal(got, want[i]);
+		if (i == 2) {
+			loop_order(s, "S0_0", got, sizeof got);
+			assert_string_equal(got, "");
+		}
+		isl_schedule_free(s);
+	}
+	assert_true(same_or_tiling("T(i0) T(i1) i0 i1 i2", "i0 i1 i2"));
+	assert_true(same_or_tiling("i0 i1 i2", "i0 i1 i2"));
+	assert_false(same_or_tiling("i0 i2 i1", "i0 i1 i2"));
+	assert_false(same_or_tiling("i2 i0 i1", "T(i0) T(i1) i0 i1 i2"));
+	assert_false(same_or_tiling("T(i0) T(i2) i0 i2 i1", "i0 i1 i2"));
+	/* dropping the unfused kernel's tiling is not keeping its order */
+	assert_false(same_or_tiling("i0 i1 i2", "T(i0) T(i1) i0 i1 i2"));
+	assert_false(same_or_tiling("T(i0) T(i1) i0 i1 i2",
+				    "T(i1) T(i0) i0 i1 i2"));
+	isl_ctx_free(ctx);
+}
+
+/* BERT's FFN tail (samples/bert_encoder.json): gelu -> dense
+ * [128,3072] x [3072,768] -> residual -> layernorm.  The dense's bias
+ * joins the residual and the layernorm's first sum (R3, R4 before R5),
+ * so ffn_output.matmul is a kernel of its own under apollo-l1. */
+static const char *ffn_tail = HEAD
+	"\"ffn_pre\":{\"shape\":[128,3072],\"role\":\"input\"},"
+	"\"h1\":{\"shape\":[128,768],\"role\":\"input\"},"
+	"\"w_ffn2\":{\"shape\":[3072,768],\"role\":\"param\"},"
+	"\"b_ffn2\":{\"shape\":[768],\"role\":\"param\"},"
+	"\"ln2_gamma\":{\"shape\":[768],\"role\":\"param\"},"
+	"\"ln2_beta\":{\"shape\":[768],\"role\":\"param\"},"
+	"\"y\":{\"shape\":[128,768],\"role\":\"output\"}},\"ops\":["
+	"{\"name\":\"ffn_gelu\",\"op\":\"gelu\",\"in\":[\"ffn_pre\"],"
+	"\"out\":\"ffn_act\",\"attrs\":{\"approx\":\"erf\"}},"
+	"{\"name\":\"ffn_output\",\"op\":\"dense\","
+	"\"in\":[\"ffn_act\",\"w_ffn2\",\"b_ffn2\"],\"out\":\"ffn_out\"},"
+	"{\"name\":\"ffn_residual\",\"op\":\"add\",\"in\":[\"ffn_out\",\"h1\"],"
+	"\"out\":\"res2\"},"
+	"{\"name\":\"ffn_layernorm\",\"op\":\"layernorm\","
+	"\"in\":[\"res2\",\"ln2_gamma\",\"ln2_beta\"],\"out\":\"y\","
+	"\"attrs\":{\"axis\":-1,\"eps\":1e-12}}]}";
+
+/* Kernel i of p as C, from its "void fl_kN(...)" line's end on: the
+ * loop nest without the name and provenance (malloc'd). */
+static char *kernel_body(const fl_program *p, int i)
+{
+	fl_error err = {""};
+	char *src = fl_codegen_c_kernel(p, i, &err), *body, *copy;
+
+	if (!src)
+		fail_msg("codegen: %s", err.msg);
+	body = strstr(src, "(float *const *bufs)\n");
+	assert_non_null(body);
+	copy = strdup(body);
+	free(src);
+	return copy;
+}
+
+/* The lone matmul of the FFN tail has the loop nest of its unfused
+ * kernel under apollo-l1: the same schedule (i, j tiled, k innermost, as
+ * the op's own nest) and the same generated C. */
+static void test_l1_lone_matmul_unfused_order(void **state)
+{
+	fl_graph *g = t_load(ffn_tail);
+	fl_engine_opts o = l1_opts();
+	fl_session *a = run_strategy(g, &o, FL_STRATEGY_APOLLO_L1);
+	fl_session *u = run_strategy(g, &o, FL_STRATEGY_UNFUSED);
+	const fl_kernel *ka = kernel_of(a, "ffn_output.matmul");
+	const fl_kernel *ku = kernel_of(u, "ffn_output.matmul");
+	char upd[32], order[256], points[256], *ca, *cu;
+
+	(void)state;
+	assert_int_equal(ka->n_ops, 1);
+	assert_int_equal(ku->n_ops, 1);
+	assert_same_loop_order(ka, ku, "lone matmul");
+	snprintf(upd, sizeof upd, "S%d_1", op_index(a, "ffn_output.matmul"));
+	loop_order(ka->schedule, upd, order, sizeof order);
+	point_loops(order, points, sizeof points);
+	assert_string_equal(points, "i0 i1 i2");
+	ca = kernel_body(fl_engine_program(a), ka->id);
+	cu = kernel_body(fl_engine_program(u), ku->id);
+	assert_string_equal(ca, cu);
+	free(ca);
+	free(cu);
+	fl_engine_close(a);
+	fl_engine_close(u);
+	fl_graph_free(g);
+}
+
+/* Checks every one-op kernel of g under apollo-l1 against the unfused
+ * kernel of the same op; returns how many were compared. */
+static int assert_one_op_kernels_unfused(const fl_graph *g,
+					 const fl_engine_opts *o,
+					 const char *what)
+{
+	fl_session *a = run_strategy(g, o, FL_STRATEGY_APOLLO_L1);
+	fl_session *u = run_strategy(g, o, FL_STRATEGY_UNFUSED);
+	const fl_program *pa = fl_engine_program(a);
+	const fl_graph *ga = fl_engine_graph(a);
+	int n = 0;
+
+	for (int k = 0; k < pa->n_kernels; k++) {
+		const fl_kernel *ka = &pa->kernels[k];
+		const char *op = ga->ops[ka->ops[0]].name;
+		const fl_kernel *ku;
+		char msg[160];
+
+		if (ka->n_ops != 1)
+			continue;
+		ku = kernel_of(u, op);
+		assert_int_equal(ku->n_ops, 1);
+		snprintf(msg, sizeof msg, "%s, op %s", what, op);
+		assert_same_loop_order(ka, ku, msg);
+		n++;
+	}
+	fl_engine_close(a);
+	fl_engine_close(u);
+	return n;
+}
+
+/* Every sample: each one-op kernel of apollo-l1 has the schedule of the
+ * unfused kernel of its op (or a tiling of the same loop order) -- also
+ * when a small scheduler budget leaves single ops by feedback. */
+static void test_l1_one_op_kernels_unfused_order(void **state)
+{
+	DIR *dir = opendir(t_samples_dir());
+	struct dirent *d;
+	fl_engine_opts o = l1_opts(), small = l1_opts();
+	int n_samples = 0, n_kernels = 0;
+
+	(void)state;
+	small.layer1.sched_budget = 20000;
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		size_t len = strlen(d->d_name);
+		char name[256];
+		fl_graph *g;
+
+		if (len < 6 || strcmp(d->d_name + len - 5, ".json") != 0 ||
+		    len - 5 >= sizeof name)
+			continue;
+		snprintf(name, sizeof name, "%.*s", (int)(len - 5), d->d_name);
+		g = t_load_sample(name);
+		n_kernels += assert_one_op_kernels_unfused(g, &o, name);
+		n_kernels += assert_one_op_kernels_unfused(g, &small, name);
+		fl_graph_free(g);
+		n_samples++;
+	}
+	closedir(dir);
+	assert_true(n_samples >= 20);
+	assert_true(n_kernels >= 100);
+}
+
 FL_SUITE(layer1,
 	 cmocka_unit_test(test_l1_chain_one_kernel),
 	 cmocka_unit_test(test_l1_parallel_mark),
@@ -892,4 +1311,7 @@ FL_SUITE(layer1,
 	 cmocka_unit_test(test_l1_reduce_forms),
 	 cmocka_unit_test(test_l1_softmax_forms),
 	 cmocka_unit_test(test_l1_stepping_equals_running),
-	 cmocka_unit_test(test_l1_every_sample));
+	 cmocka_unit_test(test_l1_every_sample),
+	 cmocka_unit_test(test_l1_loop_order_reader),
+	 cmocka_unit_test(test_l1_lone_matmul_unfused_order),
+	 cmocka_unit_test(test_l1_one_op_kernels_unfused_order));

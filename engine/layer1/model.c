@@ -6,6 +6,15 @@
  * the kernel when it is a graph output or an op outside the micro-graph
  * reads it.
  *
+ * The model of a one-op micro-graph is that of the op alone, whichever
+ * strategy partitioned the graph (whoever reads its result is in another
+ * kernel), and the scheduler, the tiler and the placement see nothing
+ * but the model and the layer-1 options: so a lone op -- BERT's
+ * ffn_output.matmul under apollo-l1, or one left by feedback -- gets
+ * exactly its unfused kernel, loop order and tiling included.  Keep it
+ * so; the tests *_unfused_order in tests/test_layer1.c check it on every
+ * sample.
+ *
  * Ownership follows isl: the model owns every isl object in it. */
 #include <stdio.h>
 #include <stdlib.h>
