@@ -713,9 +713,10 @@ static void assert_same_loop_order(const fl_kernel *a, const fl_kernel *u,
 static fl_session *run_strategy(const fl_graph *g, const fl_engine_opts *o,
 				fl_strategy st)
 {
-	fl_engine_opts so;
+	fl_engine_opts so = *o;
 
-	fl_engine_opts_for_strategy(o, st, &so);
+	so.strategy = st;
+	so.stop_after = FL_PASS_LAYER1;
 	return run_graph(g, &so);
 }
 
