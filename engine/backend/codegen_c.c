@@ -108,7 +108,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* ---- comments and literals ---------------------------------------- */
+/* ---- comments ---------------------------------------- */
 
 /* A '/' after '*' or a '*' after '/' would end or open a comment; a '?'
  * after '?' could start a trigraph; a backslash could splice lines. */
@@ -129,20 +129,6 @@ void fl_sanitize_comment(const char *s, char *buf, size_t n)
 		buf[j++] = (char)c;
 	}
 	buf[j] = '\0';
-}
-
-/* v as a C float literal ("0.5f", "-INFINITY", "NAN"). */
-static const char *float_literal(double v, char *buf, size_t n)
-{
-	if (isnan(v))
-		return "NAN";
-	if (isinf(v))
-		return v > 0 ? "INFINITY" : "-INFINITY";
-	snprintf(buf, n - 3, "%.9g", (double)(float)v);
-	if (!strpbrk(buf, ".e"))
-		strcat(buf, ".0");
-	strcat(buf, "f");
-	return buf;
 }
 
 /* ---- per-kernel state --------------------------------------------- */
@@ -1109,93 +1095,49 @@ static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
 	return isl_printer_print_str(p, text);
 }
 
-static const char *unary_template(fl_op_kind kind)
+static const char *role_name(fl_stmt_role r)
 {
-	switch (kind) {
-	case FL_OP_NEG: return "-$0";
-	case FL_OP_ABS: return "fabsf($0)";
-	case FL_OP_EXP: return "expf($0)";
-	case FL_OP_LOG: return "logf($0)";
-	case FL_OP_SQRT: return "sqrtf($0)";
-	case FL_OP_RSQRT: return "1.0f / sqrtf($0)";
-	case FL_OP_RECIP: return "1.0f / $0";
-	case FL_OP_TANH: return "tanhf($0)";
-	case FL_OP_SIGMOID: return "1.0f / (1.0f + expf(-$0))";
-	case FL_OP_RELU: return "$0 > 0.0f ? $0 : 0.0f";
-	case FL_OP_ERF: return "erff($0)";
-	case FL_OP_SQUARE: return "$0 * $0";
-	case FL_OP_ROUND: return "nearbyintf($0)";
-	case FL_OP_ADD: return "$0 + $1";
-	case FL_OP_SUB: return "$0 - $1";
-	case FL_OP_MUL: return "$0 * $1";
-	case FL_OP_DIV: return "$0 / $1";
-	case FL_OP_MAX: return "fl_fmaxf($0, $1)";
-	case FL_OP_MIN: return "fl_fminf($0, $1)";
-	case FL_OP_POW: return "powf($0, $1)";
-	case FL_OP_WHERE: return "$0 != 0.0f ? $1 : $2";
-	default: return "$0";	/* copy, cast, data movement */
+	switch (r) {
+	case FL_STMT_COMPUTE: return "compute";
+	case FL_STMT_INIT: return "init";
+	case FL_STMT_UPDATE: return "update";
+	case FL_STMT_FINALIZE: return "finalize";
+	case FL_STMT_COPY: return "copy";
+	case FL_STMT_FILL: return "fill";
 	}
+	return "?";
 }
 
-static bool pool_is_avg(const fl_op *op)
+/* The right-hand side template of a statement (from the op table; a copy
+ * reads its input), formatted into buf when needed; NULL, and the kernel
+ * failed, when the table has none. */
+static const char *rhs_template(cg_kernel *cg, const cg_stmt *st, char *buf,
+				size_t n)
 {
-	const char *mode = "max";
+	const char *tpl = NULL;
+	fl_op_c c;
+	char what[96];
 
-	fl_attr_string(&op->attrs, "mode", "max", &mode, NULL);
-	return strcmp(mode, "avg") == 0;
-}
-
-/* The identity an INIT statement stores. */
-static const char *init_value(const fl_op *op)
-{
-	if (op->kind == FL_OP_REDUCE_MAX ||
-	    (op->kind == FL_OP_POOL2D && !pool_is_avg(op)))
-		return "-INFINITY";
-	if (op->kind == FL_OP_REDUCE_MIN)
-		return "INFINITY";
-	return "0.0f";
-}
-
-static const char *update_template(const fl_op *op)
-{
-	switch (op->kind) {
-	case FL_OP_REDUCE_MAX: return "fl_fmaxf($o, $0)";
-	case FL_OP_REDUCE_MIN: return "fl_fminf($o, $0)";
-	case FL_OP_MATMUL: case FL_OP_CONV2D: return "$o + $0 * $1";
-	case FL_OP_POOL2D: return pool_is_avg(op) ? "$o + $0" : "fl_fmaxf($o, $0)";
-	default: return "$o + $0";
-	}
-}
-
-/* The right-hand side template of a statement into buf. */
-static const char *rhs_template(const cg_stmt *st, char *buf, size_t n)
-{
-	const fl_op *op = st->op;
-	char lit[48];
-	double v = 0.0;
-	int64_t kern[2] = {1, 1};
-	int got;
-
-	switch (st->ps->role) {
-	case FL_STMT_INIT:
-		return init_value(op);
-	case FL_STMT_UPDATE:
-		return update_template(op);
-	case FL_STMT_FINALIZE:	/* avg pooling: divide by the window */
-		fl_attr_ints(&op->attrs, "kernel", kern, 2, &got, NULL);
-		snprintf(buf, n, "$o / %lld.0f", (long long)(kern[0] * kern[1]));
-		return buf;
-	case FL_STMT_COPY:
+	if (st->ps->role == FL_STMT_COPY) {
 		snprintf(buf, n, "$%d", st->ps->input);
 		return buf;
-	case FL_STMT_FILL:
-		fl_attr_float(&op->attrs, "value", 0.0, &v, NULL);
-		snprintf(buf, n, "%s", float_literal(v, lit, sizeof lit));
-		return buf;
-	case FL_STMT_COMPUTE:
-		break;
 	}
-	return unary_template(op->kind);
+	c = fl_op_c_templates(st->op, buf, n);
+	switch (st->ps->role) {
+	case FL_STMT_COMPUTE: tpl = c.compute; break;
+	case FL_STMT_INIT: tpl = c.init; break;
+	case FL_STMT_UPDATE: tpl = c.update; break;
+	case FL_STMT_FINALIZE: tpl = c.finalize; break;
+	case FL_STMT_FILL: tpl = c.fill; break;
+	case FL_STMT_COPY: break;
+	}
+	if (!tpl) {
+		snprintf(what, sizeof what, "op %s has no C template for its "
+			 "%s statement", fl_op_kind_name(st->op->kind),
+			 role_name(st->ps->role));
+		cg_fail(cg, what);
+	}
+	return tpl;
 }
 
 /* gather: out[i] = x[i_0.., clamp(floor(idx[i_axis..])), ..]. */
@@ -1264,19 +1206,6 @@ static __isl_give isl_printer *print_reshape(__isl_take isl_printer *p,
 	return isl_printer_print_str(p, "];");
 }
 
-static const char *role_name(fl_stmt_role r)
-{
-	switch (r) {
-	case FL_STMT_COMPUTE: return "compute";
-	case FL_STMT_INIT: return "init";
-	case FL_STMT_UPDATE: return "update";
-	case FL_STMT_FINALIZE: return "finalize";
-	case FL_STMT_COPY: return "copy";
-	case FL_STMT_FILL: return "fill";
-	}
-	return "?";
-}
-
 static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
 					  cg_kernel *cg, const cg_stmt *st)
 {
@@ -1296,9 +1225,12 @@ static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
 		   !cg->arr[st->op->in[0]].local) {
 		p = print_reshape(p, cg, st);
 	} else {
+		const char *rhs = rhs_template(cg, st, tpl, sizeof tpl);
+
 		p = print_access(p, cg, st->write, st->op->out[0]);
 		p = isl_printer_print_str(p, " = ");
-		p = print_template(p, cg, st, rhs_template(st, tpl, sizeof tpl));
+		if (rhs)
+			p = print_template(p, cg, st, rhs);
 		p = isl_printer_print_str(p, ";");
 	}
 	snprintf(note, sizeof note, "  /* %s: %s %s */", st->name,
@@ -1806,7 +1738,8 @@ static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
 		snprintf(buf, sizeof buf, "float fl_acc%d = ", k);
 		p = isl_printer_print_str(p, buf);
 		if (b->init[k])
-			p = isl_printer_print_str(p, init_value(u->op));
+			p = isl_printer_print_str(p,
+				fl_op_c_templates(u->op, buf, sizeof buf).init);
 		else
 			p = print_access(p, cg, u->write, u->op->out[0]);
 		p = isl_printer_print_str(p, ";");
