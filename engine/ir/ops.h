@@ -1,6 +1,7 @@
 /* The op library: every op the graph format knows, with shape inference,
- * a reference implementation and (for compound ops) the expansion into
- * primitives.  One table row per op (engine/ops.c); implementations live
+ * a reference implementation, (for compound ops) the expansion into
+ * primitives and (for primitives) the C templates of their scalar bodies
+ * (fl_op_c).  One table row per op (engine/ir/ops.c); implementations live
  * in ops_prim.c (primitives) and ops_compound.c (compound ops).
  *
  * Attribute conventions (all optional unless marked *required*; axes may be
