@@ -204,6 +204,60 @@ static void test_scalars(void **state)
 		"{\"name\":\"c\",\"op\":\"reduce_sum\",\"in\":[\"b\"],\"out\":\"c\"}]}");
 }
 
+/* ---- the op table's C templates -------------------------------------- */
+
+/* Appends the op of kind k, named o<k>, to the "ops" list of json (n
+ * bytes): its inputs are the first min_in of x, y, z; reductions reduce
+ * axis 1. */
+static void append_table_op(char *json, size_t n, const fl_op_info *info)
+{
+	static const char *const in[] = {"[\"x\"]", "[\"x\",\"y\"]",
+					 "[\"x\",\"y\",\"z\"]"};
+	size_t len = strlen(json);
+
+	assert_true(info->min_in >= 1 && info->min_in <= 3);
+	snprintf(json + len, n - len, "%s{\"name\":\"o%d\",\"op\":\"%s\","
+		 "\"in\":%s,\"out\":\"o%d\"%s}",
+		 json[len - 1] == '[' ? "" : ",", (int)info->kind, info->name,
+		 in[info->min_in - 1], (int)info->kind,
+		 info->cls == FL_CLASS_REDUCE ? ",\"attrs\":{\"axes\":[1]}" : "");
+}
+
+/* Every elementwise and reduction primitive of the op table has the C
+ * templates its statements need, and a graph with one op of each such
+ * kind -- taken from the table, so an op added later is in it -- makes
+ * one kernel per op that matches the interpreter: a wrong template fails
+ * its own kernel. */
+static void test_table_templates_verify(void **state)
+{
+	char json[8192] = HEAD "\"x\":{\"shape\":[4,9],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[9],\"role\":\"input\"},"
+		"\"z\":{\"shape\":[4,1],\"role\":\"param\"}},\"ops\":[";
+	int n_ops = 0;
+
+	(void)state;
+	for (int k = 0; k < FL_OP_COUNT; k++) {
+		const fl_op_info *info = fl_op_info_of((fl_op_kind)k);
+
+		if (info->cls == FL_CLASS_UNARY || info->cls == FL_CLASS_BINARY) {
+			if (!info->c.compute)
+				fail_msg("%s: no C expression", info->name);
+		} else if (info->cls == FL_CLASS_REDUCE) {
+			if (!info->c.init || !info->c.update)
+				fail_msg("%s: no C identity or update",
+					 info->name);
+		} else {
+			continue;
+		}
+		append_table_op(json, sizeof json, info);
+		n_ops++;
+	}
+	assert_true(strlen(json) + 3 < sizeof json);
+	strcat(json, "]}");
+	assert_true(n_ops >= 26);	/* 15 unary, 8 binary, 3 reductions */
+	unfused_verifies(json);
+}
+
 /* ---- tiled and fused programs ---------------------------------------- */
 
 /* exp feeding a 3x3 conv: MICRO 2020 Fig. 1 in small. */
@@ -880,6 +934,7 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_matmul_conv_pool),
 	 cmocka_unit_test(test_data_movement),
 	 cmocka_unit_test(test_scalars),
+	 cmocka_unit_test(test_table_templates_verify),
 	 cmocka_unit_test(test_fused_conv_tiles),
 	 cmocka_unit_test(test_fused_heap_buffer),
 	 cmocka_unit_test(test_fused_single_tile),

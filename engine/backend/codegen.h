@@ -10,7 +10,12 @@
  * its source ops (provenance).  Identifiers are generated; names from the
  * input file appear only inside comments, sanitised so they cannot end the
  * comment.  Also exported: "int fl_n_kernels" and
- * "void (*const fl_kernels[])(float *const *)" in execution order. */
+ * "void (*const fl_kernels[])(float *const *)" in execution order.
+ *
+ * Implemented by prepare.c (placements and marks), annotate.c (the
+ * annotated isl AST) and print_c.c (the C text and these entry points),
+ * sharing codegen_impl.h; scalar bodies come from the op table (fl_op_c
+ * in ops.h). */
 #ifndef FL_CODEGEN_H
 #define FL_CODEGEN_H
 

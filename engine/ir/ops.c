@@ -1,6 +1,8 @@
 /* The op table: one row per op of the graph format (see ops.h for the
  * attribute conventions).  Adding an op is adding a row here and its
- * functions in ops_prim.c or ops_compound.c. */
+ * functions in ops_prim.c or ops_compound.c; a primitive's row also says
+ * how the C backend writes its scalar body (fl_op_c in ops.h), so an
+ * elementwise op needs nothing else from the backend. */
 #include <string.h>
 
 #include "ops_impl.h"
@@ -8,71 +10,89 @@
 #define ATTRS(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define NO_ATTRS ((const char *const[]){NULL})
 
-#define UNARY(k, n, d) \
-	{n, k, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary, fl_eval_unary, NULL, NO_ATTRS, d}
-#define BINARY(k, n, d) \
-	{n, k, FL_CLASS_BINARY, 2, 2, 1, fl_infer_binary, fl_eval_binary, NULL, NO_ATTRS, d}
-#define REDUCE(k, n, d) \
-	{n, k, FL_CLASS_REDUCE, 1, 1, 1, fl_infer_reduce, fl_eval_reduce, NULL, ATTRS("axes"), d}
-#define OPAQUE(k, n, f, lo, hi, at, d) \
-	{n, k, FL_CLASS_OPAQUE, lo, hi, 1, fl_infer_##f, fl_eval_##f, NULL, at, d}
+/* The C templates of a row (fl_op_c): an elementwise expression, a
+ * reduction's identity and update, or a function of the attributes. */
+#define EXPR(e) .c = {.compute = e}
+#define ACC(i, u) .c = {.init = i, .update = u}
+#define C_OF(f) .c_of = fl_c_##f
+#define NO_C .c = {NULL}
+
+#define UNARY(k, n, e, d) \
+	{n, k, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary, fl_eval_unary, NULL, NO_ATTRS, d, EXPR(e)}
+#define BINARY(k, n, e, d) \
+	{n, k, FL_CLASS_BINARY, 2, 2, 1, fl_infer_binary, fl_eval_binary, NULL, NO_ATTRS, d, EXPR(e)}
+#define REDUCE(k, n, i, u, d) \
+	{n, k, FL_CLASS_REDUCE, 1, 1, 1, fl_infer_reduce, fl_eval_reduce, NULL, ATTRS("axes"), d, ACC(i, u)}
+#define OPAQUE(k, n, f, lo, hi, at, c, d) \
+	{n, k, FL_CLASS_OPAQUE, lo, hi, 1, fl_infer_##f, fl_eval_##f, NULL, at, d, c}
 #define COMPOUND(k, n, f, lo, hi, at, d) \
-	{n, k, FL_CLASS_COMPOUND, lo, hi, 1, fl_infer_##f, fl_eval_##f, fl_expand_##f, at, d}
+	{n, k, FL_CLASS_COMPOUND, lo, hi, 1, fl_infer_##f, fl_eval_##f, fl_expand_##f, at, d, NO_C}
 
 static const fl_op_info op_table[FL_OP_COUNT] = {
-	UNARY(FL_OP_NEG, "neg", "-x"),
-	UNARY(FL_OP_ABS, "abs", "|x|"),
-	UNARY(FL_OP_EXP, "exp", "e^x"),
-	UNARY(FL_OP_LOG, "log", "natural logarithm"),
-	UNARY(FL_OP_SQRT, "sqrt", "square root"),
-	UNARY(FL_OP_RSQRT, "rsqrt", "1/sqrt(x)"),
-	UNARY(FL_OP_RECIP, "recip", "1/x"),
-	UNARY(FL_OP_TANH, "tanh", "hyperbolic tangent"),
-	UNARY(FL_OP_SIGMOID, "sigmoid", "1/(1+e^-x)"),
-	UNARY(FL_OP_RELU, "relu", "max(x, 0)"),
-	UNARY(FL_OP_ERF, "erf", "error function"),
-	UNARY(FL_OP_SQUARE, "square", "x*x"),
-	UNARY(FL_OP_COPY, "copy", "x"),
-	UNARY(FL_OP_ROUND, "round", "round to nearest, ties to even"),
+	UNARY(FL_OP_NEG, "neg", "-$0", "-x"),
+	UNARY(FL_OP_ABS, "abs", "fabsf($0)", "|x|"),
+	UNARY(FL_OP_EXP, "exp", "expf($0)", "e^x"),
+	UNARY(FL_OP_LOG, "log", "logf($0)", "natural logarithm"),
+	UNARY(FL_OP_SQRT, "sqrt", "sqrtf($0)", "square root"),
+	UNARY(FL_OP_RSQRT, "rsqrt", "1.0f / sqrtf($0)", "1/sqrt(x)"),
+	UNARY(FL_OP_RECIP, "recip", "1.0f / $0", "1/x"),
+	UNARY(FL_OP_TANH, "tanh", "tanhf($0)", "hyperbolic tangent"),
+	UNARY(FL_OP_SIGMOID, "sigmoid", "1.0f / (1.0f + expf(-$0))",
+	      "1/(1+e^-x)"),
+	UNARY(FL_OP_RELU, "relu", "$0 > 0.0f ? $0 : 0.0f", "max(x, 0)"),
+	UNARY(FL_OP_ERF, "erf", "erff($0)", "error function"),
+	UNARY(FL_OP_SQUARE, "square", "$0 * $0", "x*x"),
+	UNARY(FL_OP_COPY, "copy", "$0", "x"),
+	UNARY(FL_OP_ROUND, "round", "nearbyintf($0)",
+	      "round to nearest, ties to even"),
 	{"cast", FL_OP_CAST, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
-	 fl_eval_unary, NULL, ATTRS("dtype"), "convert to \"dtype\" (f32)"},
-	BINARY(FL_OP_ADD, "add", "a+b, broadcasting"),
-	BINARY(FL_OP_SUB, "sub", "a-b, broadcasting"),
-	BINARY(FL_OP_MUL, "mul", "a*b, broadcasting"),
-	BINARY(FL_OP_DIV, "div", "a/b, broadcasting"),
-	BINARY(FL_OP_MAX, "max", "max(a,b), broadcasting"),
-	BINARY(FL_OP_MIN, "min", "min(a,b), broadcasting"),
-	BINARY(FL_OP_POW, "pow", "a^b, broadcasting"),
+	 fl_eval_unary, NULL, ATTRS("dtype"), "convert to \"dtype\" (f32)",
+	 EXPR("$0")},
+	BINARY(FL_OP_ADD, "add", "$0 + $1", "a+b, broadcasting"),
+	BINARY(FL_OP_SUB, "sub", "$0 - $1", "a-b, broadcasting"),
+	BINARY(FL_OP_MUL, "mul", "$0 * $1", "a*b, broadcasting"),
+	BINARY(FL_OP_DIV, "div", "$0 / $1", "a/b, broadcasting"),
+	BINARY(FL_OP_MAX, "max", "fl_fmaxf($0, $1)", "max(a,b), broadcasting"),
+	BINARY(FL_OP_MIN, "min", "fl_fminf($0, $1)", "min(a,b), broadcasting"),
+	BINARY(FL_OP_POW, "pow", "powf($0, $1)", "a^b, broadcasting"),
 	{"where", FL_OP_WHERE, FL_CLASS_BINARY, 3, 3, 1, fl_infer_where,
-	 fl_eval_where, NULL, NO_ATTRS, "c != 0 ? a : b, broadcasting"},
-	REDUCE(FL_OP_REDUCE_SUM, "reduce_sum", "sum over \"axes\" (kept as 1)"),
-	REDUCE(FL_OP_REDUCE_MAX, "reduce_max", "max over \"axes\" (kept as 1)"),
-	REDUCE(FL_OP_REDUCE_MIN, "reduce_min", "min over \"axes\" (kept as 1)"),
+	 fl_eval_where, NULL, NO_ATTRS, "c != 0 ? a : b, broadcasting",
+	 EXPR("$0 != 0.0f ? $1 : $2")},
+	REDUCE(FL_OP_REDUCE_SUM, "reduce_sum", "0.0f", "$o + $0",
+	       "sum over \"axes\" (kept as 1)"),
+	REDUCE(FL_OP_REDUCE_MAX, "reduce_max", "-INFINITY", "fl_fmaxf($o, $0)",
+	       "max over \"axes\" (kept as 1)"),
+	REDUCE(FL_OP_REDUCE_MIN, "reduce_min", "INFINITY", "fl_fminf($o, $0)",
+	       "min over \"axes\" (kept as 1)"),
 	OPAQUE(FL_OP_MATMUL, "matmul", matmul, 2, 2,
-	       ATTRS("transpose_a", "transpose_b"),
+	       ATTRS("transpose_a", "transpose_b"), ACC("0.0f", "$o + $0 * $1"),
 	       "batched a[..,M,K] x b[..,K,N]"),
 	OPAQUE(FL_OP_CONV2D, "conv2d", conv2d, 2, 2,
 	       ATTRS("stride", "dilation", "groups"),
+	       ACC("0.0f", "$o + $0 * $1"),
 	       "NCHW convolution, weights [K,C/groups,R,S], no padding"),
 	OPAQUE(FL_OP_POOL2D, "pool2d", pool2d, 1, 1,
-	       ATTRS("mode", "kernel", "stride"), "NCHW max/avg pooling"),
+	       ATTRS("mode", "kernel", "stride"), C_OF(pool2d),
+	       "NCHW max/avg pooling"),
 	OPAQUE(FL_OP_TRANSPOSE, "transpose", transpose, 1, 1, ATTRS("perm"),
-	       "permute dims by \"perm\""),
+	       EXPR("$0"), "permute dims by \"perm\""),
 	OPAQUE(FL_OP_RESHAPE, "reshape", reshape, 1, 1, ATTRS("shape"),
-	       "same elements, new \"shape\""),
-	OPAQUE(FL_OP_CONCAT, "concat", concat, 1, -1, ATTRS("axis"),
+	       EXPR("$0"), "same elements, new \"shape\""),
+	OPAQUE(FL_OP_CONCAT, "concat", concat, 1, -1, ATTRS("axis"), NO_C,
 	       "join inputs along \"axis\""),
 	OPAQUE(FL_OP_SLICE, "slice", slice, 1, 1,
-	       ATTRS("starts", "ends", "steps"), "strided sub-box"),
-	OPAQUE(FL_OP_PAD, "pad", pad, 1, 1, ATTRS("pads", "value"),
+	       ATTRS("starts", "ends", "steps"), EXPR("$0"), "strided sub-box"),
+	OPAQUE(FL_OP_PAD, "pad", pad, 1, 1, ATTRS("pads", "value"), C_OF(pad),
 	       "constant padding"),
-	OPAQUE(FL_OP_GATHER, "gather", gather, 2, 2, ATTRS("axis"),
+	/* gather's body computes its data-dependent index: the backend
+	 * writes it whole */
+	OPAQUE(FL_OP_GATHER, "gather", gather, 2, 2, ATTRS("axis"), NO_C,
 	       "select slices by index"),
 	OPAQUE(FL_OP_BROADCAST_TO, "broadcast_to", broadcast_to, 1, 1,
-	       ATTRS("shape"), "stretch to \"shape\""),
+	       ATTRS("shape"), EXPR("$0"), "stretch to \"shape\""),
 	{"custom", FL_OP_CUSTOM, FL_CLASS_CUSTOM, 1, 1, 1, fl_infer_custom,
 	 fl_eval_custom, NULL, ATTRS("fn"),
-	 "an op the engine cannot model (\"fn\": cumsum|copy)"},
+	 "an op the engine cannot model (\"fn\": cumsum|copy)", NO_C},
 	COMPOUND(FL_OP_SOFTMAX, "softmax", softmax, 1, 1, ATTRS("axis"),
 		 "exp(x-max)/sum along \"axis\""),
 	COMPOUND(FL_OP_LOG_SOFTMAX, "log_softmax", log_softmax, 1, 1,
@@ -139,4 +159,13 @@ bool fl_op_is_compound(fl_op_kind kind)
 {
 	const fl_op_info *info = fl_op_info_of(kind);
 	return info && info->cls == FL_CLASS_COMPOUND;
+}
+
+fl_op_c fl_op_c_templates(const fl_op *op, char *buf, size_t n)
+{
+	const fl_op_info *info = fl_op_info_of(op->kind);
+
+	if (!info)
+		return (fl_op_c){NULL};
+	return info->c_of ? info->c_of(op, buf, n) : info->c;
 }

@@ -1,6 +1,7 @@
 /* The op library: every op the graph format knows, with shape inference,
- * a reference implementation and (for compound ops) the expansion into
- * primitives.  One table row per op (engine/ops.c); implementations live
+ * a reference implementation, (for compound ops) the expansion into
+ * primitives and (for primitives) the C templates of their scalar bodies
+ * (fl_op_c).  One table row per op (engine/ir/ops.c); implementations live
  * in ops_prim.c (primitives) and ops_compound.c (compound ops).
  *
  * Attribute conventions (all optional unless marked *required*; axes may be
@@ -67,6 +68,7 @@
 #define FL_OPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fl_error.h"
@@ -135,6 +137,28 @@ typedef void (*fl_eval_fn)(const struct fl_op *op, const fl_buf *in,
 typedef int (*fl_expand_fn)(struct fl_graph *dst, const struct fl_op *op,
 			    fl_error *err);
 
+/* The scalar body of an op's statements as the C backend writes it: one C
+ * expression template per statement role of the op's polyhedral
+ * description (fl_stmt_role in poly.h).  "$<k>" stands for the element of
+ * op input k that the statement reads, "$o" for the element of the op's
+ * own output that it reads (the running value of a reduction).  A
+ * template may call <math.h> functions and the generated file's
+ * fl_fmaxf/fl_fminf (fmaxf/fminf's NaN rule).  NULL where the op has no
+ * statement of that role; copy statements (concat, pad) copy their input
+ * for every op and need no template. */
+typedef struct fl_op_c {
+	const char *compute;	/* out = f(inputs): elementwise, data movement */
+	const char *init;	/* out = identity, before the updates */
+	const char *update;	/* out = $o (+) f(inputs) */
+	const char *finalize;	/* out = g($o), after the updates */
+	const char *fill;	/* out = a constant */
+} fl_op_c;
+
+/* The templates of an op whose body depends on its attributes (pool2d's
+ * mode and window, pad's value); any text it formats goes into buf (n
+ * bytes, 32 are enough).  Only called on ops that passed inference. */
+typedef fl_op_c (*fl_op_c_fn)(const struct fl_op *op, char *buf, size_t n);
+
 typedef struct fl_op_info {
 	const char *name;	/* as written in the graph file */
 	fl_op_kind kind;
@@ -146,11 +170,17 @@ typedef struct fl_op_info {
 	fl_expand_fn expand;	/* compound only */
 	const char *const *attrs;	/* known attribute names, NULL-terminated */
 	const char *doc;	/* one line for --help-ops and the man page */
+	fl_op_c c;		/* C templates of the scalar body; primitives */
+	fl_op_c_fn c_of;	/* instead of c, when attributes decide */
 } fl_op_info;
 
 const fl_op_info *fl_op_info_of(fl_op_kind kind);
 const fl_op_info *fl_op_lookup(const char *name);	/* NULL if unknown */
 const char *fl_op_kind_name(fl_op_kind kind);
 bool fl_op_is_compound(fl_op_kind kind);
+
+/* The C templates of op's scalar body (from its table row; formatted
+ * into buf, n bytes, when its attributes decide them). */
+fl_op_c fl_op_c_templates(const struct fl_op *op, char *buf, size_t n);
 
 #endif

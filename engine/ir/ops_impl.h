@@ -34,6 +34,11 @@ FL_DECLARE_PRIM(gather)
 FL_DECLARE_PRIM(broadcast_to)
 FL_DECLARE_PRIM(custom)
 
+/* ops_prim.c: the C templates of ops whose attributes decide them
+ * (fl_op_c_fn in ops.h). */
+fl_op_c fl_c_pool2d(const fl_op *op, char *buf, size_t n);
+fl_op_c fl_c_pad(const fl_op *op, char *buf, size_t n);
+
 /* ops_compound.c */
 FL_DECLARE_COMPOUND(softmax)
 FL_DECLARE_COMPOUND(log_softmax)

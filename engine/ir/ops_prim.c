@@ -823,6 +823,21 @@ void fl_eval_pool2d(const fl_op *op, const fl_buf *in, fl_buf *out)
 			}
 }
 
+/* The C backend's statements: max pooling keeps the running maximum,
+ * average pooling sums and then divides by the window. */
+fl_op_c fl_c_pool2d(const fl_op *op, char *buf, size_t n)
+{
+	pool_params p;
+
+	pool_attrs(op, &p, NULL);
+	if (!p.avg)
+		return (fl_op_c){.init = "-INFINITY",
+				 .update = "fl_fmaxf($o, $0)"};
+	snprintf(buf, n, "$o / %lld.0f",
+		 (long long)(p.kernel[0] * p.kernel[1]));
+	return (fl_op_c){.init = "0.0f", .update = "$o + $0", .finalize = buf};
+}
+
 /* ------------------------------------------------------------------ */
 /* Data movement: transpose, reshape, concat, slice, pad, gather,      */
 /* broadcast_to                                                        */
@@ -1201,6 +1216,30 @@ int fl_infer_pad(const fl_op *op, const fl_shape *in, fl_shape *out,
 		out[0].dim[d] = e;
 	}
 	return check_output(&out[0], err);
+}
+
+/* v as a C float literal ("0.5f", "-INFINITY", "NAN") into buf. */
+static const char *float_literal(double v, char *buf, size_t n)
+{
+	if (isnan(v))
+		return "NAN";
+	if (isinf(v))
+		return v > 0 ? "INFINITY" : "-INFINITY";
+	snprintf(buf, n - 3, "%.9g", (double)(float)v);
+	if (!strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+	strcat(buf, "f");
+	return buf;
+}
+
+/* The C backend's statements: the border is filled with the value (the
+ * copy of the input needs no template). */
+fl_op_c fl_c_pad(const fl_op *op, char *buf, size_t n)
+{
+	double v = 0.0;
+
+	fl_attr_float(&op->attrs, "value", 0.0, &v, NULL);
+	return (fl_op_c){.fill = float_literal(v, buf, n)};
 }
 
 /* Fills the output with the pad value, then walks the input shape

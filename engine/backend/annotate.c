@@ -1,0 +1,836 @@
+/* The isl AST of one kernel, annotated for the C printer (DESIGN 1.6;
+ * ISL_GUIDE 7, 8).
+ *
+ * Needs: a kernel prepared by prepare.c for this attempt (descriptions,
+ * arrays, tile band).  Gives: the AST of its schedule with the private
+ * marks dropped, where
+ *  - every user node carries an fl_cg_stmt: at_each_domain recovers the
+ *    statement (the op and which of its poly statements, "S<op>_<k>" or
+ *    a recomputed copy "S<op>_<k>_r<n>" whose instance starts with the
+ *    tile coordinates) and turns every exact access of it into an
+ *    isl_ast_expr through the build's schedule
+ *    (isl_ast_build_access_from_pw_multi_aff), localised into its box for
+ *    a tile-local tensor; gather and reshape also get the original
+ *    iterators.  Isl's default calls S(c0, c1) are never printed;
+ *  - every for node carries an fl_cg_loop: its schedule depth, whether it
+ *    runs a coincident band member, and whether it is parallel -- after
+ *    the AST under an FL_CG_PAR_MARK is built, the for loop directly under
+ *    it is flagged when its iterator (c<depth>) belongs to the band's
+ *    leading coincident members; nothing else is, so a flag can never
+ *    slide onto an inner loop such as a recomputation when the marked band
+ *    has a single iteration and makes no loop (ISL_GUIDE 7).
+ *
+ * Once the AST stands, fl_cg_decide_loops settles what the printer writes
+ * for each loop: "#pragma omp parallel for" on the outermost parallel
+ * loop only, "#pragma omp simd" on innermost coincident loops, and scalar
+ * accumulators for sums into one element per innermost loop (below). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <isl/aff.h>
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+
+#include "codegen_impl.h"
+
+/* ---- access expressions (at_each_domain) --------------------------- */
+
+static int parse_stmt_name(const char *name, int *op, int *k)
+{
+	int n = 0, r;
+
+	if (sscanf(name, "S%d_%d%n", op, k, &n) == 2 && name[n] == '\0')
+		return 0;
+	n = 0;
+	if (sscanf(name, "S%d_%d_r%d%n", op, k, &r, &n) == 3 &&
+	    name[n] == '\0')
+		return 0;
+	return -1;
+}
+
+static const fl_poly_op *poly_of(const fl_cg_kernel *cg, int op)
+{
+	for (int i = 0; i < cg->k->n_ops; i++)
+		if (cg->poly[i] && cg->poly[i]->op == op)
+			return cg->poly[i];
+	return NULL;
+}
+
+
+
+/* What every access of one statement instance needs. */
+typedef struct stmt_ctx {
+	isl_ast_build *build;
+	isl_multi_aff *proj;	/* instance -> original statement */
+	isl_pw_multi_aff *iter;	/* schedule -> instance */
+	isl_set *dom;		/* executed instances */
+} stmt_ctx;
+
+/* The AST expression of access `acc` (keep; statement -> T<t>). */
+static __isl_give isl_ast_expr *access_expr(fl_cg_kernel *cg,
+					    const stmt_ctx *sc,
+					    __isl_keep isl_map *acc, int t,
+					    isl_pw_multi_aff **sched)
+{
+	isl_pw_multi_aff *pma = isl_pw_multi_aff_from_map(isl_map_copy(acc));
+
+	pma = isl_pw_multi_aff_pullback_multi_aff(pma,
+						  isl_multi_aff_copy(sc->proj));
+	if (cg->arr[t].local)
+		pma = fl_cg_localize(cg, t, pma, sc->dom);
+	pma = isl_pw_multi_aff_pullback_pw_multi_aff(pma,
+		isl_pw_multi_aff_copy(sc->iter));
+	cg->arr[t].used = true;
+	*sched = isl_pw_multi_aff_copy(pma);
+	return isl_ast_build_access_from_pw_multi_aff(sc->build, pma);
+}
+
+/* Fills the statement's expressions; false on an isl failure. */
+static bool stmt_exprs(fl_cg_kernel *cg, fl_cg_stmt *st,
+		       const stmt_ctx *sc)
+{
+	const fl_poly_stmt *ps = st->ps;
+
+	st->write = access_expr(cg, sc, ps->write, st->op->out[0],
+				&st->wsched);
+	if (!st->write)
+		return false;
+	for (int r = 0; r < ps->n_reads; r++) {
+		int t = fl_cg_read_tensor(st->op, &ps->reads[r]);
+
+		if (!ps->reads[r].exact) {
+			cg->arr[t].used = true;
+			continue;
+		}
+		st->reads[r] = access_expr(cg, sc, ps->reads[r].access, t,
+					   &st->rsched[r]);
+		if (!st->reads[r])
+			return false;
+	}
+	if (st->op->kind == FL_OP_GATHER || st->op->kind == FL_OP_RESHAPE) {
+		isl_pw_multi_aff *id = isl_pw_multi_aff_from_multi_aff(
+			isl_multi_aff_copy(sc->proj));
+
+		id = isl_pw_multi_aff_pullback_pw_multi_aff(id,
+			isl_pw_multi_aff_copy(sc->iter));
+		st->iters = isl_ast_build_access_from_pw_multi_aff(sc->build,
+								   id);
+		return st->iters != NULL;
+	}
+	return true;
+}
+
+static void stmt_free(fl_cg_stmt *st)
+{
+	isl_ast_expr_free(st->write);
+	isl_ast_expr_free(st->iters);
+	isl_pw_multi_aff_free(st->wsched);
+	if (st->reads)
+		for (int r = 0; r < st->ps->n_reads; r++)
+			isl_ast_expr_free(st->reads[r]);
+	if (st->rsched)
+		for (int r = 0; r < st->ps->n_reads; r++)
+			isl_pw_multi_aff_free(st->rsched[r]);
+	free(st->reads);
+	free(st->rsched);
+	free(st);
+}
+
+/* The statement called by user node `node`, with its poly description;
+ * NULL (and the kernel failed) when it is not one of the kernel's. */
+static fl_cg_stmt *stmt_lookup(fl_cg_kernel *cg,
+			       __isl_keep isl_ast_node *node)
+{
+	isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+	isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+	isl_id *id = isl_ast_expr_get_id(fn);
+	const char *name = isl_id_get_name(id);
+	const fl_poly_op *po;
+	int op = -1, k = -1;
+	fl_cg_stmt *st = NULL;
+
+	if (name && parse_stmt_name(name, &op, &k) == 0 &&
+	    (po = poly_of(cg, op)) && k >= 0 && k < po->n_stmts) {
+		st = calloc(1, sizeof *st);
+		if (st) {
+			st->acc = -1;
+			st->reads = calloc((size_t)po->stmts[k].n_reads + 1,
+					   sizeof *st->reads);
+			st->rsched = calloc((size_t)po->stmts[k].n_reads + 1,
+					    sizeof *st->rsched);
+		}
+		if (st && st->reads && st->rsched) {
+			snprintf(st->name, sizeof st->name, "%s", name);
+			st->op = &cg->g->ops[op];
+			st->ps = &po->stmts[k];
+		} else if (st) {
+			free(st->reads);
+			free(st->rsched);
+			free(st);
+			st = NULL;
+		}
+	}
+	if (!st)
+		fl_cg_fail(cg, name ? "statement of an op outside the kernel, "
+			"or out of memory" : "unnamed statement");
+	isl_id_free(id);
+	isl_ast_expr_free(fn);
+	isl_ast_expr_free(call);
+	return st;
+}
+
+/* Builds the statement-context of the user node from the build's
+ * schedule; false on failure. */
+static bool stmt_context(const fl_cg_stmt *st, isl_ast_build *build,
+			 stmt_ctx *sc)
+{
+	isl_map *sched = isl_map_from_union_map(isl_ast_build_get_schedule(build));
+	isl_space *inst = isl_space_domain(isl_map_get_space(sched));
+	isl_size n_inst = isl_space_dim(inst, isl_dim_set);
+	int n_extra = n_inst - isl_set_dim(st->ps->domain, isl_dim_set);
+
+	sc->build = build;
+	sc->dom = isl_map_domain(isl_map_copy(sched));
+	sc->iter = isl_pw_multi_aff_from_map(isl_map_reverse(sched));
+	if (n_inst < 0 || n_extra < 0 || !sc->dom || !sc->iter) {
+		isl_space_free(inst);
+		return false;
+	}
+	sc->proj = isl_multi_aff_project_out_map(inst, isl_dim_set, 0,
+						 (unsigned)n_extra);
+	sc->proj = isl_multi_aff_set_tuple_id(sc->proj, isl_dim_out,
+		isl_set_get_tuple_id(st->ps->domain));
+	return sc->proj != NULL;
+}
+
+static __isl_give isl_ast_node *at_domain(__isl_take isl_ast_node *node,
+					  __isl_keep isl_ast_build *build,
+					  void *user)
+{
+	fl_cg_kernel *cg = user;
+	stmt_ctx sc = {NULL, NULL, NULL, NULL};
+	fl_cg_stmt *st = stmt_lookup(cg, node);
+	bool ok;
+
+	if (!st)
+		return node;
+	st->loop = cg->cur;
+	st->next = cg->stmts;
+	cg->stmts = st;
+	ok = stmt_context(st, build, &sc) && stmt_exprs(cg, st, &sc);
+	isl_multi_aff_free(sc.proj);
+	isl_pw_multi_aff_free(sc.iter);
+	isl_set_free(sc.dom);
+	if (!ok) {
+		fl_cg_fail(cg, "could not build the access expressions of a "
+			"statement");
+		return node;
+	}
+	return isl_ast_node_set_annotation(node,
+					   isl_id_alloc(cg->ctx, "fl_stmt", st));
+}
+
+/* ---- loops and marks ------------------------------------------------ */
+
+/* Every for node gets a fl_cg_loop; while its body is built, statements see
+ * it as their innermost loop (isl calls before_each_for, builds the
+ * body, then calls after_each_for). */
+static __isl_give isl_id *before_for(__isl_keep isl_ast_build *build,
+				     void *user)
+{
+	fl_cg_kernel *cg = user;
+	fl_cg_loop *l = calloc(1, sizeof *l);
+
+	(void)build;
+	if (!l) {
+		fl_cg_fail(cg, "out of memory");
+		return isl_id_alloc(cg->ctx, "fl_loop", NULL);
+	}
+	l->depth = -1;
+	l->parent = cg->cur;
+	l->next = cg->loops;
+	cg->loops = l;
+	cg->cur = l;
+	return isl_id_alloc(cg->ctx, "fl_loop", l);
+}
+
+fl_cg_loop *fl_cg_loop_of(__isl_keep isl_ast_node *node)
+{
+	isl_id *id = isl_ast_node_get_annotation(node);
+	fl_cg_loop *l = id ? isl_id_get_user(id) : NULL;
+
+	isl_id_free(id);
+	return l;
+}
+
+fl_cg_stmt *fl_cg_stmt_of(__isl_keep isl_ast_node *node)
+{
+	isl_id *id = isl_ast_node_get_annotation(node);
+	fl_cg_stmt *st = id ? isl_id_get_user(id) : NULL;
+
+	isl_id_free(id);
+	return st;
+}
+
+/* Schedule depth of a for node from its iterator name "c<depth>". */
+static int iterator_depth(__isl_keep isl_ast_node *node)
+{
+	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+	isl_id *id = isl_ast_expr_get_id(it);
+	const char *name = id ? isl_id_get_name(id) : NULL;
+	int d = -1, n = 0;
+
+	if (!name || sscanf(name, "c%d%n", &d, &n) != 1 || name[n])
+		d = -1;
+	isl_id_free(id);
+	isl_ast_expr_free(it);
+	return d;
+}
+
+static __isl_give isl_ast_node *after_for(__isl_take isl_ast_node *node,
+					  __isl_keep isl_ast_build *build,
+					  void *user)
+{
+	fl_cg_kernel *cg = user;
+	fl_cg_loop *l = fl_cg_loop_of(node);
+
+	(void)build;
+	if (l) {
+		l->depth = iterator_depth(node);
+		cg->cur = l->parent;
+	}
+	return node;
+}
+
+/* Flags the loop directly under an "fl_par" mark (through an if without
+ * else) when it runs one of the band's coincident members. */
+static void flag_parallel(__isl_keep isl_ast_node *child,
+			  const fl_cg_par_mark *pi)
+{
+	isl_ast_node *n = isl_ast_node_copy(child);
+	fl_cg_loop *l;
+
+	while (n && isl_ast_node_get_type(n) == isl_ast_node_if &&
+	       isl_ast_node_if_has_else_node(n) == isl_bool_false) {
+		isl_ast_node *then = isl_ast_node_if_get_then_node(n);
+
+		isl_ast_node_free(n);
+		n = then;
+	}
+	if (n && isl_ast_node_get_type(n) == isl_ast_node_for &&
+	    isl_ast_node_for_is_degenerate(n) == isl_bool_false) {
+		l = fl_cg_loop_of(n);
+		if (l && l->depth >= pi->depth &&
+		    l->depth < pi->depth + pi->ncoinc)
+			l->parallel = true;
+	}
+	isl_ast_node_free(n);
+}
+
+/* Flags the for loops under an "fl_band" mark that run one of its
+ * coincident members (loops of inner bands have larger depths). */
+static isl_bool flag_coincident(__isl_keep isl_ast_node *node, void *user)
+{
+	const fl_cg_band_mark *bi = user;
+	fl_cg_loop *l;
+	int m;
+
+	if (isl_ast_node_get_type(node) != isl_ast_node_for)
+		return isl_bool_true;
+	l = fl_cg_loop_of(node);
+	m = l ? l->depth - bi->depth : -1;
+	if (m >= 0 && m < bi->n && bi->coincident[m])
+		l->coincident = true;
+	return isl_bool_true;
+}
+
+/* Every mark is dropped from the AST (its subtree stays); "fl_par" marks
+ * flag their loop first, "fl_band" marks the coincident loops. */
+static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
+					   __isl_keep isl_ast_build *build,
+					   void *user)
+{
+	isl_id *id = isl_ast_node_mark_get_id(node);
+	isl_ast_node *child = isl_ast_node_mark_get_node(node);
+
+	(void)build;
+	(void)user;
+	if (id && strcmp(isl_id_get_name(id), FL_CG_PAR_MARK) == 0 &&
+	    isl_id_get_user(id))
+		flag_parallel(child, isl_id_get_user(id));
+	if (id && strcmp(isl_id_get_name(id), FL_CG_BAND_MARK) == 0 &&
+	    isl_id_get_user(id))
+		isl_ast_node_foreach_descendant_top_down(child,
+			&flag_coincident, isl_id_get_user(id));
+	isl_id_free(id);
+	isl_ast_node_free(node);
+	return child;
+}
+
+/* ---- scalar accumulators for sum reductions ------------------------ */
+
+/* An innermost loop whose body updates one element of a sum in every
+ * iteration (the element does not depend on the loop's iterator) keeps
+ * the sum in a scalar fl_acc<k> instead:
+ *   { float fl_acc0 = T9[c1][0];
+ *     #pragma omp simd reduction(+:fl_acc0)
+ *     for (..) { ..; fl_acc0 = fl_acc0 + T8[..][c2]; }
+ *     T9[c1][0] = fl_acc0; }
+ * so gcc may vectorise the loop (a float sum into memory it may not
+ * reassociate).  The init of the same element, when the body runs it in
+ * the loop's first iteration only, moves out as the scalar's initial
+ * value. */
+#define ACC_MAX_STMTS 64
+
+/* The statements of an innermost loop's body and the plan made for it. */
+typedef struct acc_body {
+	int n;
+	fl_cg_stmt *st[ACC_MAX_STMTS];
+	bool guarded[ACC_MAX_STMTS];	/* under an if in the body */
+	fl_cg_acc plan;
+} acc_body;
+
+/* Collects a statement of the body: a user node, or one under an if
+ * without else; false for anything else. */
+static bool acc_collect(acc_body *b, __isl_keep isl_ast_node *node,
+			bool guarded)
+{
+	isl_ast_node *then;
+	bool ok;
+
+	if (isl_ast_node_get_type(node) == isl_ast_node_if) {
+		if (isl_ast_node_if_has_else_node(node) != isl_bool_false)
+			return false;
+		then = isl_ast_node_if_get_then_node(node);
+		ok = then && acc_collect(b, then, true);
+		isl_ast_node_free(then);
+		return ok;
+	}
+	if (isl_ast_node_get_type(node) != isl_ast_node_user ||
+	    b->n >= ACC_MAX_STMTS)
+		return false;
+	b->st[b->n] = fl_cg_stmt_of(node);
+	b->guarded[b->n] = guarded;
+	return b->st[b->n++] != NULL;
+}
+
+static bool acc_collect_body(acc_body *b, __isl_keep isl_ast_node *body)
+{
+	isl_ast_node_list *list;
+	isl_size n;
+	bool ok = true;
+
+	if (isl_ast_node_get_type(body) != isl_ast_node_block)
+		return acc_collect(b, body, false);
+	list = isl_ast_node_block_get_children(body);
+	n = isl_ast_node_list_n_ast_node(list);
+	if (n < 0)
+		ok = false;
+	for (int i = 0; ok && i < n; i++) {
+		isl_ast_node *c = isl_ast_node_list_get_at(list, i);
+
+		ok = c && acc_collect(b, c, false);
+		isl_ast_node_free(c);
+	}
+	isl_ast_node_list_free(list);
+	return ok;
+}
+
+static isl_stat single_piece(__isl_take isl_set *set,
+			     __isl_take isl_multi_aff *ma, void *user)
+{
+	isl_multi_aff **out = user;
+
+	isl_set_free(set);
+	isl_multi_aff_free(*out);
+	*out = ma;
+	return isl_stat_ok;
+}
+
+/* The one affine function of schedule -> element (keep), or NULL. */
+static __isl_give isl_multi_aff *sole_function(
+	__isl_keep isl_pw_multi_aff *pma)
+{
+	isl_pw_multi_aff *c;
+	isl_multi_aff *ma = NULL;
+
+	if (!pma)
+		return NULL;
+	c = isl_pw_multi_aff_coalesce(isl_pw_multi_aff_copy(pma));
+	if (isl_pw_multi_aff_n_piece(c) == 1)
+		isl_pw_multi_aff_foreach_piece(c, &single_piece, &ma);
+	isl_pw_multi_aff_free(c);
+	return ma;
+}
+
+/* Whether the element accessed does not involve schedule dimension d. */
+static bool invariant_in(__isl_keep isl_pw_multi_aff *pma, int d)
+{
+	isl_multi_aff *ma = sole_function(pma);
+	isl_size n = isl_multi_aff_dim(ma, isl_dim_in);
+	bool inv = ma && n > d &&
+		   isl_multi_aff_involves_dims(ma, isl_dim_in, (unsigned)d,
+					       1) == isl_bool_false;
+
+	isl_multi_aff_free(ma);
+	return inv;
+}
+
+/* The executed schedule points of pma's domain on dimensions 0..d. */
+static __isl_give isl_set *points_to(__isl_keep isl_pw_multi_aff *pma,
+				     int d)
+{
+	isl_set *dom = isl_pw_multi_aff_domain(isl_pw_multi_aff_copy(pma));
+	isl_size n = isl_set_dim(dom, isl_dim_set);
+
+	if (n < 0 || n <= d)
+		return isl_set_free(dom);
+	dom = isl_set_project_out(dom, isl_dim_set, (unsigned)d + 1,
+				  (unsigned)(n - d - 1));
+	return isl_set_reset_tuple_id(dom);
+}
+
+/* Whether init runs exactly in the first iteration of loop d of each
+ * run of upd, and writes the same element. */
+static bool init_hoists(const fl_cg_stmt *init, const fl_cg_stmt *upd, int d)
+{
+	isl_multi_aff *fi = sole_function(init->wsched);
+	isl_multi_aff *fu = sole_function(upd->wsched);
+	isl_set *pi, *pu;
+	isl_map *m;
+	bool ok;
+
+	ok = fi && fu && isl_multi_aff_plain_is_equal(fi, fu) == isl_bool_true;
+	isl_multi_aff_free(fi);
+	isl_multi_aff_free(fu);
+	if (!ok)
+		return false;
+	pi = points_to(init->wsched, d);
+	pu = points_to(upd->wsched, d);
+	m = isl_map_from_domain(pu);
+	m = isl_map_move_dims(m, isl_dim_out, 0, isl_dim_in, (unsigned)d, 1);
+	m = isl_map_lexmin(m);
+	pu = isl_set_flatten(isl_map_wrap(m));
+	ok = pi && pu && isl_set_is_equal(pi, pu) == isl_bool_true;
+	isl_set_free(pi);
+	isl_set_free(pu);
+	return ok;
+}
+
+static bool accesses_tensor(const fl_cg_stmt *st, int t)
+{
+	if (st->op->out[0] == t)
+		return true;
+	for (int r = 0; r < st->ps->n_reads; r++)
+		if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) == t)
+			return true;
+	return false;
+}
+
+/* Whether the update (a sum whose element is invariant in loop d) can
+ * use an accumulator: no other statement of the body touches its
+ * tensor, except its own init hoisted out of the loop (into *init). */
+static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
+{
+	fl_cg_stmt *u = b->st[i];
+	int t = u->op->out[0];
+
+	*init = NULL;
+	if (u->op->kind != FL_OP_REDUCE_SUM || u->ps->role != FL_STMT_UPDATE ||
+	    b->guarded[i] || !u->wsched || !invariant_in(u->wsched, d))
+		return false;
+	for (int r = 0; r < u->ps->n_reads; r++)
+		if (u->ps->reads[r].input >= 0 &&
+		    fl_cg_read_tensor(u->op, &u->ps->reads[r]) == t)
+			return false;
+	for (int j = 0; j < b->n; j++) {
+		fl_cg_stmt *s = b->st[j];
+
+		if (j == i || !accesses_tensor(s, t))
+			continue;
+		if (*init || j > i || s->op != u->op ||
+		    s->ps->role != FL_STMT_INIT || !s->wsched ||
+		    !init_hoists(s, u, d))
+			return false;
+		*init = s;
+	}
+	return true;
+}
+
+/* Schedule dimensions 0..d -> element, ids reset. */
+static __isl_give isl_map *sched_access(__isl_keep isl_pw_multi_aff *pma,
+					int d)
+{
+	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
+	isl_size n = isl_map_dim(m, isl_dim_in);
+
+	if (n < 0 || n <= d)
+		return isl_map_free(m);
+	m = isl_map_project_out(m, isl_dim_in, (unsigned)d + 1,
+				(unsigned)(n - d - 1));
+	m = isl_map_reset_tuple_id(m, isl_dim_in);
+	return isl_map_reset_tuple_id(m, isl_dim_out);
+}
+
+/* Whether write w and access a (schedule -> element) meet in different
+ * iterations of loop d within one iteration of the loops around it. */
+static bool carried(__isl_keep isl_pw_multi_aff *w,
+		    __isl_keep isl_pw_multi_aff *a, int d)
+{
+	isl_map *mw = sched_access(w, d), *ma = sched_access(a, d);
+	isl_map *r, *lt, *gt;
+	isl_bool empty;
+
+	r = isl_map_apply_range(mw, isl_map_reverse(ma));
+	for (int i = 0; i < d; i++)
+		r = isl_map_equate(r, isl_dim_in, i, isl_dim_out, i);
+	lt = isl_map_order_lt(isl_map_copy(r), isl_dim_in, d, isl_dim_out, d);
+	gt = isl_map_order_gt(r, isl_dim_in, d, isl_dim_out, d);
+	r = isl_map_union(lt, gt);
+	empty = isl_map_is_empty(r);
+	isl_map_free(r);
+	return empty != isl_bool_true;
+}
+
+static bool acc_taken(const acc_body *b, const fl_cg_stmt *st)
+{
+	for (int k = 0; k < b->plan.n; k++)
+		if (b->plan.upd[k] == st || b->plan.init[k] == st)
+			return true;
+	return false;
+}
+
+/* Whether, with the accumulated sums kept in scalars, no dependence is
+ * carried by loop d among the body's remaining accesses. */
+static bool no_carried(const acc_body *b, int d)
+{
+	for (int i = 0; i < b->n; i++) {
+		const fl_cg_stmt *w = b->st[i];
+		int t = w->op->out[0];
+
+		if (acc_taken(b, w))
+			continue;
+		if (!w->wsched)
+			return false;
+		for (int j = 0; j < b->n; j++) {
+			const fl_cg_stmt *s = b->st[j];
+
+			if (acc_taken(b, s) || !accesses_tensor(s, t))
+				continue;
+			if (s->op->out[0] == t &&
+			    (!s->wsched || carried(w->wsched, s->wsched, d)))
+				return false;
+			for (int r = 0; r < s->ps->n_reads; r++)
+				if (fl_cg_read_tensor(s->op,
+						      &s->ps->reads[r]) == t &&
+				    (!s->rsched[r] ||
+				     carried(w->wsched, s->rsched[r], d)))
+					return false;
+		}
+	}
+	for (int i = 0; i < b->n; i++)	/* may-reads: unknown elements */
+		for (int r = 0; r < b->st[i]->ps->n_reads; r++)
+			if (!b->st[i]->rsched[r])
+				return false;
+	return true;
+}
+
+/* Fills b->plan for the innermost loop (depth d) with body `body`; the
+ * number of accumulators. */
+static int plan_accumulators(acc_body *b, __isl_keep isl_ast_node *body,
+			     int d)
+{
+	b->n = b->plan.n = 0;
+	if (d < 0 || !acc_collect_body(b, body))
+		return 0;
+	for (int i = 0; i < b->n && b->plan.n < FL_CG_ACC_MAX; i++) {
+		fl_cg_stmt *init;
+
+		if (!acc_candidate(b, i, d, &init))
+			continue;
+		b->plan.upd[b->plan.n] = b->st[i];
+		b->plan.init[b->plan.n++] = init;
+	}
+	if (b->plan.n && !no_carried(b, d))
+		b->plan.n = 0;
+	return b->plan.n;
+}
+
+/* ---- what the printer does with each loop ----------------------------- */
+
+/* OpenMP needs "iterator relop bound": isl's default for loops have it,
+ * but check rather than emit a pragma the compiler rejects. */
+static bool canonical_cond(__isl_keep isl_ast_node *node)
+{
+	isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+	isl_ast_expr *lhs = NULL;
+	bool ok = false;
+
+	if (isl_ast_expr_get_type(cond) == isl_ast_expr_op) {
+		enum isl_ast_expr_op_type t = isl_ast_expr_op_get_type(cond);
+
+		if (t == isl_ast_expr_op_le || t == isl_ast_expr_op_lt) {
+			lhs = isl_ast_expr_op_get_arg(cond, 0);
+			ok = isl_ast_expr_is_equal(lhs, it) == isl_bool_true;
+		}
+	}
+	isl_ast_expr_free(lhs);
+	isl_ast_expr_free(it);
+	isl_ast_expr_free(cond);
+	return ok;
+}
+
+static isl_bool find_for(__isl_keep isl_ast_node *node, void *user)
+{
+	if (isl_ast_node_get_type(node) != isl_ast_node_for)
+		return isl_bool_true;
+	*(bool *)user = true;
+	return isl_bool_error;	/* found: stop */
+}
+
+/* Whether the body of for node `node` has no loop of its own. */
+static bool innermost(__isl_keep isl_ast_node *node)
+{
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	bool inner = false;
+
+	isl_ast_node_foreach_descendant_top_down(body, &find_for, &inner);
+	isl_ast_node_free(body);
+	return !inner;
+}
+
+static void decide_node(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
+			bool in_parallel);
+
+/* Loop l keeps the sums of plan in scalars: its statements know their
+ * accumulator. */
+static void keep_plan(fl_cg_loop *l, const fl_cg_acc *plan)
+{
+	l->acc = malloc(sizeof *l->acc);
+	if (!l->acc)
+		return;		/* plain code is correct too */
+	*l->acc = *plan;
+	for (int k = 0; k < plan->n; k++) {
+		plan->upd[k]->acc = k;
+		if (plan->init[k])
+			plan->init[k]->acc = k;
+	}
+}
+
+/* Decides for node (keep), a for node inside `in_parallel` loops with a
+ * pragma or not: the pragma on the outermost parallel loop, "omp simd" on
+ * an innermost coincident one, and accumulators for an innermost one
+ * without a pragma. */
+static void decide_for(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
+		       bool in_parallel)
+{
+	fl_cg_loop *l = fl_cg_loop_of(node);
+	bool loop = isl_ast_node_for_is_degenerate(node) == isl_bool_false &&
+		    canonical_cond(node);
+	bool inner = loop && innermost(node);
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	acc_body b;
+
+	if (l) {
+		l->pragma = l->parallel && loop && !in_parallel;
+		l->simd = l->coincident && inner;
+		if (!l->pragma && inner &&
+		    plan_accumulators(&b, body, l->depth))
+			keep_plan(l, &b.plan);
+		in_parallel = in_parallel || l->pragma;
+	}
+	decide_node(cg, body, in_parallel);
+	isl_ast_node_free(body);
+}
+
+/* Walks the AST as the printer will: into if branches, block children
+ * and the bodies of loops. */
+static void decide_node(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
+			bool in_parallel)
+{
+	isl_ast_node_list *list;
+	isl_ast_node *c;
+	isl_size n;
+
+	switch (isl_ast_node_get_type(node)) {
+	case isl_ast_node_for:
+		decide_for(cg, node, in_parallel);
+		break;
+	case isl_ast_node_if:
+		c = isl_ast_node_if_get_then_node(node);
+		decide_node(cg, c, in_parallel);
+		isl_ast_node_free(c);
+		if (isl_ast_node_if_has_else_node(node) != isl_bool_true)
+			break;
+		c = isl_ast_node_if_get_else_node(node);
+		decide_node(cg, c, in_parallel);
+		isl_ast_node_free(c);
+		break;
+	case isl_ast_node_block:
+		list = isl_ast_node_block_get_children(node);
+		n = isl_ast_node_list_n_ast_node(list);
+		for (int i = 0; i < n; i++) {
+			c = isl_ast_node_list_get_at(list, i);
+			decide_node(cg, c, in_parallel);
+			isl_ast_node_free(c);
+		}
+		isl_ast_node_list_free(list);
+		break;
+	case isl_ast_node_mark:	/* none left after the build */
+		c = isl_ast_node_mark_get_node(node);
+		decide_node(cg, c, in_parallel);
+		isl_ast_node_free(c);
+		break;
+	default:
+		break;
+	}
+}
+
+void fl_cg_decide_loops(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
+{
+	decide_node(cg, ast, false);
+}
+
+/* ---- the AST ------------------------------------------------------------ */
+
+isl_ast_node *fl_cg_build_ast(fl_cg_kernel *cg)
+{
+	isl_ast_build *b = isl_ast_build_alloc(cg->ctx);
+	isl_schedule *s = fl_cg_prepare_schedule(cg->k->schedule);
+	isl_ast_node *ast;
+
+	b = isl_ast_build_set_at_each_domain(b, &at_domain, cg);
+	b = isl_ast_build_set_before_each_for(b, &before_for, cg);
+	b = isl_ast_build_set_after_each_for(b, &after_for, cg);
+	b = isl_ast_build_set_after_each_mark(b, &after_mark, cg);
+	ast = isl_ast_build_node_from_schedule(b, s);
+	isl_ast_build_free(b);
+	if (!ast)
+		fl_cg_fail(cg, "isl could not build the AST");
+	return ast;
+}
+
+void fl_cg_annotations_free(fl_cg_kernel *cg)
+{
+	while (cg->stmts) {
+		fl_cg_stmt *n = cg->stmts->next;
+
+		stmt_free(cg->stmts);
+		cg->stmts = n;
+	}
+	while (cg->loops) {
+		fl_cg_loop *n = cg->loops->next;
+
+		free(cg->loops->acc);
+		free(cg->loops);
+		cg->loops = n;
+	}
+	cg->cur = NULL;
+}

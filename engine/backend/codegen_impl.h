@@ -1,0 +1,183 @@
+/* Internal to the C backend: the state of one kernel while its C function
+ * is made, shared by the three steps that make it, in this order per
+ * attempt (print_c.c drives them):
+ *
+ *   prepare.c   the kernel's op descriptions, its schedule with private
+ *               marks, which tensors it writes and which can be tile-local
+ *               (boxes), the local index of an access, the scope of each
+ *               local array, and the retry that moves a tensor that cannot
+ *               stay tile-local to global memory;
+ *   annotate.c  the isl AST with its callbacks: a statement with its access
+ *               expressions on every user node, a loop record on every for
+ *               node (parallel, coincident), then per loop the pragma, simd
+ *               and scalar accumulators the printer will write;
+ *   print_c.c   C text from the annotated AST, the kernel's comment and
+ *               declarations, custom-op kernels, the file around them.
+ *
+ * Ownership follows isl: every isl object in these structs is owned by
+ * the struct holding it; statements and loops live until the next attempt
+ * (fl_cg_begin_attempt) or fl_cg_clear. */
+#ifndef FL_CODEGEN_IMPL_H
+#define FL_CODEGEN_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <isl/aff.h>
+#include <isl/ast.h>
+#include <isl/ctx.h>
+#include <isl/schedule.h>
+
+#include "codegen.h"
+#include "poly.h"
+
+/* Names of the private marks prepare.c puts into the schedule and
+ * annotate.c reads back (and drops) while building the AST. */
+#define FL_CG_PAR_MARK "fl_par"
+#define FL_CG_BAND_MARK "fl_band"
+
+/* What an "fl_par" mark remembers of its band: the loops that may get
+ * "#pragma omp parallel for". */
+typedef struct fl_cg_par_mark {
+	int depth, ncoinc;	/* schedule depth, leading coincident members */
+} fl_cg_par_mark;
+
+/* What an "fl_band" mark (above every band) remembers: which members are
+ * coincident, for "#pragma omp simd" on innermost loops. */
+#define FL_CG_BAND_MAX_MEMBERS 64
+typedef struct fl_cg_band_mark {
+	int depth, n;
+	bool coincident[FL_CG_BAND_MAX_MEMBERS];
+} fl_cg_band_mark;
+
+struct fl_cg_stmt;
+
+/* The sums an innermost loop keeps in scalars fl_acc<k> (annotate.c). */
+#define FL_CG_ACC_MAX 8
+typedef struct fl_cg_acc {
+	int n;
+	struct fl_cg_stmt *upd[FL_CG_ACC_MAX];	/* the accumulated updates */
+	struct fl_cg_stmt *init[FL_CG_ACC_MAX];	/* their hoisted inits, or
+						   NULL */
+} fl_cg_acc;
+
+/* A for node of the AST (its annotation points here). */
+typedef struct fl_cg_loop {
+	struct fl_cg_loop *parent;	/* enclosing for node while building */
+	struct fl_cg_loop *next;	/* every loop of the kernel, to free */
+	int depth;		/* schedule depth (iterator c<depth>), -1 */
+	bool parallel;		/* under an "fl_par" mark, coincident */
+	bool coincident;	/* its band member is coincident: no
+				   dependence between its iterations */
+	/* Decided once the AST is complete (fl_cg_decide_loops). */
+	bool pragma;		/* "#pragma omp parallel for" (outermost) */
+	bool simd;		/* innermost and coincident: "omp simd" */
+	fl_cg_acc *acc;		/* scalar accumulators, or NULL (owned) */
+} fl_cg_loop;
+
+/* A user node: one statement with its access expressions. */
+typedef struct fl_cg_stmt {
+	struct fl_cg_stmt *next;	/* every statement, for freeing */
+	char name[48];
+	const fl_op *op;
+	const fl_poly_stmt *ps;
+	fl_cg_loop *loop;	/* innermost enclosing for node, or NULL */
+	isl_ast_expr *write;
+	isl_ast_expr **reads;	/* per ps->reads; NULL for a may-read */
+	isl_ast_expr *iters;	/* gather, reshape: the original iterators */
+	/* The same accesses as functions of the schedule dimensions (the
+	 * AST iterators c<depth>), for the accumulator analysis. */
+	isl_pw_multi_aff *wsched;
+	isl_pw_multi_aff **rsched;	/* per ps->reads; NULL: may-read */
+	int acc;		/* scalar accumulator fl_acc<acc> replaces
+				   the written element, or -1 */
+} fl_cg_stmt;
+
+/* A graph tensor as this kernel sees it. */
+typedef struct fl_cg_array {
+	bool used;		/* accessed by the generated code */
+	bool written;		/* written by an op of the kernel */
+	bool local;		/* tile-local in this attempt */
+	bool failed;		/* cannot stay tile-local: retry global */
+	int rank;
+	int64_t size[FL_MAX_RANK];	/* local: the box */
+	isl_multi_aff *offset;	/* local: tile -> box origin, ids reset */
+	bool scoped;
+	fl_cg_loop *scope;	/* local: declared in this loop's body */
+} fl_cg_array;
+
+typedef struct fl_cg_kernel {
+	isl_ctx *ctx;
+	const fl_graph *g;
+	const fl_kernel *k;
+	fl_poly_op **poly;	/* per k->ops[i] */
+	fl_cg_array *arr;	/* per graph tensor */
+	bool *force_global;	/* per graph tensor, across attempts */
+	char (*why)[200];	/* per graph tensor: why it is not local */
+	fl_cg_loop *cur, *loops;
+	fl_cg_stmt *stmts;
+	int tile_end;		/* schedule depth after the tile band */
+	bool failed;
+	fl_error *err;
+} fl_cg_kernel;
+
+/* ---- prepare.c ---------------------------------------------------------- */
+
+/* Sets up cg for kernel k of p (its ops' polyhedral descriptions, the
+ * tile band); -1 with a message in err.  fl_cg_clear frees it, also after
+ * a failure. */
+int fl_cg_init(fl_cg_kernel *cg, const fl_program *p, const fl_kernel *k,
+	       fl_error *err);
+void fl_cg_clear(fl_cg_kernel *cg);
+
+/* Starts an attempt: drops the previous one's AST records and decides
+ * anew which tensors are written and which try to be tile-local. */
+void fl_cg_begin_attempt(fl_cg_kernel *cg);
+
+/* After the attempt's AST is built: gives every tile-local array the
+ * loop that declares it, and moves each tensor that could not stay
+ * tile-local to global memory for the next attempt.  True when nothing
+ * moved (the attempt can be printed). */
+bool fl_cg_settle_placement(fl_cg_kernel *cg);
+
+/* The kernel's schedule with the private marks (FL_CG_PAR_MARK above
+ * every band that may run in parallel, FL_CG_BAND_MARK above every
+ * band).  __isl_give. */
+isl_schedule *fl_cg_prepare_schedule(__isl_keep isl_schedule *s);
+
+/* Access pma (taken; instance -> T<t>, t tile-local) minus the box origin
+ * of the instance's tile, checked inside the box over the executed
+ * instances dom (keep); when it cannot be, t is marked failed and pma
+ * returned unchanged. */
+__isl_give isl_pw_multi_aff *fl_cg_localize(fl_cg_kernel *cg, int t,
+					    __isl_take isl_pw_multi_aff *pma,
+					    __isl_keep isl_set *dom);
+
+/* The tensor a poly read of op reads. */
+int fl_cg_read_tensor(const fl_op *op, const fl_poly_read *r);
+
+/* Fails the kernel with "kernel <name>: what[: isl's message]"; the
+ * first failure's message is kept. */
+void fl_cg_fail(fl_cg_kernel *cg, const char *what);
+
+/* Tensor t cannot be tile-local in this kernel, because of why. */
+void fl_cg_array_fail(fl_cg_kernel *cg, int t, const char *why);
+
+/* ---- annotate.c --------------------------------------------------------- */
+
+/* The AST of the kernel's schedule, its user nodes annotated with
+ * fl_cg_stmt and its for nodes with fl_cg_loop (parallel and coincident
+ * flags set); NULL with the kernel failed.  __isl_give. */
+isl_ast_node *fl_cg_build_ast(fl_cg_kernel *cg);
+
+/* Decides, top down, each loop's pragma, simd and accumulators. */
+void fl_cg_decide_loops(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast);
+
+/* The annotation of a for node, or of a user node (NULL when none). */
+fl_cg_loop *fl_cg_loop_of(__isl_keep isl_ast_node *node);
+fl_cg_stmt *fl_cg_stmt_of(__isl_keep isl_ast_node *node);
+
+/* Frees the statements and loops of the last AST. */
+void fl_cg_annotations_free(fl_cg_kernel *cg);
+
+#endif

@@ -1,0 +1,988 @@
+/* The C printer of the C + OpenMP backend (DESIGN 1.6) and its entry
+ * points (codegen.h): one C function per kernel, printed from the AST that
+ * annotate.c built, inside a translation unit with a fixed prologue and a
+ * table of the kernels in execution order.
+ *
+ * Needs, per polyhedral kernel: the attempts driven here -- prepare.c
+ * decides placements, annotate.c builds the AST, and when a tensor could
+ * not stay tile-local the attempt is redone with it in global memory --
+ * until one settles; only that one is printed.  Gives: the function
+ * "void <name>(float *const *bufs)" where bufs[t] is graph tensor t
+ * (row-major f32), read through "T<t>" pointers with their row shapes;
+ * the comment above it lists its ops with their provenance and every
+ * tensor kept off main memory, or kept in it against layer 1's placement,
+ * with the reason.
+ *
+ * Statements print "element = rhs;" where rhs comes from the op table's C
+ * templates (fl_op_c in ops.h) with each "$k" replaced by the access of
+ * the statement's read of input k.  Two statements are written whole:
+ * gather, whose data index is itself data (floored and clamped, as the
+ * reference does), and reshape of a global tensor, read through the flat
+ * buffer at the output's linear index rather than through isl's division
+ * and modulo per dimension.  For loops print with what annotate.c decided
+ * for them: "#pragma omp parallel for" (outermost parallel loop), "omp
+ * simd", or scalar accumulators around the loop.  Tile-local tensors
+ * become local arrays sized by their footprint box and indexed by access
+ * - offset(tile(instance)), declared in the body of the loop that is
+ * their scope (or at function scope when the tile loops all vanished), so
+ * each tile -- and so each thread of a parallel tile loop -- has its own
+ * copy while a parallel point loop shares the one its tile filled; arrays
+ * over 64 KiB are malloc'd per tile instead of living on an OpenMP
+ * worker's stack.  Custom ops are opaque to isl and get a hand-written
+ * loop nest in a kernel of their own.
+ *
+ * Identifiers in the output are all generated (T<tensor>, fl_k<id>, c<n>);
+ * names from the input file appear only in comments, sanitised. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <isl/ast.h>
+#include <isl/printer.h>
+
+#include "codegen_impl.h"
+
+/* ---- a growable string ------------------------------------------- */
+
+typedef struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *s;
+
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		s = realloc(b->s, cap);
+		if (!s) {
+			b->oom = true;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* ---- comments ---------------------------------------- */
+
+/* A '/' after '*' or a '*' after '/' would end or open a comment; a '?'
+ * after '?' could start a trigraph; a backslash could splice lines. */
+void fl_sanitize_comment(const char *s, char *buf, size_t n)
+{
+	size_t j = 0;
+
+	if (!n)
+		return;
+	for (; s && *s && j + 1 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+		char prev = j ? buf[j - 1] : '\0';
+
+		if (c < 0x20 || c >= 0x7f || c == '\\' ||
+		    (c == '/' && prev == '*') || (c == '*' && prev == '/') ||
+		    (c == '?' && prev == '?'))
+			c = '_';
+		buf[j++] = (char)c;
+	}
+	buf[j] = '\0';
+}
+
+/* ---- printing statements -------------------------------------------- */
+
+static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
+					    const fl_cg_kernel *cg,
+					    __isl_keep isl_ast_expr *acc, int t)
+{
+	isl_size n = isl_ast_expr_op_get_n_arg(acc);
+	char name[32];
+
+	snprintf(name, sizeof name, cg->arr[t].local ? "T%d_loc" : "T%d", t);
+	p = isl_printer_print_str(p, name);
+	if (n <= 1)
+		return isl_printer_print_str(p, "[0]");
+	for (int i = 1; i < n; i++) {
+		isl_ast_expr *e = isl_ast_expr_op_get_arg(acc, i);
+
+		p = isl_printer_print_str(p, "[");
+		p = isl_printer_print_ast_expr(p, e);
+		p = isl_printer_print_str(p, "]");
+		isl_ast_expr_free(e);
+	}
+	return p;
+}
+
+/* The access of the statement's read of op input `input` (-1: its own
+ * output), and that tensor. */
+static isl_ast_expr *read_of(const fl_cg_stmt *st, int input, int *t)
+{
+	for (int r = 0; r < st->ps->n_reads; r++)
+		if (st->ps->reads[r].input == input && st->reads[r]) {
+			*t = fl_cg_read_tensor(st->op, &st->ps->reads[r]);
+			return st->reads[r];
+		}
+	return NULL;
+}
+
+/* Prints template `tpl`, where "$<k>" stands for the read of op input k
+ * and "$o" for the read of the op's own output. */
+static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
+					      fl_cg_kernel *cg,
+					      const fl_cg_stmt *st,
+					      const char *tpl)
+{
+	char text[256];
+	size_t n = 0;
+
+	for (const char *c = tpl; *c; c++) {
+		int input, t = -1;
+		char *end;
+		isl_ast_expr *e;
+
+		if (*c != '$') {
+			if (n + 1 >= sizeof text) {
+				text[n] = '\0';
+				p = isl_printer_print_str(p, text);
+				n = 0;
+			}
+			text[n++] = *c;
+			continue;
+		}
+		text[n] = '\0';
+		p = isl_printer_print_str(p, text);
+		n = 0;
+		if (c[1] == 'o') {
+			input = -1;
+			end = (char *)c + 2;
+		} else {
+			input = (int)strtol(c + 1, &end, 10);
+		}
+		c = end - 1;
+		e = read_of(st, input, &t);
+		if (!e) {
+			fl_cg_fail(cg, "statement body reads an input it has "
+				   "no access for");
+			continue;
+		}
+		p = print_access(p, cg, e, t);
+	}
+	text[n] = '\0';
+	return isl_printer_print_str(p, text);
+}
+
+static const char *role_name(fl_stmt_role r)
+{
+	switch (r) {
+	case FL_STMT_COMPUTE: return "compute";
+	case FL_STMT_INIT: return "init";
+	case FL_STMT_UPDATE: return "update";
+	case FL_STMT_FINALIZE: return "finalize";
+	case FL_STMT_COPY: return "copy";
+	case FL_STMT_FILL: return "fill";
+	}
+	return "?";
+}
+
+/* The right-hand side template of a statement (from the op table; a copy
+ * reads its input), formatted into buf when needed; NULL, and the kernel
+ * failed, when the table has none. */
+static const char *rhs_template(fl_cg_kernel *cg, const fl_cg_stmt *st,
+				char *buf, size_t n)
+{
+	const char *tpl = NULL;
+	fl_op_c c;
+	char what[96];
+
+	if (st->ps->role == FL_STMT_COPY) {
+		snprintf(buf, n, "$%d", st->ps->input);
+		return buf;
+	}
+	c = fl_op_c_templates(st->op, buf, n);
+	switch (st->ps->role) {
+	case FL_STMT_COMPUTE: tpl = c.compute; break;
+	case FL_STMT_INIT: tpl = c.init; break;
+	case FL_STMT_UPDATE: tpl = c.update; break;
+	case FL_STMT_FINALIZE: tpl = c.finalize; break;
+	case FL_STMT_FILL: tpl = c.fill; break;
+	case FL_STMT_COPY: break;
+	}
+	if (!tpl) {
+		snprintf(what, sizeof what, "op %s has no C template for its "
+			 "%s statement", fl_op_kind_name(st->op->kind),
+			 role_name(st->ps->role));
+		fl_cg_fail(cg, what);
+	}
+	return tpl;
+}
+
+/* gather: out[i] = x[i_0.., clamp(floor(idx[i_axis..])), ..]. */
+static __isl_give isl_printer *print_gather(__isl_take isl_printer *p,
+					    fl_cg_kernel *cg,
+					    const fl_cg_stmt *st)
+{
+	const fl_op *op = st->op;
+	const fl_shape *xs = &cg->g->tensors[op->in[0]].shape;
+	int rq = cg->g->tensors[op->in[1]].shape.rank, axis;
+	int64_t a = 0;
+	char buf[128];
+
+	fl_attr_int(&op->attrs, "axis", 0, &a, NULL);
+	axis = fl_axis_normalize(a, xs->rank);
+	p = isl_printer_print_str(p, "{ const float fl_v = floorf(");
+	p = print_template(p, cg, st, "$1");
+	snprintf(buf, sizeof buf, "); const int fl_j = !(fl_v >= 0.0f) ? 0 : "
+		 "fl_v >= %lld.0f ? %lld : (int)fl_v; ",
+		 (long long)(xs->dim[axis] - 1), (long long)(xs->dim[axis] - 1));
+	p = isl_printer_print_str(p, buf);
+	p = print_access(p, cg, st->write, op->out[0]);
+	snprintf(buf, sizeof buf, " = T%d", op->in[0]);
+	p = isl_printer_print_str(p, buf);
+	for (int d = 0; d < xs->rank; d++) {
+		int src = d < axis ? d : d + rq - 1;
+		isl_ast_expr *e;
+
+		if (d == axis) {
+			p = isl_printer_print_str(p, "[fl_j]");
+			continue;
+		}
+		e = isl_ast_expr_op_get_arg(st->iters, src + 1);
+		p = isl_printer_print_str(p, "[");
+		p = isl_printer_print_ast_expr(p, e);
+		p = isl_printer_print_str(p, "]");
+		isl_ast_expr_free(e);
+	}
+	return isl_printer_print_str(p, "; }");
+}
+
+/* reshape of a global input: the same row-major element, read through
+ * the flat buffer at the output's linear index -- isl's subscripts for
+ * it need a division and a modulo per dimension. */
+static __isl_give isl_printer *print_reshape(__isl_take isl_printer *p,
+					     fl_cg_kernel *cg,
+					     const fl_cg_stmt *st)
+{
+	const fl_shape *so = &cg->g->tensors[st->op->out[0]].shape;
+	int64_t strides[FL_MAX_RANK];
+	char buf[64];
+
+	fl_shape_strides(so, strides);
+	p = print_access(p, cg, st->write, st->op->out[0]);
+	snprintf(buf, sizeof buf, " = ((const float *)T%d)[", st->op->in[0]);
+	p = isl_printer_print_str(p, buf);
+	if (so->rank == 0)
+		p = isl_printer_print_str(p, "0");
+	for (int d = 0; d < so->rank; d++) {
+		isl_ast_expr *e = isl_ast_expr_op_get_arg(st->iters, d + 1);
+
+		p = isl_printer_print_str(p, d ? " + (long)(" : "(long)(");
+		p = isl_printer_print_ast_expr(p, e);
+		snprintf(buf, sizeof buf, ") * %lld", (long long)strides[d]);
+		p = isl_printer_print_str(p, buf);
+		isl_ast_expr_free(e);
+	}
+	return isl_printer_print_str(p, "];");
+}
+
+static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
+					  fl_cg_kernel *cg,
+					  const fl_cg_stmt *st)
+{
+	char tpl[64], note[96], acc[48];
+
+	if (st->acc >= 0 && st->ps->role == FL_STMT_INIT) {
+		p = isl_printer_print_str(p, "(void)0;");	/* hoisted */
+	} else if (st->acc >= 0) {
+		snprintf(acc, sizeof acc, "fl_acc%d = fl_acc%d + ", st->acc,
+			 st->acc);
+		p = isl_printer_print_str(p, acc);
+		p = print_template(p, cg, st, "$0");
+		p = isl_printer_print_str(p, ";");
+	} else if (st->op->kind == FL_OP_GATHER) {
+		p = print_gather(p, cg, st);
+	} else if (st->op->kind == FL_OP_RESHAPE &&
+		   !cg->arr[st->op->in[0]].local) {
+		p = print_reshape(p, cg, st);
+	} else {
+		const char *rhs = rhs_template(cg, st, tpl, sizeof tpl);
+
+		p = print_access(p, cg, st->write, st->op->out[0]);
+		p = isl_printer_print_str(p, " = ");
+		if (rhs)
+			p = print_template(p, cg, st, rhs);
+		p = isl_printer_print_str(p, ";");
+	}
+	snprintf(note, sizeof note, "  /* %s: %s %s */", st->name,
+		 fl_op_kind_name(st->op->kind), role_name(st->ps->role));
+	return isl_printer_print_str(p, note);
+}
+
+static __isl_give isl_printer *print_user(__isl_take isl_printer *p,
+					  __isl_take isl_ast_print_options *o,
+					  __isl_keep isl_ast_node *node,
+					  void *user)
+{
+	fl_cg_kernel *cg = user;
+	fl_cg_stmt *st = fl_cg_stmt_of(node);
+
+	isl_ast_print_options_free(o);
+	p = isl_printer_start_line(p);
+	if (st)
+		p = print_stmt(p, cg, st);
+	else
+		p = isl_printer_print_str(p, ";");
+	return isl_printer_end_line(p);
+}
+
+/* ---- printing loops ------------------------------------------------- */
+
+static __isl_give isl_printer *line(__isl_take isl_printer *p,
+				    const char *s)
+{
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, s);
+	return isl_printer_end_line(p);
+}
+
+/* Tile-local arrays above this size go to the heap (malloc'd when the
+ * tile starts, freed when it ends): a few of MICRO 2020's 64x34x34
+ * buffers already take a megabyte, more than an OpenMP worker's stack
+ * may hold. */
+#define LOCAL_STACK_MAX (64 << 10)
+
+static int64_t local_elems(const fl_cg_array *a)
+{
+	int64_t n = 1;
+
+	for (int d = 0; d < a->rank; d++)
+		n *= a->size[d];
+	return n;
+}
+
+static bool local_on_heap(const fl_cg_array *a)
+{
+	return local_elems(a) * (int64_t)sizeof(float) > LOCAL_STACK_MAX;
+}
+
+static bool declared_in(const fl_cg_array *a, const fl_cg_loop *scope)
+{
+	return a->local && a->used && a->scope == scope;
+}
+
+/* "float T5_loc[6][6];" or, on the heap,
+ * "float (*T5_loc)[6] = malloc(sizeof(float) * 36);". */
+static __isl_give isl_printer *print_local(__isl_take isl_printer *p,
+					   const fl_cg_array *a, int t)
+{
+	char buf[96];
+	bool heap = local_on_heap(a);
+
+	p = isl_printer_start_line(p);
+	if (heap && a->rank >= 2)
+		snprintf(buf, sizeof buf, "float (*T%d_loc)", t);
+	else
+		snprintf(buf, sizeof buf, heap ? "float *T%d_loc" : "float T%d_loc",
+			 t);
+	p = isl_printer_print_str(p, buf);
+	for (int d = heap ? 1 : 0; d < a->rank; d++) {
+		snprintf(buf, sizeof buf, "[%lld]", (long long)a->size[d]);
+		p = isl_printer_print_str(p, buf);
+	}
+	if (a->rank == 0 && !heap)
+		p = isl_printer_print_str(p, "[1]");
+	if (heap) {
+		snprintf(buf, sizeof buf, " = malloc(sizeof(float) * %lld)",
+			 (long long)local_elems(a));
+		p = isl_printer_print_str(p, buf);
+	}
+	p = isl_printer_print_str(p, ";");
+	return isl_printer_end_line(p);
+}
+
+/* Declarations of the tile-local arrays whose scope is `scope`. */
+static __isl_give isl_printer *print_locals(__isl_take isl_printer *p,
+					    const fl_cg_kernel *cg,
+					    const fl_cg_loop *scope)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++)
+		if (declared_in(&cg->arr[t], scope))
+			p = print_local(p, &cg->arr[t], t);
+	return p;
+}
+
+/* The frees of the heap arrays declared for `scope`. */
+static __isl_give isl_printer *print_frees(__isl_take isl_printer *p,
+					   const fl_cg_kernel *cg,
+					   const fl_cg_loop *scope)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++) {
+		char buf[48];
+
+		if (!declared_in(&cg->arr[t], scope) ||
+		    !local_on_heap(&cg->arr[t]))
+			continue;
+		snprintf(buf, sizeof buf, "free(T%d_loc);", t);
+		p = line(p, buf);
+	}
+	return p;
+}
+
+/* The children of a block one by one (no extra braces), else the node. */
+static __isl_give isl_printer *print_body(__isl_take isl_printer *p,
+					  __isl_keep isl_ast_node *body,
+					  __isl_keep isl_ast_print_options *o)
+{
+	isl_ast_node_list *list;
+	isl_size n;
+
+	if (isl_ast_node_get_type(body) != isl_ast_node_block)
+		return isl_ast_node_print(body, p,
+					  isl_ast_print_options_copy(o));
+	list = isl_ast_node_block_get_children(body);
+	n = isl_ast_node_list_n_ast_node(list);
+	for (int i = 0; i < n; i++) {
+		isl_ast_node *c = isl_ast_node_list_get_at(list, i);
+
+		p = isl_ast_node_print(c, p, isl_ast_print_options_copy(o));
+		isl_ast_node_free(c);
+	}
+	isl_ast_node_list_free(list);
+	return p;
+}
+
+static __isl_give isl_printer *print_expr_str(__isl_take isl_printer *p,
+					      isl_ast_expr *e /* taken */)
+{
+	p = isl_printer_print_ast_expr(p, e);
+	isl_ast_expr_free(e);
+	return p;
+}
+
+/* "{ float fl_acc0 = <element or identity>; ...", before the loop. */
+static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
+					      fl_cg_kernel *cg,
+					      const fl_cg_acc *b)
+{
+	char buf[160];
+
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < b->n; k++) {
+		const fl_cg_stmt *u = b->upd[k];
+
+		p = isl_printer_start_line(p);
+		snprintf(buf, sizeof buf, "float fl_acc%d = ", k);
+		p = isl_printer_print_str(p, buf);
+		if (b->init[k])
+			p = isl_printer_print_str(p,
+				fl_op_c_templates(u->op, buf, sizeof buf).init);
+		else
+			p = print_access(p, cg, u->write, u->op->out[0]);
+		p = isl_printer_print_str(p, ";");
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, "#pragma omp simd reduction(+:");
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "%sfl_acc%d", k ? ", " : "", k);
+		p = isl_printer_print_str(p, buf);
+	}
+	p = isl_printer_print_str(p, ")");
+	return isl_printer_end_line(p);
+}
+
+/* "<element> = fl_acc0; ... }", after the loop. */
+static __isl_give isl_printer *print_acc_close(__isl_take isl_printer *p,
+					       fl_cg_kernel *cg,
+					       const fl_cg_acc *b)
+{
+	char buf[48];
+
+	for (int k = 0; k < b->n; k++) {
+		const fl_cg_stmt *u = b->upd[k];
+
+		p = isl_printer_start_line(p);
+		p = print_access(p, cg, u->write, u->op->out[0]);
+		snprintf(buf, sizeof buf, " = fl_acc%d;", k);
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
+/* for (int c = init; cond; c += inc) { locals; body }, with what
+ * annotate.c decided for it in front (pragma, simd or accumulators); a
+ * degenerate loop is a block that sets its iterator once. */
+static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
+					 __isl_take isl_ast_print_options *o,
+					 __isl_keep isl_ast_node *node,
+					 void *user)
+{
+	fl_cg_kernel *cg = user;
+	fl_cg_loop *l = fl_cg_loop_of(node);
+	bool degenerate = isl_ast_node_for_is_degenerate(node) == isl_bool_true;
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+
+	if (l && l->acc)
+		p = print_acc_open(p, cg, l->acc);
+	else if (l && l->pragma)
+		p = line(p, l->simd ? "#pragma omp parallel for simd" :
+			 "#pragma omp parallel for");
+	else if (l && l->simd)
+		p = line(p, "#pragma omp simd");
+	p = isl_printer_start_line(p);
+	if (degenerate) {
+		p = isl_printer_print_str(p, "{ const int ");
+		p = isl_printer_print_ast_expr(p, it);
+		p = isl_printer_print_str(p, " = ");
+		p = print_expr_str(p, isl_ast_node_for_get_init(node));
+		p = isl_printer_print_str(p, "; (void)");
+		p = isl_printer_print_ast_expr(p, it);
+		p = isl_printer_print_str(p, ";");
+	} else {
+		p = isl_printer_print_str(p, "for (int ");
+		p = isl_printer_print_ast_expr(p, it);
+		p = isl_printer_print_str(p, " = ");
+		p = print_expr_str(p, isl_ast_node_for_get_init(node));
+		p = isl_printer_print_str(p, "; ");
+		p = print_expr_str(p, isl_ast_node_for_get_cond(node));
+		p = isl_printer_print_str(p, "; ");
+		p = isl_printer_print_ast_expr(p, it);
+		p = isl_printer_print_str(p, " += ");
+		p = print_expr_str(p, isl_ast_node_for_get_inc(node));
+		p = isl_printer_print_str(p, ") {");
+	}
+	p = isl_printer_end_line(p);
+	p = isl_printer_indent(p, 2);
+	if (l)
+		p = print_locals(p, cg, l);
+	p = print_body(p, body, o);
+	if (l)
+		p = print_frees(p, cg, l);
+	p = isl_printer_indent(p, -2);
+	p = line(p, "}");
+	if (l && l->acc)
+		p = print_acc_close(p, cg, l->acc);
+	isl_ast_expr_free(it);
+	isl_ast_node_free(body);
+	isl_ast_print_options_free(o);
+	return p;
+}
+
+/* The body of the kernel function printed from ast (keep). */
+static char *print_ast(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
+{
+	isl_printer *p = isl_printer_to_str(cg->ctx);
+	isl_ast_print_options *o = isl_ast_print_options_alloc(cg->ctx);
+	char *s;
+
+	p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+	p = isl_printer_indent(p, 2);
+	o = isl_ast_print_options_set_print_user(o, &print_user, cg);
+	o = isl_ast_print_options_set_print_for(o, &print_for, cg);
+	p = print_locals(p, cg, NULL);
+	p = print_body(p, ast, o);
+	p = print_frees(p, cg, NULL);
+	isl_ast_print_options_free(o);
+	s = isl_printer_get_str(p);
+	isl_printer_free(p);
+	if (!s)
+		fl_cg_fail(cg, "isl could not print the AST");
+	return s;
+}
+
+/* One attempt at the body; returns 1 when some tensor must retry in
+ * global memory, 0 with *body set, -1 on failure. */
+static int try_body(fl_cg_kernel *cg, char **body)
+{
+	isl_ast_node *ast;
+	bool retry;
+
+	fl_cg_begin_attempt(cg);
+	ast = fl_cg_build_ast(cg);
+	retry = !fl_cg_settle_placement(cg);
+	if (ast && !cg->failed && !retry) {
+		fl_cg_decide_loops(cg, ast);
+		*body = print_ast(cg, ast);
+	}
+	isl_ast_node_free(ast);
+	if (cg->failed)
+		return -1;
+	return retry ? 1 : 0;
+}
+
+static bool ident_char(char c, bool first)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+/* Whether a kernel name from layer 1 can be used as the C name. */
+static bool valid_identifier(const char *s)
+{
+	if (!ident_char(s[0], true))
+		return false;
+	for (s++; *s; s++)
+		if (!ident_char(*s, false))
+			return false;
+	return true;
+}
+
+/* The kernel's C name into buf. */
+static const char *kernel_cname(const fl_kernel *k, int index, char *buf,
+				size_t n)
+{
+	if (valid_identifier(k->name))
+		snprintf(buf, n, "%s", k->name);
+	else
+		snprintf(buf, n, "fl_kernel_%d", index);
+	return buf;
+}
+
+/* The comment above a kernel: its ops with provenance, placements. */
+static void kernel_comment(sbuf *out, const fl_graph *g, const fl_kernel *k,
+			   const char *cname, const fl_cg_kernel *cg)
+{
+	char a[160], b[160], c[160];
+
+	sb_printf(out, "/* %s: %d op%s", cname, k->n_ops, k->n_ops == 1 ? "" : "s");
+	if (k->group >= 0)
+		sb_printf(out, ", micro-graph %d", k->group);
+	if (k->n_tile)
+		sb_printf(out, ", tiled");
+	sb_printf(out, "\n");
+	for (int i = 0; i < k->n_ops; i++) {
+		const fl_op *op = &g->ops[k->ops[i]];
+
+		fl_sanitize_comment(op->name, a, sizeof a);
+		sb_printf(out, " *   op %d \"%s\": %s -> T%d", k->ops[i], a,
+			  fl_op_kind_name(op->kind), op->out[0]);
+		if (op->prov.origin && strcmp(op->prov.origin, op->name)) {
+			fl_sanitize_comment(op->prov.origin, b, sizeof b);
+			sb_printf(out, ", from \"%s\"", b);
+		}
+		if (op->prov.compound) {
+			fl_sanitize_comment(op->prov.compound, c, sizeof c);
+			sb_printf(out, ", opened from %s", c);
+		}
+		if (op->prov.rewrite) {
+			fl_sanitize_comment(op->prov.rewrite, c, sizeof c);
+			sb_printf(out, ", rewritten by %s", c);
+		}
+		sb_printf(out, "\n");
+	}
+	for (int t = 0; cg && t < g->n_tensors; t++) {
+		const fl_cg_array *ar = &cg->arr[t];
+
+		if (!ar->used || (!ar->local && !cg->why[t][0]))
+			continue;
+		fl_sanitize_comment(g->tensors[t].name, a, sizeof a);
+		if (ar->local)
+			sb_printf(out, " *   T%d \"%s\": tile-local\n", t, a);
+		else
+			sb_printf(out, " *   T%d \"%s\": global memory (%s)\n",
+				  t, a, cg->why[t]);
+	}
+	sb_printf(out, " */\n");
+}
+
+/* Pointer declarations of the global tensors the body uses. */
+static void global_decls(sbuf *out, const fl_graph *g, const fl_cg_array *arr)
+{
+	bool any = false;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		const fl_shape *sh = &g->tensors[t].shape;
+		const char *q = arr[t].written ? "" : "const ";
+		char dims[256] = "";
+		size_t n = 0;
+
+		if (!arr[t].used || arr[t].local)
+			continue;
+		any = true;
+		if (sh->rank <= 1) {
+			sb_printf(out, "  %sfloat *restrict T%d = bufs[%d];\n",
+				  q, t, t);
+			continue;
+		}
+		for (int d = 1; d < sh->rank; d++)
+			n += (size_t)snprintf(dims + n, sizeof dims - n, "[%lld]",
+					      (long long)sh->dim[d]);
+		sb_printf(out, "  %sfloat (*restrict T%d)%s = (%sfloat (*)%s)"
+			  "bufs[%d];\n", q, t, dims, q, dims, t);
+	}
+	if (!any)
+		sb_printf(out, "  (void)bufs;\n");
+}
+
+/* A custom op: cumsum along the last axis (in double, like the
+ * reference) or a copy; rows run in parallel. */
+static int custom_kernel(sbuf *out, const fl_graph *g, const fl_op *op,
+			 const char *cname, fl_error *err)
+{
+	const fl_shape *s = &g->tensors[op->in[0]].shape;
+	int64_t n = fl_shape_numel(s), len = s->rank ? s->dim[s->rank - 1] : 1;
+	const char *fn = "cumsum";
+
+	if (fl_attr_string(&op->attrs, "fn", "cumsum", &fn, err) < 0)
+		return -1;
+	sb_printf(out, "void %s(float *const *bufs)\n{\n"
+		  "  const float *restrict x = bufs[%d];\n"
+		  "  float *restrict y = bufs[%d];\n", cname, op->in[0],
+		  op->out[0]);
+	if (strcmp(fn, "cumsum") == 0)
+		sb_printf(out, "#pragma omp parallel for\n"
+			  "  for (long r = 0; r < %lldL; r++) {\n"
+			  "    double acc = 0.0;\n"
+			  "    for (long j = 0; j < %lldL; j++) {\n"
+			  "      acc += x[r * %lldL + j];\n"
+			  "      y[r * %lldL + j] = (float)acc;\n"
+			  "    }\n  }\n}\n\n", (long long)(n / len),
+			  (long long)len, (long long)len, (long long)len);
+	else
+		sb_printf(out, "#pragma omp parallel for\n"
+			  "  for (long i = 0; i < %lldL; i++)\n"
+			  "    y[i] = x[i];\n}\n\n", (long long)n);
+	return 0;
+}
+
+/* The kernel's body, retrying with tensors moved to global memory until
+ * every tile-local one is placed. */
+static char *kernel_body(fl_cg_kernel *cg)
+{
+	char *body = NULL;
+
+	for (int attempt = 0; attempt <= cg->g->n_tensors + 1; attempt++) {
+		int rc = try_body(cg, &body);
+
+		if (rc <= 0)
+			return rc < 0 ? NULL : body;
+	}
+	fl_error_set(cg->err, "kernel %s: placement did not settle",
+		     cg->k->name);
+	return NULL;
+}
+
+static int polyhedral_kernel(sbuf *out, const fl_program *p,
+			     const fl_kernel *k, const char *cname,
+			     fl_error *err)
+{
+	fl_cg_kernel cg;
+	char *body = NULL;
+	int rc = -1;
+
+	if (!k->schedule) {
+		fl_error_set(err, "kernel %s has no schedule", k->name);
+		return -1;
+	}
+	if (fl_cg_init(&cg, p, k, err) == 0 && (body = kernel_body(&cg))) {
+		kernel_comment(out, p->graph, k, cname, &cg);
+		sb_printf(out, "void %s(float *const *bufs)\n{\n", cname);
+		global_decls(out, p->graph, cg.arr);
+		sb_printf(out, "%s}\n\n", body);
+		rc = 0;
+	}
+	free(body);
+	fl_cg_clear(&cg);
+	return rc;
+}
+
+static bool is_custom_kernel(const fl_program *p, const fl_kernel *k)
+{
+	return k->n_ops == 1 && p->graph->ops[k->ops[0]].kind == FL_OP_CUSTOM;
+}
+
+static int kernel_function(sbuf *out, const fl_program *p, int i,
+			   fl_error *err)
+{
+	const fl_kernel *k = &p->kernels[i];
+	char cname[64];
+
+	kernel_cname(k, i, cname, sizeof cname);
+	for (int j = 0; j < k->n_ops; j++)
+		if (k->ops[j] < 0 || k->ops[j] >= p->graph->n_ops) {
+			fl_error_set(err, "kernel %s: op %d out of range",
+				     cname, k->ops[j]);
+			return -1;
+		}
+	if (is_custom_kernel(p, k)) {
+		kernel_comment(out, p->graph, k, cname, NULL);
+		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
+				     cname, err);
+	}
+	return polyhedral_kernel(out, p, k, cname, err);
+}
+
+/* ---- the translation unit ------------------------------------------- */
+
+/* The prologue of every generated file.
+ *
+ * Vector maths: glibc's libmvec has SIMD variants of expf, logf, tanhf,
+ * erff (2.35 on) and powf; declaring them with GCC's simd attribute lets
+ * the vectoriser call them from a vectorised loop (the runner links
+ * -lmvec, compiles with -fno-math-errno, and retries with FL_NO_MVEC
+ * defined and without -lmvec when that fails).  Their results are within
+ * a few ulp of the scalar functions.  fminf and fmaxf are written out
+ * so that they vectorise while keeping their NaN rule (a NaN operand
+ * yields the other one); the calls do not vectorise without
+ * -ffinite-math-only, which is not used. */
+static const char file_prologue[] =
+	"#include <math.h>\n#include <stdlib.h>\n\n"
+	"#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \\\n"
+	"    && defined(__GLIBC__) && !defined(FL_NO_MVEC)\n"
+	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 22)\n"
+	"__attribute__((simd(\"notinbranch\"))) float expf(float);\n"
+	"__attribute__((simd(\"notinbranch\"))) float logf(float);\n"
+	"__attribute__((simd(\"notinbranch\"))) float powf(float, float);\n"
+	"#endif\n"
+	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)\n"
+	"__attribute__((simd(\"notinbranch\"))) float tanhf(float);\n"
+	"__attribute__((simd(\"notinbranch\"))) float erff(float);\n"
+	"#endif\n"
+	"#endif\n\n"
+	"static inline float fl_fminf(float a, float b)\n"
+	"{\n  return isnan(b) ? a : a < b ? a : b;\n}\n\n"
+	"static inline float fl_fmaxf(float a, float b)\n"
+	"{\n  return isnan(b) ? a : a > b ? a : b;\n}\n\n"
+	"#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) "
+	": (n) / (d))\n"
+	"#define min(x, y) ((x) < (y) ? (x) : (y))\n"
+	"#define max(x, y) ((x) > (y) ? (x) : (y))\n\n";
+
+static void file_header(sbuf *out, const fl_program *p)
+{
+	char name[160];
+
+	fl_sanitize_comment(p->graph->name ? p->graph->name : "", name,
+			    sizeof name);
+	sb_printf(out, "/* Generated by fuselab: graph \"%s\", strategy %s, "
+		  "%d kernel%s.\n * Kernel fl_k<i> takes bufs[t] = the "
+		  "row-major f32 buffer of graph tensor t (T<t>). */\n%s",
+		  name, fl_strategy_name(p->strategy), p->n_kernels,
+		  p->n_kernels == 1 ? "" : "s", file_prologue);
+}
+
+static void kernel_table(sbuf *out, const fl_program *p)
+{
+	char cname[64];
+
+	sb_printf(out, "const int fl_n_kernels = %d;\n", p->n_kernels);
+	if (p->n_kernels == 0) {	/* C has no empty initialiser */
+		sb_printf(out, "void (*const fl_kernels[1])(float *const *) "
+			  "= {0};\n");
+		return;
+	}
+	sb_printf(out, "void (*const fl_kernels[%d])(float *const *) = {\n",
+		  p->n_kernels);
+	for (int i = 0; i < p->n_kernels; i++)
+		sb_printf(out, "  %s,\n", kernel_cname(&p->kernels[i], i, cname,
+						       sizeof cname));
+	sb_printf(out, "};\n");
+}
+
+/* Takes the text of b (NULL with a message when it ran out of memory). */
+static char *sb_take(sbuf *b, fl_error *err)
+{
+	if (b->oom) {
+		free(b->s);
+		fl_error_set(err, "codegen: out of memory");
+		return NULL;
+	}
+	return b->s ? b->s : strdup("");
+}
+
+static int check_program(const fl_program *p, fl_error *err)
+{
+	if (!p || !p->graph || !p->ctx) {
+		fl_error_set(err, "codegen: no program");
+		return -1;
+	}
+	return 0;
+}
+
+char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
+{
+	sbuf out = {NULL, 0, 0, false};
+
+	if (check_program(p, err) < 0)
+		return NULL;
+	if (i < 0 || i >= p->n_kernels) {
+		fl_error_set(err, "codegen: no kernel %d", i);
+		return NULL;
+	}
+	if (kernel_function(&out, p, i, err) < 0) {
+		free(out.s);
+		return NULL;
+	}
+	return sb_take(&out, err);
+}
+
+char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
+			fl_error *err)
+{
+	sbuf out = {NULL, 0, 0, false};
+	char cname[64];
+
+	if (check_program(p, err) < 0)
+		return NULL;
+	file_header(&out, p);
+	sb_printf(&out, "extern const int fl_n_kernels;\n"
+		  "extern void (*const fl_kernels[])(float *const *);\n");
+	for (int i = 0; i < p->n_kernels; i++)
+		sb_printf(&out, "void %s(float *const *bufs);\n",
+			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
+	sb_printf(&out, "\n");
+	for (int i = 0; i < p->n_kernels; i++)
+		sb_printf(&out, "%s", kernels[i]);
+	kernel_table(&out, p);
+	return sb_take(&out, err);
+}
+
+char *fl_codegen_c(const fl_program *p, fl_error *err)
+{
+	char **kernels;
+	char *unit = NULL;
+	int i;
+
+	if (check_program(p, err) < 0)
+		return NULL;
+	kernels = calloc((size_t)p->n_kernels + 1, sizeof *kernels);
+	if (!kernels) {
+		fl_error_set(err, "codegen: out of memory");
+		return NULL;
+	}
+	for (i = 0; i < p->n_kernels; i++)
+		if (!(kernels[i] = fl_codegen_c_kernel(p, i, err)))
+			break;
+	if (i == p->n_kernels)
+		unit = fl_codegen_c_unit(p, (const char *const *)kernels, err);
+	for (int j = 0; j < p->n_kernels; j++)
+		free(kernels[j]);
+	free(kernels);
+	return unit;
+}
+
