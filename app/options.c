@@ -80,7 +80,7 @@ static const opt_spec specs[] = {
 	 "where --run compiles (default: a fresh directory under $TMPDIR)"},
 	{OPT_KEEP, "keep", 0, NULL, "keep the work directory of --run"},
 	{OPT_TIMEOUT, "timeout", 0, "SECONDS",
-	 "time limit of each generated program's run (default 60)"},
+	 "time limit of each call of a generated kernel (default 60)"},
 	{OPT_WARMUP, "warmup", 0, "N", "untimed runs before timing (default 1)"},
 	{OPT_REPEAT, "repeat", 0, "N",
 	 "timed runs; the median is reported (default 5)"},

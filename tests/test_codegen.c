@@ -536,6 +536,19 @@ static void test_timeout(void **state)
 		fail_msg("message: %s", msg);
 }
 
+/* The limit bounds each kernel call, not the whole run: nine calls of
+ * 0.4 s each pass under a limit of 1 s (they compute nothing, so the
+ * run is a mismatch, not a timeout). */
+static void test_timeout_is_per_call(void **state)
+{
+	char msg[2048];
+
+	(void)state;
+	assert_int_equal(run_with_cc(FAKE_KERNEL_CC(
+		"(void)b; extern int usleep(unsigned); usleep(400000);"), 1, msg,
+		sizeof msg), FL_RUN_MISMATCH);
+}
+
 static void test_crash(void **state)
 {
 	char msg[2048];
@@ -943,6 +956,7 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_output_mismatch_not_verified),
 	 cmocka_unit_test(test_wrong_order_is_caught),
 	 cmocka_unit_test(test_timeout),
+	 cmocka_unit_test(test_timeout_is_per_call),
 	 cmocka_unit_test(test_crash),
 	 cmocka_unit_test(test_load_error),
 	 cmocka_unit_test(test_compile_error),

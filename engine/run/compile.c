@@ -290,8 +290,8 @@ int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
 				return -1;
 			return rc;
 		}
-		if (poll)
-			poll(user);
+		if (poll && poll(user))
+			t0 = fl_now();
 		ts.tv_sec = 0;
 		ts.tv_nsec = nap_ns;
 		nanosleep(&ts, NULL);

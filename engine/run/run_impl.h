@@ -33,8 +33,9 @@ void fl_run_progress(const fl_run_opts *o, const char *phase, int k, int n);
  * opened), so that nothing reaches the caller's terminal. */
 void fl_run_child_setup(const char *log);
 
-/* Called by fl_run_wait between naps (from the waiting thread). */
-typedef void (*fl_run_poll_fn)(void *user);
+/* Called by fl_run_wait between naps (from the waiting thread); true
+ * when the child made progress that restarts the time limit. */
+typedef bool (*fl_run_poll_fn)(void *user);
 
 enum {
 	FL_WAIT_EXITED,		/* *status says how */
@@ -44,6 +45,8 @@ enum {
 
 /* Waits for child pid (the leader of its own process group, see
  * fl_run_child_setup), polling cancel and calling poll every few ms.
+ * The limit counts from the start, or from the last poll that reported
+ * progress: it bounds each step of the child, not the whole of it.
  * Whatever the ending, anything left in the child's process group is
  * killed before the child is reaped.  Returns one of FL_WAIT_*, or -1 on
  * error (errno). */

@@ -187,6 +187,9 @@ typedef struct shared_report {
 	int stage;
 	int status;		/* FL_RUN_OK, _MISMATCH or _LOAD_ERROR */
 	int current;		/* kernel running now, -1 */
+	atomic_int kernel_runs;	/* kernel calls started so far: the
+				   parent's time limit counts from the
+				   latest */
 	int first_bad;
 	int verified;
 	atomic_int progress;
@@ -199,6 +202,13 @@ typedef struct shared_report {
 static shared_output *report_outputs(shared_report *rep, int n_kernels)
 {
 	return (shared_output *)(void *)(rep->k + n_kernels);
+}
+
+/* Marks kernel k as running (the time limit starts again for it). */
+static void enter_kernel(shared_report *rep, int k)
+{
+	rep->current = k;
+	atomic_fetch_add_explicit(&rep->kernel_runs, 1, memory_order_relaxed);
 }
 
 static void report_progress(shared_report *rep, int phase, int k)
@@ -409,7 +419,7 @@ static void child_verify(const run_plan *pl, kernel_fn *kernels,
 				memcpy(bufs[t], pl->ref->bufs[t].data,
 				       (size_t)numel_of(pl->p, t) * sizeof(float));
 		}
-		rep->current = k;
+		enter_kernel(rep, k);
 		kernels[k](bufs);
 		check_kernel(pl, k, bufs, rep);
 		report_progress(rep, PHASE_CHECK, k + 1);
@@ -437,7 +447,7 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 	rep->stage = STAGE_CHAIN;
 	reset_buffers(pl, bufs);
 	for (int k = 0; k < pl->n_kernels; k++) {
-		rep->current = k;
+		enter_kernel(rep, k);
 		kernels[k](bufs);
 	}
 	rep->current = -1;
@@ -503,7 +513,7 @@ static void child_time(const run_plan *pl, kernel_fn *kernels,
 	report_progress(rep, PHASE_TIME, 0);
 	for (int w = 0; w < pl->o.warmup; w++)
 		for (int k = 0; k < nk; k++) {
-			rep->current = k;
+			enter_kernel(rep, k);
 			kernels[k](bufs);
 		}
 	if (!t)
@@ -514,7 +524,7 @@ static void child_time(const run_plan *pl, kernel_fn *kernels,
 		for (int k = 0; k < nk; k++) {
 			double a = fl_now();
 
-			rep->current = k;
+			enter_kernel(rep, k);
 			kernels[k](bufs);
 			t[(size_t)k * (size_t)(nr + 1) + (size_t)r] = fl_now() - a;
 		}
@@ -836,8 +846,8 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 	}
 	if (wait_rc == FL_WAIT_TIMEOUT) {
 		r->status = FL_RUN_TIMEOUT;
-		set_message(r, "the generated code did not finish within "
-			    "%d s%s", timeout_of(pl), where);
+		set_message(r, "a kernel call of the generated code did not "
+			    "finish within %d s%s", timeout_of(pl), where);
 		return;
 	}
 	if (WIFSIGNALED(status)) {
@@ -902,18 +912,15 @@ typedef struct progress_poll {
 	const run_plan *pl;
 	shared_report *rep;
 	int last_phase, last_k;
+	int last_runs;		/* kernel_runs when last seen */
 } progress_poll;
 
 /* Passes the child's progress on when it changed; the end of checking
  * (every kernel) is reported even when the child moved on to timing
  * between two polls. */
-static void poll_progress(void *user)
+static void report_phase(progress_poll *pp, int v, int phase, int k, int nr)
 {
-	progress_poll *pp = user;
 	const run_plan *pl = pp->pl;
-	int v = atomic_load_explicit(&pp->rep->progress, memory_order_relaxed);
-	int phase = v >> PROGRESS_SHIFT, k = v & PROGRESS_K_MAX;
-	int nr = pl->o.repeat > 0 ? pl->o.repeat : 0;
 
 	if (v == 0 || (phase == pp->last_phase && k == pp->last_k))
 		return;
@@ -928,6 +935,25 @@ static void poll_progress(void *user)
 		fl_run_progress(&pl->o, "time", k, nr);
 }
 
+/* Polled by the wait loop: passes progress on, and says whether the
+ * child started another kernel call since the last poll (the time limit
+ * then counts again from now). */
+static bool poll_progress(void *user)
+{
+	progress_poll *pp = user;
+	const run_plan *pl = pp->pl;
+	int v = atomic_load_explicit(&pp->rep->progress, memory_order_relaxed);
+	int phase = v >> PROGRESS_SHIFT, k = v & PROGRESS_K_MAX;
+	int nr = pl->o.repeat > 0 ? pl->o.repeat : 0;
+	int runs = atomic_load_explicit(&pp->rep->kernel_runs,
+				       memory_order_relaxed);
+	bool started = runs != pp->last_runs;
+
+	pp->last_runs = runs;
+	report_phase(pp, v, phase, k, nr);
+	return started;
+}
+
 /* Runs gen.so in a child and fills r. */
 static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 {
@@ -936,7 +962,7 @@ static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 		      (size_t)pl->n_outputs * sizeof(shared_output);
 	shared_report *rep = mmap(NULL, size, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	progress_poll pp = {pl, rep, 0, 0};
+	progress_poll pp = {pl, rep, 0, 0, 0};
 	int status = 0, rc;
 	pid_t pid;
 

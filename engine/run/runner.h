@@ -32,7 +32,9 @@ typedef struct fl_run_opts {
 	const char *workdir;	/* NULL: a fresh directory under $TMPDIR */
 	bool keep;		/* keep the work directory */
 	const char *cc;		/* compiler; NULL: $CC or "cc" */
-	int timeout_s;		/* limit for the child process */
+	int timeout_s;		/* limit for each kernel call of the test
+				   child (it counts again whenever the
+				   child starts another call) */
 	int warmup, repeat;
 	double atol, rtol;	/* pass: |got-want| <= atol + rtol *
 				   max(|want|, 0.1 * max |want| over the
