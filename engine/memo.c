@@ -2,7 +2,6 @@
  * keys (FNV-1a), grown at three quarters full. */
 #include "memo_impl.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,52 +169,4 @@ void fl_memo_free(fl_memo *m)
 	fl_memo_map_free(m->runs);
 	fl_values_free(m->ref);
 	free(m);
-}
-
-void fl_key_append(fl_key *k, const char *text)
-{
-	fl_key_printf(k, "%s", text);
-}
-
-void fl_key_printf(fl_key *k, const char *fmt, ...)
-{
-	va_list ap;
-	int need;
-
-	if (k->oom)
-		return;
-	va_start(ap, fmt);
-	need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (need < 0) {
-		k->oom = true;
-		return;
-	}
-	if (k->len + (size_t)need + 1 > k->cap) {
-		size_t cap = (k->cap ? 2 * k->cap : 256) + (size_t)need;
-		char *s = realloc(k->s, cap);
-
-		if (!s) {
-			k->oom = true;
-			return;
-		}
-		k->s = s;
-		k->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(k->s + k->len, k->cap - k->len, fmt, ap);
-	va_end(ap);
-	k->len += (size_t)need;
-}
-
-char *fl_key_take(fl_key *k)
-{
-	char *s = k->s;
-
-	if (k->oom || !s) {
-		free(s);
-		s = k->oom ? NULL : strdup("");
-	}
-	memset(k, 0, sizeof *k);
-	return s;
 }

@@ -3,7 +3,8 @@
  * memoised per micro-graph").  Each table maps a key that names
  * everything the result depends on to the result; a replay that reaches
  * the same work with the same key takes the result instead of doing the
- * work again.  All of it lives as long as the session. */
+ * work again.  All of it lives as long as the session.  Keys are built
+ * with fl_strbuf (strbuf.h). */
 #ifndef FL_MEMO_IMPL_H
 #define FL_MEMO_IMPL_H
 
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "interp.h"
+#include "strbuf.h"
 
 /* A string-keyed table owning its values (freed with free_value). */
 typedef struct fl_memo_map fl_memo_map;
@@ -42,18 +44,5 @@ void fl_l1_memo_entry_free(void *value, void *ctx);
  * work directory kept on request stays. */
 fl_memo *fl_memo_new(void (*free_build)(void *, void *), void *build_ctx);
 void fl_memo_free(fl_memo *m);
-
-/* A growable string for building keys: appends printf-style text;
- * fl_key_take gives the text (malloc'd) or NULL when memory ran out. */
-typedef struct fl_key {
-	char *s;
-	size_t len, cap;
-	bool oom;
-} fl_key;
-
-void fl_key_printf(fl_key *k, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void fl_key_append(fl_key *k, const char *text);
-char *fl_key_take(fl_key *k);
 
 #endif

@@ -18,20 +18,20 @@
 /* The memo key of kernel k: everything its C depends on.  malloc'd. */
 static char *kernel_key(const fl_state *st, const fl_kernel *k)
 {
-	fl_key key = {0};
+	fl_strbuf key = {0};
 
-	fl_key_printf(&key, "pre %d %s ops", st->opts->preprocess, k->name);
+	fl_strbuf_printf(&key, "pre %d %s ops", st->opts->preprocess, k->name);
 	for (int i = 0; i < k->n_ops; i++)
-		fl_key_printf(&key, " %d", k->ops[i]);
+		fl_strbuf_printf(&key, " %d", k->ops[i]);
 	for (int i = 0; i < k->n_tensors; i++) {
 		const fl_kernel_tensor *t = &k->tensors[i];
 
-		fl_key_printf(&key, " T%d:%d", t->tensor, (int)t->place);
+		fl_strbuf_printf(&key, " T%d:%d", t->tensor, (int)t->place);
 		for (int d = 0; d < t->rank; d++)
-			fl_key_printf(&key, ",%lld", (long long)t->box[d]);
+			fl_strbuf_printf(&key, ",%lld", (long long)t->box[d]);
 	}
-	fl_key_printf(&key, "\n%s", k->schedule_text ? k->schedule_text : "");
-	return fl_key_take(&key);
+	fl_strbuf_printf(&key, "\n%s", k->schedule_text ? k->schedule_text : "");
+	return fl_strbuf_take(&key);
 }
 
 /* Kernel k's C: from the memo, or generated now. */

@@ -42,51 +42,9 @@
 #include <isl/printer.h>
 
 #include "codegen_impl.h"
+#include "strbuf.h"
 
 /* ---- a growable string ------------------------------------------- */
-
-typedef struct sbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->oom = true;
-		return;
-	}
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *s;
-
-		while (cap < b->len + (size_t)n + 1)
-			cap *= 2;
-		s = realloc(b->s, cap);
-		if (!s) {
-			b->oom = true;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
 
 /* ---- comments ---------------------------------------- */
 
@@ -664,36 +622,36 @@ static const char *kernel_cname(const fl_kernel *k, int index, char *buf,
 }
 
 /* The comment above a kernel: its ops with provenance, placements. */
-static void kernel_comment(sbuf *out, const fl_graph *g, const fl_kernel *k,
+static void kernel_comment(fl_strbuf *out, const fl_graph *g, const fl_kernel *k,
 			   const char *cname, const fl_cg_kernel *cg)
 {
 	char a[160], b[160], c[160];
 
-	sb_printf(out, "/* %s: %d op%s", cname, k->n_ops, k->n_ops == 1 ? "" : "s");
+	fl_strbuf_printf(out, "/* %s: %d op%s", cname, k->n_ops, k->n_ops == 1 ? "" : "s");
 	if (k->group >= 0)
-		sb_printf(out, ", micro-graph %d", k->group);
+		fl_strbuf_printf(out, ", micro-graph %d", k->group);
 	if (k->n_tile)
-		sb_printf(out, ", tiled");
-	sb_printf(out, "\n");
+		fl_strbuf_printf(out, ", tiled");
+	fl_strbuf_printf(out, "\n");
 	for (int i = 0; i < k->n_ops; i++) {
 		const fl_op *op = &g->ops[k->ops[i]];
 
 		fl_sanitize_comment(op->name, a, sizeof a);
-		sb_printf(out, " *   op %d \"%s\": %s -> T%d", k->ops[i], a,
+		fl_strbuf_printf(out, " *   op %d \"%s\": %s -> T%d", k->ops[i], a,
 			  fl_op_kind_name(op->kind), op->out[0]);
 		if (op->prov.origin && strcmp(op->prov.origin, op->name)) {
 			fl_sanitize_comment(op->prov.origin, b, sizeof b);
-			sb_printf(out, ", from \"%s\"", b);
+			fl_strbuf_printf(out, ", from \"%s\"", b);
 		}
 		if (op->prov.compound) {
 			fl_sanitize_comment(op->prov.compound, c, sizeof c);
-			sb_printf(out, ", opened from %s", c);
+			fl_strbuf_printf(out, ", opened from %s", c);
 		}
 		if (op->prov.rewrite) {
 			fl_sanitize_comment(op->prov.rewrite, c, sizeof c);
-			sb_printf(out, ", rewritten by %s", c);
+			fl_strbuf_printf(out, ", rewritten by %s", c);
 		}
-		sb_printf(out, "\n");
+		fl_strbuf_printf(out, "\n");
 	}
 	for (int t = 0; cg && t < g->n_tensors; t++) {
 		const fl_cg_array *ar = &cg->arr[t];
@@ -702,16 +660,16 @@ static void kernel_comment(sbuf *out, const fl_graph *g, const fl_kernel *k,
 			continue;
 		fl_sanitize_comment(g->tensors[t].name, a, sizeof a);
 		if (ar->local)
-			sb_printf(out, " *   T%d \"%s\": tile-local\n", t, a);
+			fl_strbuf_printf(out, " *   T%d \"%s\": tile-local\n", t, a);
 		else
-			sb_printf(out, " *   T%d \"%s\": global memory (%s)\n",
+			fl_strbuf_printf(out, " *   T%d \"%s\": global memory (%s)\n",
 				  t, a, cg->why[t]);
 	}
-	sb_printf(out, " */\n");
+	fl_strbuf_printf(out, " */\n");
 }
 
 /* Pointer declarations of the global tensors the body uses. */
-static void global_decls(sbuf *out, const fl_graph *g, const fl_cg_array *arr)
+static void global_decls(fl_strbuf *out, const fl_graph *g, const fl_cg_array *arr)
 {
 	bool any = false;
 
@@ -725,23 +683,23 @@ static void global_decls(sbuf *out, const fl_graph *g, const fl_cg_array *arr)
 			continue;
 		any = true;
 		if (sh->rank <= 1) {
-			sb_printf(out, "  %sfloat *restrict T%d = bufs[%d];\n",
+			fl_strbuf_printf(out, "  %sfloat *restrict T%d = bufs[%d];\n",
 				  q, t, t);
 			continue;
 		}
 		for (int d = 1; d < sh->rank; d++)
 			n += (size_t)snprintf(dims + n, sizeof dims - n, "[%lld]",
 					      (long long)sh->dim[d]);
-		sb_printf(out, "  %sfloat (*restrict T%d)%s = (%sfloat (*)%s)"
+		fl_strbuf_printf(out, "  %sfloat (*restrict T%d)%s = (%sfloat (*)%s)"
 			  "bufs[%d];\n", q, t, dims, q, dims, t);
 	}
 	if (!any)
-		sb_printf(out, "  (void)bufs;\n");
+		fl_strbuf_printf(out, "  (void)bufs;\n");
 }
 
 /* A custom op: cumsum along the last axis (in double, like the
  * reference) or a copy; rows run in parallel. */
-static int custom_kernel(sbuf *out, const fl_graph *g, const fl_op *op,
+static int custom_kernel(fl_strbuf *out, const fl_graph *g, const fl_op *op,
 			 const char *cname, fl_error *err)
 {
 	const fl_shape *s = &g->tensors[op->in[0]].shape;
@@ -750,12 +708,12 @@ static int custom_kernel(sbuf *out, const fl_graph *g, const fl_op *op,
 
 	if (fl_attr_string(&op->attrs, "fn", "cumsum", &fn, err) < 0)
 		return -1;
-	sb_printf(out, "void %s(float *const *bufs)\n{\n"
+	fl_strbuf_printf(out, "void %s(float *const *bufs)\n{\n"
 		  "  const float *restrict x = bufs[%d];\n"
 		  "  float *restrict y = bufs[%d];\n", cname, op->in[0],
 		  op->out[0]);
 	if (strcmp(fn, "cumsum") == 0)
-		sb_printf(out, "#pragma omp parallel for\n"
+		fl_strbuf_printf(out, "#pragma omp parallel for\n"
 			  "  for (long r = 0; r < %lldL; r++) {\n"
 			  "    double acc = 0.0;\n"
 			  "    for (long j = 0; j < %lldL; j++) {\n"
@@ -764,7 +722,7 @@ static int custom_kernel(sbuf *out, const fl_graph *g, const fl_op *op,
 			  "    }\n  }\n}\n\n", (long long)(n / len),
 			  (long long)len, (long long)len, (long long)len);
 	else
-		sb_printf(out, "#pragma omp parallel for\n"
+		fl_strbuf_printf(out, "#pragma omp parallel for\n"
 			  "  for (long i = 0; i < %lldL; i++)\n"
 			  "    y[i] = x[i];\n}\n\n", (long long)n);
 	return 0;
@@ -787,7 +745,7 @@ static char *kernel_body(fl_cg_kernel *cg)
 	return NULL;
 }
 
-static int polyhedral_kernel(sbuf *out, const fl_program *p,
+static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 			     const fl_kernel *k, const char *cname,
 			     fl_error *err)
 {
@@ -801,9 +759,9 @@ static int polyhedral_kernel(sbuf *out, const fl_program *p,
 	}
 	if (fl_cg_init(&cg, p, k, err) == 0 && (body = kernel_body(&cg))) {
 		kernel_comment(out, p->graph, k, cname, &cg);
-		sb_printf(out, "void %s(float *const *bufs)\n{\n", cname);
+		fl_strbuf_printf(out, "void %s(float *const *bufs)\n{\n", cname);
 		global_decls(out, p->graph, cg.arr);
-		sb_printf(out, "%s}\n\n", body);
+		fl_strbuf_printf(out, "%s}\n\n", body);
 		rc = 0;
 	}
 	free(body);
@@ -816,7 +774,7 @@ static bool is_custom_kernel(const fl_program *p, const fl_kernel *k)
 	return k->n_ops == 1 && p->graph->ops[k->ops[0]].kind == FL_OP_CUSTOM;
 }
 
-static int kernel_function(sbuf *out, const fl_program *p, int i,
+static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 			   fl_error *err)
 {
 	const fl_kernel *k = &p->kernels[i];
@@ -873,46 +831,45 @@ static const char file_prologue[] =
 	"#define min(x, y) ((x) < (y) ? (x) : (y))\n"
 	"#define max(x, y) ((x) > (y) ? (x) : (y))\n\n";
 
-static void file_header(sbuf *out, const fl_program *p)
+static void file_header(fl_strbuf *out, const fl_program *p)
 {
 	char name[160];
 
 	fl_sanitize_comment(p->graph->name ? p->graph->name : "", name,
 			    sizeof name);
-	sb_printf(out, "/* Generated by fuselab: graph \"%s\", strategy %s, "
+	fl_strbuf_printf(out, "/* Generated by fuselab: graph \"%s\", strategy %s, "
 		  "%d kernel%s.\n * Kernel fl_k<i> takes bufs[t] = the "
 		  "row-major f32 buffer of graph tensor t (T<t>). */\n%s",
 		  name, fl_strategy_name(p->strategy), p->n_kernels,
 		  p->n_kernels == 1 ? "" : "s", file_prologue);
 }
 
-static void kernel_table(sbuf *out, const fl_program *p)
+static void kernel_table(fl_strbuf *out, const fl_program *p)
 {
 	char cname[64];
 
-	sb_printf(out, "const int fl_n_kernels = %d;\n", p->n_kernels);
+	fl_strbuf_printf(out, "const int fl_n_kernels = %d;\n", p->n_kernels);
 	if (p->n_kernels == 0) {	/* C has no empty initialiser */
-		sb_printf(out, "void (*const fl_kernels[1])(float *const *) "
+		fl_strbuf_printf(out, "void (*const fl_kernels[1])(float *const *) "
 			  "= {0};\n");
 		return;
 	}
-	sb_printf(out, "void (*const fl_kernels[%d])(float *const *) = {\n",
+	fl_strbuf_printf(out, "void (*const fl_kernels[%d])(float *const *) = {\n",
 		  p->n_kernels);
 	for (int i = 0; i < p->n_kernels; i++)
-		sb_printf(out, "  %s,\n", kernel_cname(&p->kernels[i], i, cname,
+		fl_strbuf_printf(out, "  %s,\n", kernel_cname(&p->kernels[i], i, cname,
 						       sizeof cname));
-	sb_printf(out, "};\n");
+	fl_strbuf_printf(out, "};\n");
 }
 
 /* Takes the text of b (NULL with a message when it ran out of memory). */
-static char *sb_take(sbuf *b, fl_error *err)
+static char *sb_take(fl_strbuf *b, fl_error *err)
 {
-	if (b->oom) {
-		free(b->s);
+	char *text = fl_strbuf_take(b);
+
+	if (!text)
 		fl_error_set(err, "codegen: out of memory");
-		return NULL;
-	}
-	return b->s ? b->s : strdup("");
+	return text;
 }
 
 static int check_program(const fl_program *p, fl_error *err)
@@ -926,7 +883,7 @@ static int check_program(const fl_program *p, fl_error *err)
 
 char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
 {
-	sbuf out = {NULL, 0, 0, false};
+	fl_strbuf out = {0};
 
 	if (check_program(p, err) < 0)
 		return NULL;
@@ -944,20 +901,20 @@ char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
 char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 			fl_error *err)
 {
-	sbuf out = {NULL, 0, 0, false};
+	fl_strbuf out = {0};
 	char cname[64];
 
 	if (check_program(p, err) < 0)
 		return NULL;
 	file_header(&out, p);
-	sb_printf(&out, "extern const int fl_n_kernels;\n"
+	fl_strbuf_printf(&out, "extern const int fl_n_kernels;\n"
 		  "extern void (*const fl_kernels[])(float *const *);\n");
 	for (int i = 0; i < p->n_kernels; i++)
-		sb_printf(&out, "void %s(float *const *bufs);\n",
+		fl_strbuf_printf(&out, "void %s(float *const *bufs);\n",
 			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
-	sb_printf(&out, "\n");
+	fl_strbuf_printf(&out, "\n");
 	for (int i = 0; i < p->n_kernels; i++)
-		sb_printf(&out, "%s", kernels[i]);
+		fl_strbuf_printf(&out, "%s", kernels[i]);
 	kernel_table(&out, p);
 	return sb_take(&out, err);
 }

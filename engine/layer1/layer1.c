@@ -33,6 +33,13 @@
  * partitions again.  A single-op micro-graph never causes feedback: it
  * falls back to its original schedule.
  *
+ * Memo: the model, the scheduler's outcome and the kernel path (tiling,
+ * the schedule after every step, placement) of each micro-graph are kept
+ * by the session under a key naming its members and the layer-1 options
+ * (memo_impl.h), so a replay of this pass -- every step back or forth in
+ * the explorer -- only copies them into the program and logs the
+ * decisions again.  The scheduled event keeps the time the work took.
+ *
  * Needs: st->part (alive micro-graphs), st->graph (primitive ops only).
  * Changes: st->program. */
 #include <stdio.h>
@@ -468,16 +475,16 @@ static int kernel_show(fl_kernel *k, const l1_view *v, fl_error *err)
 static char *memo_key(const fl_state *st, const fl_micro_graph *mg)
 {
 	const fl_engine_opts *o = st->opts;
-	fl_key k = {0};
+	fl_strbuf k = {0};
 
-	fl_key_printf(&k, "pre %d budget %ld recompute %.17g tile", o->preprocess,
+	fl_strbuf_printf(&k, "pre %d budget %ld recompute %.17g tile", o->preprocess,
 		      o->layer1.sched_budget, o->layer1.max_recompute);
 	for (int i = 0; i < o->layer1.n_tile; i++)
-		fl_key_printf(&k, " %lld", (long long)o->layer1.tile[i]);
-	fl_key_printf(&k, " ops");
+		fl_strbuf_printf(&k, " %lld", (long long)o->layer1.tile[i]);
+	fl_strbuf_printf(&k, " ops");
 	for (int i = 0; i < mg->n_members; i++)	/* ascending */
-		fl_key_printf(&k, " %d", mg->members[i]);
-	return fl_key_take(&k);
+		fl_strbuf_printf(&k, " %d", mg->members[i]);
+	return fl_strbuf_take(&k);
 }
 
 /* Schedules with maximize_coincidence; when that puts the live-out

@@ -20,12 +20,12 @@
 static char *build_key(const fl_state *st)
 {
 	const fl_run_opts *o = &st->opts->run;
-	fl_key k = {0};
+	fl_strbuf k = {0};
 
-	fl_key_printf(&k, "cc %s workdir %s keep %d\n", o->cc ? o->cc : "",
+	fl_strbuf_printf(&k, "cc %s workdir %s keep %d\n", o->cc ? o->cc : "",
 		      o->workdir ? o->workdir : "", o->keep);
-	fl_key_append(&k, st->unit_src);
-	return fl_key_take(&k);
+	fl_strbuf_printf(&k, "%s", st->unit_src);
+	return fl_strbuf_take(&k);
 }
 
 /* The build of the unit: from the memo or compiled now; NULL with a

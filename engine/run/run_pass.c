@@ -26,13 +26,13 @@
 static char *run_key(const fl_state *st)
 {
 	const fl_run_opts *o = &st->opts->run;
-	fl_key k = {0};
+	fl_strbuf k = {0};
 
-	fl_key_printf(&k, "warmup %d repeat %d timeout %d atol %.17g rtol "
+	fl_strbuf_printf(&k, "warmup %d repeat %d timeout %d atol %.17g rtol "
 		      "%.17g seed %llu\n", o->warmup, o->repeat, o->timeout_s,
 		      o->atol, o->rtol, (unsigned long long)st->opts->interp.seed);
-	fl_key_append(&k, st->unit_src);
-	return fl_key_take(&k);
+	fl_strbuf_printf(&k, "%s", st->unit_src);
+	return fl_strbuf_take(&k);
 }
 
 /* The interpreter's values of every tensor, once per session. */
