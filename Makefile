@@ -11,6 +11,7 @@
 # Objects go to build/<variant>/ so the plain and sanitizer builds coexist.
 
 VERSION  := 0.1.0
+NPROC    := $(shell nproc 2>/dev/null || echo 2)
 PREFIX   ?= /usr/local
 CC       ?= cc
 SAN      ?= 0
@@ -99,7 +100,13 @@ run: all
 ifeq ($(SAN),1)
 test: test-san
 else
-test: test-plain
+# Both builds first, each with every core (the tests themselves run one
+# binary at a time).
+test:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(TEST_BIN)
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 build/san/fuselab \
+	  build/san/fuselab-tests
+	@$(MAKE) --no-print-directory test-plain
 	@$(MAKE) --no-print-directory test-san SAN=1 LAYERS_CHECKED=1
 endif
 

@@ -1291,6 +1291,10 @@ static void test_l1_one_op_kernels_unfused_order(void **state)
 		    len - 5 >= sizeof name)
 			continue;
 		snprintf(name, sizeof name, "%.*s", (int)(len - 5), d->d_name);
+		/* the sanitizer pass: a few (test_l1_every_sample has all) */
+		if (T_SANITIZED && strcmp(name, "apollo_fig3") &&
+		    strcmp(name, "micro2020_fig1") && strcmp(name, "gpt2_mlp"))
+			continue;
 		g = t_load_sample(name);
 		n_kernels += assert_one_op_kernels_unfused(g, &o, name);
 		n_kernels += assert_one_op_kernels_unfused(g, &small, name);
@@ -1298,8 +1302,8 @@ static void test_l1_one_op_kernels_unfused_order(void **state)
 		n_samples++;
 	}
 	closedir(dir);
-	assert_true(n_samples >= 20);
-	assert_true(n_kernels >= 100);
+	assert_true(n_samples >= (T_SANITIZED ? 3 : 20));
+	assert_true(n_kernels >= (T_SANITIZED ? 10 : 100));
 }
 
 FL_SUITE(layer1,

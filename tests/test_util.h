@@ -17,6 +17,14 @@
 	const size_t fl_suite_##name##_n =                                   \
 		sizeof fl_suite_##name / sizeof fl_suite_##name[0]
 
+/* 1 in the sanitizer build, where the slowest sweeps over every sample
+ * run on a few representative ones (the plain pass runs them all). */
+#if defined(__SANITIZE_ADDRESS__)
+#define T_SANITIZED 1
+#else
+#define T_SANITIZED 0
+#endif
+
 #define FL_SUITE_DECL(name)                                                  \
 	extern const struct CMUnitTest fl_suite_##name[];                    \
 	extern const size_t fl_suite_##name##_n

@@ -35,7 +35,7 @@ typedef struct fl_run_opts {
 	int timeout_s;		/* limit for each kernel call of the test
 				   child (it counts again whenever the
 				   child starts another call) */
-	int warmup, repeat;
+	int warmup, repeat;	/* repeat 0: verify only, time nothing */
 	double atol, rtol;	/* pass: |got-want| <= atol + rtol *
 				   max(|want|, 0.1 * max |want| over the
 				   tensor), so values that cancel to near
