@@ -72,14 +72,6 @@ fl_event *fl_state_log(fl_state *st, fl_event_kind kind, const char *rule,
 	__attribute__((format(printf, 8, 9)));
 
 
-/* Classification results by op signature (kind, input shapes, attrs), kept
- * by the session across replays so stepping does not redo isl work. */
-struct fl_classify_cache *fl_classify_cache_new(void);
-void fl_classify_cache_free(struct fl_classify_cache *c);
-
-/* Union of two micro-graph types when a user forces a merge. */
-fl_op_type fl_type_join(fl_op_type a, fl_op_type b);
-
 /* Feedback from a later layer during a run: forbid merging the micro-
  * graphs of ops a and b on the re-run of the partition passes, and log it.
  * The caller then returns FL_PASS_RESTART. */

@@ -50,4 +50,11 @@ const char *fl_dim_rel_name(fl_dim_rel r);
 int fl_classify_op(isl_ctx *ctx, const fl_graph *g, int op,
 		   fl_classification *c, fl_error *err);
 
+/* Classification results by op signature (kind, input shapes, attrs), kept
+ * by the session across replays so stepping does not redo isl work
+ * (classify_pass.c). */
+struct fl_classify_cache;
+struct fl_classify_cache *fl_classify_cache_new(void);
+void fl_classify_cache_free(struct fl_classify_cache *c);
+
 #endif

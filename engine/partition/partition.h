@@ -34,6 +34,9 @@ typedef struct fl_partition {
 
 void fl_partition_free(fl_partition *p);
 
+/* Union of two micro-graph types when a user forces a merge. */
+fl_op_type fl_type_join(fl_op_type a, fl_op_type b);
+
 /* Alive micro-graphs, in id order. */
 int fl_partition_count_alive(const fl_partition *p);
 
