@@ -533,7 +533,7 @@ const fl_run_result *fl_engine_run_result(const fl_session *s)
 void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out)
 {
 	out->schedules = fl_memo_map_count(s->memo->layer1);
-	out->kernels_generated = fl_memo_map_count(s->memo->kernel_src);
+	out->kernels_generated = fl_memo_map_count(s->memo->kernel_code);
 	out->compiles = fl_memo_map_count(s->memo->builds);
 	out->runs = fl_memo_map_count(s->memo->runs);
 	out->snapshots = s->n_snaps;

@@ -129,12 +129,6 @@ int fl_memo_map_count(const fl_memo_map *m)
 	return m->n;
 }
 
-static void free_plain(void *value, void *ctx)
-{
-	(void)ctx;
-	free(value);
-}
-
 static void free_run(void *value, void *ctx)
 {
 	(void)ctx;
@@ -149,10 +143,10 @@ fl_memo *fl_memo_new(void (*free_build)(void *, void *), void *build_ctx)
 	if (!m)
 		return NULL;
 	m->layer1 = fl_memo_map_new(fl_l1_memo_entry_free, NULL);
-	m->kernel_src = fl_memo_map_new(free_plain, NULL);
+	m->kernel_code = fl_memo_map_new(fl_kernel_code_free, NULL);
 	m->builds = fl_memo_map_new(free_build, build_ctx);
 	m->runs = fl_memo_map_new(free_run, NULL);
-	if (!m->layer1 || !m->kernel_src || !m->builds || !m->runs) {
+	if (!m->layer1 || !m->kernel_code || !m->builds || !m->runs) {
 		fl_memo_free(m);
 		return NULL;
 	}
@@ -164,7 +158,7 @@ void fl_memo_free(fl_memo *m)
 	if (!m)
 		return;
 	fl_memo_map_free(m->layer1);
-	fl_memo_map_free(m->kernel_src);
+	fl_memo_map_free(m->kernel_code);
 	fl_memo_map_free(m->builds);
 	fl_memo_map_free(m->runs);
 	fl_values_free(m->ref);

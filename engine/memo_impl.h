@@ -30,15 +30,18 @@ int fl_memo_map_count(const fl_memo_map *m);
 
 typedef struct fl_memo {
 	fl_memo_map *layer1;	/* micro-graph -> layer-1 work (layer1.c) */
-	fl_memo_map *kernel_src;	/* kernel -> its C (codegen pass) */
+	fl_memo_map *kernel_code;	/* kernel -> its C and demotions
+				   (codegen pass) */
 	fl_memo_map *builds;	/* unit + compiler -> fl_build (compile) */
 	fl_memo_map *runs;	/* unit + run options -> fl_run_result */
 	fl_values *ref;		/* reference values of the primitive graph,
 				   NULL until the run pass needs them */
 } fl_memo;
 
-/* Frees a layer-1 entry (layer1.c owns their shape). */
+/* Free a layer-1 entry and a kernel's code (layer1.c and
+ * backend/codegen_pass.c own their shapes). */
 void fl_l1_memo_entry_free(void *value, void *ctx);
+void fl_kernel_code_free(void *value, void *ctx);
 
 /* free_build and the builds' ctx: the session's run options, so that a
  * work directory kept on request stays. */

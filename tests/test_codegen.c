@@ -926,6 +926,55 @@ static void test_layer1_micro2020(void **state)
 	engine_program_verifies(t_load_sample("micro2020_fig1"));
 }
 
+/* A tensor layer 1 placed tile-local that the backend cannot keep local
+ * (here: its kernel lost the tile coordinates) is a demotion, reported
+ * with the reason, and the code keeps it in global memory. */
+static void test_demotion_reported(void **state)
+{
+	fl_graph *g = t_load_sample("micro2020_fig1");
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *s;
+	fl_program *p;
+	fl_codegen_demotion *d;
+	int n, k = -1;
+	char *src;
+
+	(void)state;
+	fl_engine_opts_default(&o);
+	o.stop_after = FL_PASS_LAYER1;
+	s = fl_engine_open(g, &o, &err);
+	assert_non_null(s);
+	assert_true(fl_engine_run(s, &err) >= 0);
+	p = fl_program_copy(fl_engine_program(s), fl_engine_graph(s));
+	assert_non_null(p);
+	for (int i = 0; i < p->n_kernels && k < 0; i++)
+		for (int t = 0; t < p->kernels[i].n_tensors; t++)
+			if (p->kernels[i].tensors[t].place == FL_PLACE_TILE_LOCAL)
+				k = i;
+	assert_true(k >= 0);
+	src = fl_codegen_c_kernel_placed(p, k, &d, &n, &err);
+	assert_non_null(src);
+	assert_int_equal(n, 0);	/* as layer 1 planned */
+	free(src);
+	isl_union_pw_multi_aff_free(p->kernels[k].inst2tile);
+	p->kernels[k].inst2tile = NULL;
+	src = fl_codegen_c_kernel_placed(p, k, &d, &n, &err);
+	assert_non_null(src);
+	assert_true(n >= 1);	/* the tile-local one, registers alike */
+	for (int i = 0; i < n; i++) {
+		assert_int_not_equal(d[i].from, FL_PLACE_GLOBAL);
+		assert_non_null(strstr(d[i].why, "without tile coordinates"));
+	}
+	assert_non_null(strstr(src, "global memory (tile-local placement in a "
+				    "kernel without tile coordinates"));
+	free(d);
+	free(src);
+	fl_program_free(p);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
 static void test_layer1_chain(void **state)
 {
 	(void)state;
@@ -955,6 +1004,7 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_mismatch_is_localised),
 	 cmocka_unit_test(test_output_mismatch_not_verified),
 	 cmocka_unit_test(test_wrong_order_is_caught),
+	 cmocka_unit_test(test_demotion_reported),
 	 cmocka_unit_test(test_timeout),
 	 cmocka_unit_test(test_timeout_is_per_call),
 	 cmocka_unit_test(test_crash),

@@ -30,6 +30,21 @@ char *fl_codegen_c(const fl_program *p, fl_error *err);
  * (a "generated" decision each). */
 char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err);
 
+/* A tensor layer 1 placed tile-local or in registers that the generated
+ * code keeps in global memory after all (the backend found no fixed
+ * footprint box, a local array would need two declaring loops, ...). */
+typedef struct fl_codegen_demotion {
+	int tensor;		/* graph tensor */
+	fl_placement from;	/* what layer 1 decided */
+	char why[200];
+} fl_codegen_demotion;
+
+/* fl_codegen_c_kernel, also giving the demotions of kernel i in
+ * *demoted (malloc'd; NULL and 0 when none). */
+char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
+				 fl_codegen_demotion **demoted, int *n_demoted,
+				 fl_error *err);
+
 /* The translation unit around kernel functions kernels[0..n_kernels-1]
  * made by fl_codegen_c_kernel: header, declarations, the functions, the
  * kernel table (malloc'd). */

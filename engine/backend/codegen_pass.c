@@ -1,15 +1,23 @@
 /* The codegen pass (DESIGN 1.6): the C of every kernel of the program,
  * one "generated" decision per kernel, then the translation unit.
  *
- * Needs: st->program (layer 1).  Changes: st->kernel_src, st->unit_src.
- * Decisions: generated, one per kernel, e.g.
+ * Needs: st->program (layer 1).  Changes: st->kernel_src, st->unit_src,
+ * and the placement of a tensor the backend could not keep tile-local or
+ * in registers (it becomes global, with the backend's reason).
+ * Decisions: generated, one per kernel, then placed, one per such
+ * demotion, e.g.
  *     generated  fl_k3: 41 lines of C, 2 parallel loops, 1 tile-local
- *                array (ops: sm.exp sm.sum)
+ *                array
+ *     placed     fl_k3: t7 tile-local -> global: tile-local placement
+ *                without a fixed footprint box
  * A kernel's C depends only on the kernel (its name, ops, schedule and
  * placements) and the graph, so it is memoised under a key made of
  * those: going back and forth through this pass prints nothing twice. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <isl/fixed_box.h>
 
 #include "codegen.h"
 #include "memo_impl.h"
@@ -34,31 +42,56 @@ static char *kernel_key(const fl_state *st, const fl_kernel *k)
 	return fl_strbuf_take(&key);
 }
 
-/* Kernel k's C: from the memo, or generated now. */
-static char *kernel_source(fl_state *st, int k, fl_error *err)
+/* What the backend made of one kernel (the memo's value). */
+typedef struct kernel_code {
+	char *src;
+	int n_demoted;
+	fl_codegen_demotion *demoted;
+} kernel_code;
+
+void fl_kernel_code_free(void *value, void *ctx)
+{
+	kernel_code *c = value;
+
+	(void)ctx;
+	if (c) {
+		free(c->src);
+		free(c->demoted);
+		free(c);
+	}
+}
+
+/* Kernel k's code: from the memo, or generated now (kept by the memo;
+ * NULL with a message on failure). */
+static const kernel_code *kernel_code_of(fl_state *st, int k, fl_error *err)
 {
 	char *key = kernel_key(st, &st->program->kernels[k]);
-	const char *known = key ? fl_memo_map_get(st->memo->kernel_src, key)
-				: NULL;
-	char *src;
+	kernel_code *c = key ? fl_memo_map_get(st->memo->kernel_code, key) : NULL;
 
-	if (!key) {
+	if (c || !key) {
+		free(key);
+		if (!c)
+			fl_error_set(err, "out of memory");
+		return c;
+	}
+	c = calloc(1, sizeof *c);
+	if (!c) {
+		free(key);
 		fl_error_set(err, "out of memory");
 		return NULL;
 	}
-	if (known) {
+	c->src = fl_codegen_c_kernel_placed(st->program, k, &c->demoted,
+					    &c->n_demoted, err);
+	if (!c->src || fl_memo_map_put(st->memo->kernel_code, key, c) < 0) {
+		if (c->src)
+			fl_error_set(err, "out of memory");
+		else
+			fl_kernel_code_free(c, NULL);
 		free(key);
-		return strdup(known);
-	}
-	src = fl_codegen_c_kernel(st->program, k, err);
-	if (src) {
-		char *keep = strdup(src);
-
-		if (keep)
-			fl_memo_map_put(st->memo->kernel_src, key, keep);
+		return NULL;
 	}
 	free(key);
-	return src;
+	return c;
 }
 
 static int count_in(const char *s, const char *what)
@@ -98,6 +131,57 @@ static int log_generated(fl_state *st, int k, const char *src)
 	return e ? 0 : -1;
 }
 
+/* The placement of demoted tensor d in kernel k becomes global, logged
+ * as a decision. */
+static int demote(fl_state *st, int k, const fl_codegen_demotion *d)
+{
+	fl_kernel *kn = &st->program->kernels[k];
+	const char *name = st->graph->tensors[d->tensor].name;
+	int p = st->graph->tensors[d->tensor].producer;
+	const char *op = p >= 0 ? st->graph->ops[p].name : kn->name;
+
+	for (int i = 0; i < kn->n_tensors; i++) {
+		fl_kernel_tensor *kt = &kn->tensors[i];
+
+		if (kt->tensor != d->tensor)
+			continue;
+		kt->place = FL_PLACE_GLOBAL;
+		isl_fixed_box_free(kt->box_isl);
+		kt->box_isl = NULL;
+		kt->bytes_kept = 0;
+		snprintf(kt->why, sizeof kt->why, "demoted by the backend: %.130s",
+			 d->why);
+	}
+	return fl_state_log(st, FL_EV_PLACED, "", &op, 1, kn->group, -1,
+			    "%s: %s %s -> global: %s", kn->name, name,
+			    fl_placement_name(d->from), d->why) ? 0 : -1;
+}
+
+/* The decisions of kernel k: generated, then its demotions. */
+static int kernel_decisions(fl_state *st, int k, fl_error *err)
+{
+	const kernel_code *c;
+
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED;
+	c = kernel_code_of(st, k, err);
+	if (!c)
+		return -1;
+	st->kernel_src[k] = strdup(c->src);
+	if (!st->kernel_src[k] || log_generated(st, k, c->src) < 0)
+		goto oom;
+	for (int i = 0; i < c->n_demoted; i++) {
+		if (!fl_state_decide(st))
+			return FL_PASS_PAUSED;
+		if (demote(st, k, &c->demoted[i]) < 0)
+			goto oom;
+	}
+	return FL_PASS_DONE;
+oom:
+	fl_error_set(err, "out of memory");
+	return -1;
+}
+
 int fl_pass_codegen(fl_state *st, fl_error *err)
 {
 	const fl_program *p = st->program;
@@ -113,15 +197,10 @@ int fl_pass_codegen(fl_state *st, fl_error *err)
 	}
 	st->n_src = p->n_kernels;
 	for (int k = 0; k < p->n_kernels; k++) {
-		if (!fl_state_decide(st))
-			return FL_PASS_PAUSED;
-		st->kernel_src[k] = kernel_source(st, k, err);
-		if (!st->kernel_src[k])
-			return -1;
-		if (log_generated(st, k, st->kernel_src[k]) < 0) {
-			fl_error_set(err, "out of memory");
-			return -1;
-		}
+		int rc = kernel_decisions(st, k, err);
+
+		if (rc != FL_PASS_DONE)
+			return rc;
 	}
 	st->unit_src = fl_codegen_c_unit(p, (const char *const *)st->kernel_src,
 					 err);

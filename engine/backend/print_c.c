@@ -745,8 +745,39 @@ static char *kernel_body(fl_cg_kernel *cg)
 	return NULL;
 }
 
+/* The tensors layer 1 placed tile-local or in registers that cg keeps
+ * in global memory, with the reason, into *d (malloc'd) and *n. */
+static int note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
+			  int *n)
+{
+	const fl_kernel *k = cg->k;
+
+	*d = NULL;
+	*n = 0;
+	for (int i = 0; i < k->n_tensors; i++) {
+		const fl_kernel_tensor *kt = &k->tensors[i];
+		fl_codegen_demotion *grown;
+
+		if (kt->place == FL_PLACE_GLOBAL || cg->arr[kt->tensor].local)
+			continue;
+		grown = realloc(*d, ((size_t)*n + 1) * sizeof *grown);
+		if (!grown)
+			return -1;
+		*d = grown;
+		grown[*n].tensor = kt->tensor;
+		grown[*n].from = kt->place;
+		snprintf(grown[*n].why, sizeof grown[*n].why, "%s",
+			 cg->why[kt->tensor][0] ? cg->why[kt->tensor]
+						: "the backend could not keep "
+						  "it local");
+		(*n)++;
+	}
+	return 0;
+}
+
 static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 			     const fl_kernel *k, const char *cname,
+			     fl_codegen_demotion **demoted, int *n_demoted,
 			     fl_error *err)
 {
 	fl_cg_kernel cg;
@@ -763,6 +794,10 @@ static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 		global_decls(out, p->graph, cg.arr);
 		fl_strbuf_printf(out, "%s}\n\n", body);
 		rc = 0;
+		if (demoted && note_demotions(&cg, demoted, n_demoted) < 0) {
+			fl_error_set(err, "codegen: out of memory");
+			rc = -1;
+		}
 	}
 	free(body);
 	fl_cg_clear(&cg);
@@ -775,6 +810,7 @@ static bool is_custom_kernel(const fl_program *p, const fl_kernel *k)
 }
 
 static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
+			   fl_codegen_demotion **demoted, int *n_demoted,
 			   fl_error *err)
 {
 	const fl_kernel *k = &p->kernels[i];
@@ -792,7 +828,7 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
 				     cname, err);
 	}
-	return polyhedral_kernel(out, p, k, cname, err);
+	return polyhedral_kernel(out, p, k, cname, demoted, n_demoted, err);
 }
 
 /* ---- the translation unit ------------------------------------------- */
@@ -881,21 +917,37 @@ static int check_program(const fl_program *p, fl_error *err)
 	return 0;
 }
 
-char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
+char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
+				 fl_codegen_demotion **demoted, int *n_demoted,
+				 fl_error *err)
 {
 	fl_strbuf out = {0};
 
+	if (demoted) {
+		*demoted = NULL;
+		*n_demoted = 0;
+	}
 	if (check_program(p, err) < 0)
 		return NULL;
 	if (i < 0 || i >= p->n_kernels) {
 		fl_error_set(err, "codegen: no kernel %d", i);
 		return NULL;
 	}
-	if (kernel_function(&out, p, i, err) < 0) {
+	if (kernel_function(&out, p, i, demoted, n_demoted, err) < 0) {
 		free(out.s);
+		if (demoted) {
+			free(*demoted);
+			*demoted = NULL;
+			*n_demoted = 0;
+		}
 		return NULL;
 	}
 	return sb_take(&out, err);
+}
+
+char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
+{
+	return fl_codegen_c_kernel_placed(p, i, NULL, NULL, err);
 }
 
 char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
