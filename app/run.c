@@ -85,8 +85,9 @@ static void print_kernel(const fl_ladder_kernel *k)
 	char bytes[32];
 	double base = k->unfused_seconds, t = k->r.seconds;
 
-	printf("    %-7s %3d op%s %10.3f ms %10s %8.1f GB/s", k->name, k->n_ops,
-	       k->n_ops == 1 ? " " : "s", 1e3 * t,
+	printf("    %-7s %3d op%s %10.3f ms (%.3f..%.3f) %10s %8.1f GB/s", k->name,
+	       k->n_ops, k->n_ops == 1 ? " " : "s", 1e3 * t,
+	       1e3 * k->r.min_seconds, 1e3 * k->r.max_seconds,
 	       fl_format_bytes(k->r.bytes, bytes, sizeof bytes), k->r.gbps);
 	if (base > 0 && t > 0)
 		printf("   unfused %.3f ms (%s %.2fx)", 1e3 * base,
@@ -112,10 +113,12 @@ static int print_step(const fl_graph *g, const fl_ladder_step *st)
 		printf("%-10s %3d kernels  %s: %s\n", name, st->n_kernels,
 		       fl_run_status_name(st->status), st->message);
 	} else {
-		printf("%-10s %3d kernels %10.3f ms", name, st->n_kernels,
-		       1e3 * st->total_seconds);
+		printf("%-10s %3d kernels %10.3f ms (%.3f..%.3f)", name,
+		       st->n_kernels, 1e3 * st->total_seconds,
+		       1e3 * st->total_min, 1e3 * st->total_max);
 		if (st->speedup > 0)
-			printf(" %7.2fx", st->speedup);
+			printf(" %7.2fx%s", st->speedup,
+			       st->within_noise ? " (within noise)" : "");
 		else
 			printf("        -");
 		printf("   max abs err %.2e  rel %.2e  verified %s\n", st->max_abs,
@@ -138,8 +141,8 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 	fl_error err = {""};
 	fl_ladder ladder;
 
-	printf("%-10s %11s %13s %8s\n", "strategy", "kernels", "time",
-	       "speedup");
+	printf("%-10s %11s %13s %16s %8s\n", "strategy", "kernels", "median",
+	       "(min..max)", "speedup");
 	fflush(stdout);
 	if (fl_ladder_run(g, base, list, n, &ladder, &err) < 0) {
 		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);

@@ -480,6 +480,12 @@ static void test_ladder(void **state)
 		assert_true(l.steps[i].verified);
 		assert_int_equal(l.steps[i].strategy, list[i]);
 		assert_true(l.steps[i].speedup > 0);
+		assert_true(l.steps[i].total_min <= l.steps[i].total_seconds);
+		assert_true(l.steps[i].total_seconds <= l.steps[i].total_max);
+		/* a speedup inside the spread is called noise */
+		assert_int_equal(l.steps[i].within_noise,
+				 i > 0 && l.steps[i].total_min <= l.steps[0].total_max &&
+				 l.steps[0].total_min <= l.steps[i].total_max);
 	}
 	assert_true(l.steps[2].n_kernels < l.steps[0].n_kernels);
 	/* a fused kernel knows what its ops took unfused */

@@ -73,6 +73,8 @@ static int collect(fl_session *s, const unfused_times *u, fl_ladder_step *st)
 	st->status = r->status;
 	snprintf(st->message, sizeof st->message, "%s", r->message);
 	st->total_seconds = r->total_seconds;
+	st->total_min = r->total_min_seconds;
+	st->total_max = r->total_max_seconds;
 	st->max_abs = r->max_abs;
 	st->max_rel = r->max_rel;
 	st->verified = r->verified;
@@ -113,7 +115,7 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  fl_error *err)
 {
 	unfused_times u = {0, NULL};
-	double unfused_total = 0;
+	const fl_ladder_step *unfused = NULL;
 
 	memset(out, 0, sizeof *out);
 	out->steps = calloc((size_t)n + 1, sizeof *out->steps);
@@ -134,9 +136,13 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 			return -1;
 		}
 		if (list[i] == FL_STRATEGY_UNFUSED && st->total_seconds > 0)
-			unfused_total = st->total_seconds;
-		if (unfused_total > 0 && st->total_seconds > 0)
-			st->speedup = unfused_total / st->total_seconds;
+			unfused = st;
+		if (unfused && st->total_seconds > 0) {
+			st->speedup = unfused->total_seconds / st->total_seconds;
+			st->within_noise = st != unfused &&
+					   st->total_min <= unfused->total_max &&
+					   unfused->total_min <= st->total_max;
+		}
 	}
 	free(u.op_seconds);
 	return 0;

@@ -26,9 +26,12 @@ typedef struct fl_ladder_step {
 	int n_kernels;
 	fl_ladder_kernel *kernels;
 	double total_seconds;	/* median of whole-program runs */
+	double total_min, total_max;	/* their spread */
 	double max_abs, max_rel;	/* end-to-end output drift */
 	bool verified;
 	double speedup;		/* unfused total / this total; 0: unknown */
+	bool within_noise;	/* the two runs' min..max ranges overlap:
+				   the speedup is not a measured difference */
 	char workdir[512];	/* kept sources (--keep), else "" */
 } fl_ladder_step;
 
