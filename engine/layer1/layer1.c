@@ -738,13 +738,95 @@ static int decide_placement(fl_state *st, const fl_micro_graph *mg,
 	return FL_PASS_DONE;
 }
 
+/* ---- custom ops ------------------------------------------------------------ */
+
+/* Micro-graph mg is one custom op: a fusion wall the engine cannot model
+ * (DESIGN 1.2; the cluster pass excluded it, so it never merges). */
+static bool is_custom_group(const fl_state *st, const fl_micro_graph *mg)
+{
+	return mg->n_members == 1 &&
+	       st->graph->ops[mg->members[0]].kind == FL_OP_CUSTOM;
+}
+
+/* The decisions of a custom op's micro-graph: a kernel of its own with no
+ * polyhedral model and no schedule, whose code is the op's reference
+ * implementation (the backend's custom kernel, print_c.c), then each
+ * tensor it touches placed global.  Nothing is memoised: nothing here
+ * asks isl.
+ *     scheduled  G4 -> fl_k2: custom op c (cumsum): its own kernel, the
+ *                op's reference code; not scheduled by isl
+ *     placed     fl_k2: t3 global: custom op: its own kernel */
+static int layer1_custom(fl_state *st, const fl_micro_graph *mg,
+			 fl_error *err)
+{
+	const fl_graph *g = st->graph;
+	const fl_op *op = &g->ops[mg->members[0]];
+	const char *name = op->name, *fn = "cumsum";
+	fl_program *p = st->program;
+	fl_kernel *k;
+
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED;
+	k = &p->kernels[p->n_kernels];
+	memset(k, 0, sizeof *k);
+	k->ops = malloc(sizeof *k->ops);
+	k->tensors = calloc((size_t)op->n_in + 2, sizeof *k->tensors);
+	if (!k->ops || !k->tensors) {
+		free(k->ops);
+		free(k->tensors);
+		memset(k, 0, sizeof *k);
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	k->id = p->n_kernels++;
+	snprintf(k->name, sizeof k->name, "fl_k%d", k->id);
+	k->group = mg->id;
+	k->n_ops = 1;
+	k->ops[0] = mg->members[0];
+	if (fl_attr_string(&op->attrs, "fn", "cumsum", &fn, err) < 0)
+		return -1;
+	fl_state_log(st, FL_EV_SCHEDULED, "", &name, 1, mg->id, -1,
+		     "G%d -> %s: custom op %s (%s): its own kernel, the op's "
+		     "reference code; not scheduled by isl", mg->id, k->name,
+		     op->name, fn);
+	for (int i = 0; i <= op->n_in; i++) {
+		int t = i < op->n_in ? op->in[i] : op->out[0];
+		fl_kernel_tensor *kt = NULL;
+
+		for (int j = 0; j < k->n_tensors; j++)
+			if (k->tensors[j].tensor == t)
+				kt = &k->tensors[j];
+		if (kt) {	/* the same tensor twice: placed once */
+			kt->written |= i == op->n_in;
+			continue;
+		}
+		if (!fl_state_decide(st))
+			return FL_PASS_PAUSED;
+		kt = &k->tensors[k->n_tensors++];
+		kt->tensor = t;
+		kt->place = FL_PLACE_GLOBAL;
+		kt->read = i < op->n_in;
+		kt->written = i == op->n_in;
+		kt->rank = g->tensors[t].shape.rank;
+		snprintf(kt->why, sizeof kt->why, "custom op: its own kernel");
+		fl_state_log(st, FL_EV_PLACED, "", &name, 1, mg->id, -1,
+			     "%s: %s %s: %s", k->name, g->tensors[t].name,
+			     fl_placement_name(kt->place), kt->why);
+	}
+	return FL_PASS_DONE;
+}
+
 /* All decisions of micro-graph gid. */
 static int layer1_group(fl_state *st, int gid, fl_error *err)
 {
 	const fl_micro_graph *mg = &st->part.groups[gid];
 	l1_memo *e = NULL;
 	fl_kernel *k = NULL;
-	int rc = decide_schedule(st, mg, &e, &k, err);
+	int rc;
+
+	if (is_custom_group(st, mg))
+		return layer1_custom(st, mg, err);
+	rc = decide_schedule(st, mg, &e, &k, err);
 
 	if (rc == FL_PASS_DONE)
 		rc = decide_tiling(st, mg, e, k, err);
