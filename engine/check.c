@@ -11,6 +11,9 @@
  *     once; graph inputs, params, consts and outputs, and tensors another
  *     kernel reads, are global; tile-local ones have a footprint box;
  *     register ones are written and read inside their kernel;
+ *   - a custom op is a kernel of its own, with no schedule and every
+ *     tensor global (its code is the op's reference code); every other
+ *     kernel has a schedule;
  *   - generated code exists for every kernel once the unit exists. */
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +183,35 @@ static int check_tensor(const fl_state *st, const fl_kernel *k,
 	return 0;
 }
 
+/* A custom op is alone in its kernel, which has no schedule and only
+ * global tensors; any other kernel has a schedule. */
+static int check_custom(const fl_state *st, const fl_kernel *k,
+			fl_error *err)
+{
+	bool custom = false;
+
+	for (int i = 0; i < k->n_ops; i++)
+		custom |= st->graph->ops[k->ops[i]].kind == FL_OP_CUSTOM;
+	if (!custom && !k->schedule) {
+		fl_error_set(err, "%s has no schedule", k->name);
+		return -1;
+	}
+	if (custom && (k->n_ops != 1 || k->schedule)) {
+		fl_error_set(err, "%s: a custom op is a kernel of its own, "
+			     "without a schedule", k->name);
+		return -1;
+	}
+	for (int i = 0; custom && i < k->n_tensors; i++)
+		if (k->tensors[i].place != FL_PLACE_GLOBAL) {
+			fl_error_set(err, "%s: %s of a custom op's kernel is "
+				     "%s, not global", k->name,
+				     st->graph->tensors[k->tensors[i].tensor].name,
+				     fl_placement_name(k->tensors[i].place));
+			return -1;
+		}
+	return 0;
+}
+
 static int check_kernel(const fl_state *st, const fl_kernel *k,
 			bool *covered, fl_error *err)
 {
@@ -210,7 +242,7 @@ static int check_kernel(const fl_state *st, const fl_kernel *k,
 		if (check_tensor(st, k, &k->tensors[i], err) < 0)
 			return -1;
 	}
-	return 0;
+	return check_custom(st, k, err);
 }
 
 static int check_program(const fl_state *st, fl_error *err)
