@@ -462,6 +462,30 @@ static void test_cancel_run(void **state)
 	fl_graph_free(g);
 }
 
+/* A custom op between two fused pieces (its own kernel, no schedule, the
+ * reference code): stepping to any point equals running, under every
+ * strategy. */
+static void test_custom_steps_equal_cut(void **state)
+{
+	fl_graph *g = t_load_q("{'format':'fuselab-graph/1','name':'custom_steps',"
+		"'tensors':{'x':{'shape':[8,64],'role':'input'},"
+		"'y':{'shape':[8,64],'role':'output'}},'ops':["
+		"{'name':'s','op':'softmax','in':['x'],'out':'p'},"
+		"{'name':'c','op':'custom','in':['p'],'out':'cs'},"
+		"{'name':'t','op':'tanh','in':['cs'],'out':'h'},"
+		"{'name':'m','op':'mul','in':['h','x'],'out':'y'}]}");
+
+	(void)state;
+	for (int s = 0; s < FL_STRATEGY_COUNT; s++) {
+		fl_engine_opts o = pipeline_opts(true);
+
+		o.strategy = (fl_strategy)s;
+		o.run.repeat = 0;	/* verification only */
+		assert_steps_equal_cut(g, &o);
+	}
+	fl_graph_free(g);
+}
+
 /* The ladder: one call, a step per strategy, unfused comparison. */
 static void test_ladder(void **state)
 {
@@ -503,4 +527,5 @@ FL_SUITE(pipeline,
 	 cmocka_unit_test(test_missing_compiler_is_a_decision),
 	 cmocka_unit_test(test_state_checker_catches),
 	 cmocka_unit_test(test_cancel_run),
-	 cmocka_unit_test(test_ladder));
+	 cmocka_unit_test(test_ladder),
+	 cmocka_unit_test(test_custom_steps_equal_cut));
