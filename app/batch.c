@@ -257,6 +257,9 @@ static void print_layer1(const fl_session *s)
 		}
 		if (kn->schedule_text)
 			printf("%s\n", kn->schedule_text);
+		else	/* a custom op (engine/layer1/layer1.c) */
+			printf("    not scheduled by isl: the op's reference "
+			       "code\n");
 	}
 }
 
