@@ -2,13 +2,14 @@
  * runner.c has the second and the overview): the work directory, child
  * processes, and the compiler.
  *
- * The work directory is the caller's (--workdir; created when missing)
- * or a fresh mkdtemp under $TMPDIR.  A fresh one is ours: it is removed
- * with whatever ends up in it (a compiler may leave files), entry by
- * entry through directory descriptors, never following a symbolic link
- * out of it.  From a caller's directory only the files we wrote go
- * (fl_run_our_files), and the directory itself when we created it and
- * nothing else is left.
+ * The work directory is always a fresh mkdtemp "fuselab-XXXXXX": under
+ * the caller's directory (--workdir; created when missing) or under
+ * $TMPDIR.  Nothing is ever written into, or removed from, a directory
+ * the program did not create: the fresh one is ours and is removed with
+ * whatever ends up in it (a compiler may leave files), entry by entry
+ * through directory descriptors, never following a symbolic link out of
+ * it; a caller's directory that we created goes too when it is then
+ * empty.
  *
  * The compiler ($CC or "cc" unless opts->cc says otherwise; its words are
  * split on blanks and it is run without a shell) builds gen.so from gen.c
@@ -49,10 +50,6 @@
 #define COMPILE_TIMEOUT_S 600
 #define MAX_CC_WORDS 32
 #define MAX_TREE_DEPTH 64
-
-const char *const fl_run_our_files[] = {
-	"gen.c", "gen.so", "cc.log", "run.log", NULL,
-};
 
 void fl_run_path(const char *dir, const char *name, char *path, size_t n)
 {
@@ -106,30 +103,37 @@ static void set_message(fl_build *b, const char *fmt, ...)
 
 static int workdir_open(const fl_run_opts *o, fl_build *b, fl_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *under;
 
-	if (o->workdir) {
-		snprintf(b->workdir, sizeof b->workdir, "%s", o->workdir);
-		if (mkdir(b->workdir, 0700) == 0)
-			b->created = true;
+	under = o->workdir && *o->workdir ? o->workdir
+		: tmp && *tmp ? tmp : "/tmp";
+	if (o->workdir && *o->workdir) {
+		if (mkdir(under, 0700) == 0)
+			snprintf(b->parent, sizeof b->parent, "%s", under);
 		else if (errno != EEXIST) {
-			fl_error_set(err, "work directory %s: %s", b->workdir,
+			fl_error_set(err, "work directory %s: %s", under,
 				     strerror(errno));
 			return -1;
 		}
-		return 0;
 	}
-	snprintf(b->workdir, sizeof b->workdir, "%s/fuselab-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
+	if ((size_t)snprintf(b->workdir, sizeof b->workdir, "%s/fuselab-XXXXXX",
+			     under) >= sizeof b->workdir) {
+		fl_error_set(err, "cannot create a work directory under %s: "
+			     "the path is too long", under);
+		goto fail;
+	}
 	if (!mkdtemp(b->workdir)) {
 		fl_error_set(err, "cannot create a work directory under %s: %s",
-			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		b->workdir[0] = '\0';
-		return -1;
+			     under, strerror(errno));
+		goto fail;
 	}
 	b->created = true;
-	b->temp = true;
 	return 0;
+fail:
+	if (b->parent[0])
+		rmdir(b->parent);
+	b->workdir[0] = b->parent[0] = '\0';
+	return -1;
 }
 
 static void remove_entry(int dirfd, const char *name, int depth);
@@ -184,23 +188,14 @@ static void remove_entry(int dirfd, const char *name, int depth)
 	unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
-/* Removes the work directory as fl_build_remove says. */
+/* Removes the work directory with everything in it, then the caller's
+ * directory when we created it and it is empty. */
 static void workdir_remove(const fl_build *b)
 {
-	char path[700];
-
-	if (!b->workdir[0])
-		return;
-	if (b->temp) {
+	if (b->workdir[0] && b->created)
 		remove_entry(AT_FDCWD, b->workdir, 0);
-		return;
-	}
-	for (int i = 0; fl_run_our_files[i]; i++) {
-		fl_run_path(b->workdir, fl_run_our_files[i], path, sizeof path);
-		unlink(path);
-	}
-	if (b->created)
-		rmdir(b->workdir);	/* fails, as it should, unless empty */
+	if (b->parent[0])
+		rmdir(b->parent);	/* fails, as it should, unless empty */
 }
 
 void fl_build_remove(fl_build *b, const fl_run_opts *o)
@@ -577,9 +572,10 @@ int fl_build_source(const char *source, const fl_run_opts *opts, fl_build *b,
 		return -1;
 	}
 	if (b->status == FL_RUN_CANCELLED) {
+		/* removed, whatever it holds; workdir still names it */
 		workdir_remove(b);
-		b->workdir[0] = '\0';
-		b->created = b->temp = false;
+		b->created = false;
+		b->parent[0] = '\0';
 		return 0;
 	}
 	read_warnings(b);

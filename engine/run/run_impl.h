@@ -10,10 +10,6 @@
 
 #include "runner.h"
 
-/* The files we write into a work directory, NULL-terminated: the only
- * ones removed from a caller's directory. */
-extern const char *const fl_run_our_files[];
-
 /* path = dir/name (cut at n). */
 void fl_run_path(const char *dir, const char *name, char *path, size_t n);
 
