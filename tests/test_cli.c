@@ -631,6 +631,103 @@ static void test_emit_and_layer1_json(void **state)
 	free(out);
 }
 
+/* ---- file names and directories that are not ours ---- */
+
+/* path's contents (malloc'd, NUL-terminated; *n its length), or NULL. */
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long len = 0;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1)) &&
+	    fread(buf, 1, (size_t)len, f) == (size_t)len) {
+		buf[len] = '\0';
+		*n = (size_t)len;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void spit(const char *path, const char *text, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The names in dir, sorted, joined with '|' ("." and ".." left out). */
+static void list_dir(const char *dir, char *out, size_t n)
+{
+	char cmd[1024], *ls;
+
+	snprintf(cmd, sizeof cmd, "LC_ALL=C ls -A '%s' | tr '\\n' '|'", dir);
+	assert_int_equal(t_run(cmd, &ls), 0);
+	snprintf(out, n, "%s", ls);
+	free(ls);
+}
+
+/* samples/softmax.json with its name replaced by json_name (JSON text,
+ * quotes included), written to path. */
+static void renamed_softmax(const char *path, const char *json_name)
+{
+	char src[1024], *text, *p, *out;
+	size_t n = 0;
+
+	snprintf(src, sizeof src, "%s/softmax.json", t_samples_dir());
+	text = slurp(src, &n);
+	assert_non_null(text);
+	p = strstr(text, "\"name\": \"softmax\"");
+	assert_non_null(p);
+	out = malloc(n + strlen(json_name) + 16);
+	assert_non_null(out);
+	n = (size_t)sprintf(out, "%.*s\"name\": %s%s", (int)(p - text), text,
+			    json_name, p + strlen("\"name\": \"softmax\""));
+	spit(path, out, n);
+	free(out);
+	free(text);
+}
+
+/* --emit DIR: a graph's name never forms a path ("../../escaped" and
+ * "a/b\n" become one safe file name inside DIR). */
+static void test_emit_names_stay_inside(void **state)
+{
+	char top[] = "/tmp/fuselab-names-XXXXXX", dir[128], graph[128],
+	     args[1024], names[1024], *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof dir, "%s/out", top);
+	snprintf(graph, sizeof graph, "%s/g.json", top);
+	renamed_softmax(graph, "\"../../escaped\"");
+	snprintf(args, sizeof args, "--batch %s --emit %s --strategy unfused",
+		 graph, dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	free(out);
+	renamed_softmax(graph, "\"a/b\\n\"");
+	assert_int_equal(fuselab(args, &out), 0);
+	free(out);
+	renamed_softmax(graph, "\"...\"");
+	assert_int_equal(fuselab(args, &out), 0);
+	free(out);
+	list_dir(dir, names, sizeof names);
+	assert_string_equal(names, "_..-unfused.c|_._.._escaped-unfused.c|"
+			    "a_b_-unfused.c|");
+	list_dir(top, names, sizeof names);
+	assert_string_equal(names, "g.json|out|");
+	assert_int_equal(access("/tmp/escaped-unfused.c", F_OK), -1);
+	snprintf(args, sizeof args, "rm -rf '%s'", top);
+	assert_int_equal(t_run(args, NULL), 0);
+}
+
 /* The explorer in a real terminal (tmux, 80x24): the op list and the
  * details of the selected op follow the keys; q quits. */
 static void test_tui_in_tmux(void **state)
@@ -731,6 +828,7 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_run_ladder),
 	 cmocka_unit_test(test_run_without_compiler),
 	 cmocka_unit_test(test_emit_and_layer1_json),
+	 cmocka_unit_test(test_emit_names_stay_inside),
 	 cmocka_unit_test(test_make_install),
 	 cmocka_unit_test(test_stage_partition),
 	 cmocka_unit_test(test_step_equals_cut),
