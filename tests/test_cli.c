@@ -728,6 +728,62 @@ static void test_emit_names_stay_inside(void **state)
 	assert_int_equal(t_run(args, NULL), 0);
 }
 
+/* --run --workdir DIR: a DIR holding files named like ours (gen.c,
+ * gen.so, cc.log) keeps them byte for byte, and nothing else is left in
+ * it; with --keep the fresh sub-directory is named and kept. */
+static void test_run_workdir_leaves_user_files(void **state)
+{
+	static const char *const names[] = {"gen.c", "gen.so", "cc.log"};
+	char dir[] = "/tmp/fuselab-wd-XXXXXX", path[256], args[1024],
+	     list[1024], *out, *kept, *p;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		char text[64];
+
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		n = (size_t)snprintf(text, sizeof text, "user's %s\n%c",
+				     names[i], '\0');
+		spit(path, text, n);	/* a NUL inside, too */
+	}
+	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --run "
+		 "--strategy unfused --repeat 1 --warmup 0 --workdir %s",
+		 t_samples_dir(), dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "verified yes");
+	free(out);
+	list_dir(dir, list, sizeof list);
+	assert_string_equal(list, "cc.log|gen.c|gen.so|");
+	for (int i = 0; i < 3; i++) {
+		char want[64], *got;
+		size_t wn = (size_t)snprintf(want, sizeof want, "user's %s\n%c",
+					    names[i], '\0');
+
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		got = slurp(path, &n);
+		assert_non_null(got);
+		assert_int_equal(n, wn);
+		assert_memory_equal(got, want, wn);
+		free(got);
+	}
+	/* --keep: the fresh directory inside DIR is printed and kept */
+	assert_int_equal(fuselab(strcat(args, " --keep"), &out), 0);
+	p = strstr(out, "sources kept in ");
+	assert_non_null(p);
+	kept = strndup(p + strlen("sources kept in "),
+		       strcspn(p + strlen("sources kept in "), "\n"));
+	assert_int_equal(strncmp(kept, dir, strlen(dir)), 0);
+	assert_int_equal(strncmp(kept + strlen(dir), "/fuselab-", 9), 0);
+	snprintf(path, sizeof path, "%s/gen.c", kept);
+	assert_int_equal(access(path, R_OK), 0);
+	free(kept);
+	free(out);
+	snprintf(args, sizeof args, "rm -rf '%s'", dir);
+	assert_int_equal(t_run(args, NULL), 0);
+}
+
 /* The explorer in a real terminal (tmux, 80x24): the op list and the
  * details of the selected op follow the keys; q quits. */
 static void test_tui_in_tmux(void **state)
@@ -829,6 +885,7 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_run_without_compiler),
 	 cmocka_unit_test(test_emit_and_layer1_json),
 	 cmocka_unit_test(test_emit_names_stay_inside),
+	 cmocka_unit_test(test_run_workdir_leaves_user_files),
 	 cmocka_unit_test(test_make_install),
 	 cmocka_unit_test(test_stage_partition),
 	 cmocka_unit_test(test_step_equals_cut),
