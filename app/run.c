@@ -11,6 +11,7 @@
 
 #include "batch.h"
 #include "ladder.h"
+#include "signals.h"
 
 /* The strategies --strategy selects, in ladder order. */
 static int selected(const fl_options *o, fl_strategy *list)
@@ -173,8 +174,15 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
 		return 1;
 	}
-	for (int i = 0; i < ladder.n; i++)
-		failed |= print_step(g, &ladder.steps[i]);
+	for (int i = 0; i < ladder.n; i++) {
+		const fl_ladder_step *st = &ladder.steps[i];
+
+		if (st->interrupted) {
+			failed = fl_app_interrupted(st->stopped, st->removed);
+			break;
+		}
+		failed |= print_step(g, st);
+	}
 	fl_ladder_free(&ladder);
-	return failed ? 1 : 0;
+	return failed;
 }

@@ -18,7 +18,8 @@
  * as the failure, it compiles again without it and with -DFL_NO_MVEC),
  * its output going to cc.log.  The log's "warning:" lines are counted and
  * the first ones kept in the fl_build, with the command, its flags and
- * the wall time.
+ * the wall time.  Its TMPDIR is the work directory, so that what it
+ * leaves there when killed goes with the directory.
  *
  * Children (the compiler here, the test process in runner.c) lead their
  * own process group, so that a timeout or a cancel kills everything they
@@ -46,6 +47,8 @@
 #endif
 
 #include "clock.h"
+
+extern char **environ;
 
 #define COMPILE_TIMEOUT_S 600
 #define MAX_CC_WORDS 32
@@ -78,7 +81,8 @@ int fl_run_write_file(const char *path, const char *text, fl_error *err)
 
 bool fl_run_cancelled(const fl_run_opts *o)
 {
-	return o->cancel && *o->cancel;
+	return o && ((o->cancel && *o->cancel) ||
+		     (o->interrupt && *o->interrupt));
 }
 
 void fl_run_progress(const fl_run_opts *o, const char *phase, int k, int n)
@@ -202,7 +206,7 @@ void fl_build_remove(fl_build *b, const fl_run_opts *o)
 {
 	if (!b)
 		return;
-	if (!(o && o->keep))
+	if (!(o && o->keep) || (o->interrupt && *o->interrupt))
 		workdir_remove(b);
 	memset(b, 0, sizeof *b);
 }
@@ -214,6 +218,9 @@ void fl_run_child_setup(const char *log)
 	int fd;
 
 	setpgid(0, 0);
+	/* the caller's handlers (a flag to stop) are not the child's */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 #ifdef __linux__
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
@@ -250,7 +257,7 @@ static int reap(pid_t pid, int *status)
 	return 0;
 }
 
-int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
+int fl_run_wait(pid_t pid, double limit_s, const fl_run_opts *o,
 		fl_run_poll_fn poll, void *user, int *status)
 {
 	double t0 = fl_now();
@@ -274,7 +281,7 @@ int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
 			return -1;
 		}
 		if (si.si_pid != pid) {
-			if (cancel && *cancel)
+			if (fl_run_cancelled(o))
 				rc = FL_WAIT_CANCELLED;
 			else if (fl_now() - t0 > limit_s)
 				rc = FL_WAIT_TIMEOUT;
@@ -352,12 +359,36 @@ static int compiler_argv(char *words, bool mvec, char **argv, fl_build *b)
 	return 0;
 }
 
+/* The environment for the compiler: ours with TMPDIR set to the work
+ * directory, so that its temporary files (cc's .s and .o) go with the
+ * directory when it is killed.  malloc'd array of borrowed strings (the
+ * TMPDIR entry in tmpdir_var); NULL when out of memory. */
+static char **compiler_env(const char *dir, char *tmpdir_var, size_t n)
+{
+	size_t count = 0, k = 0;
+	char **env;
+
+	while (environ[count])
+		count++;
+	env = malloc((count + 2) * sizeof *env);
+	if (!env)
+		return NULL;
+	snprintf(tmpdir_var, n, "TMPDIR=%s", dir);
+	for (size_t i = 0; i < count; i++)
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+			env[k++] = environ[i];
+	env[k++] = tmpdir_var;
+	env[k] = NULL;
+	return env;
+}
+
 /* In the compiler's child: run it in the work directory with its output
- * in cc.log; an exec failure's errno goes to *exec_errno. */
-static void compiler_child(const char *dir, char **argv,
+ * in cc.log and env as its environment; an exec failure's errno goes to
+ * *exec_errno. */
+static void compiler_child(const char *dir, char **argv, char **env,
 			   volatile int *exec_errno) __attribute__((noreturn));
 
-static void compiler_child(const char *dir, char **argv,
+static void compiler_child(const char *dir, char **argv, char **env,
 			   volatile int *exec_errno)
 {
 	char log[700];
@@ -368,6 +399,8 @@ static void compiler_child(const char *dir, char **argv,
 		*exec_errno = errno;
 		_exit(127);
 	}
+	if (env)
+		environ = env;
 	execvp(argv[0], argv);
 	*exec_errno = errno;
 	_exit(127);
@@ -413,7 +446,7 @@ static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
 			fl_error *err)
 {
 	const char *cc = compiler_of(o);
-	char words[1024], *argv[MAX_CC_WORDS + 16];
+	char words[1024], *argv[MAX_CC_WORDS + 16], tmpdir_var[600], **env;
 	volatile int *exec_errno;
 	int status = 0, rc, e;
 	pid_t pid;
@@ -431,16 +464,19 @@ static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
 		return -1;
 	}
 	*exec_errno = 0;
+	env = compiler_env(b->workdir, tmpdir_var, sizeof tmpdir_var);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		fl_error_set(err, "fork: %s", strerror(errno));
 		munmap((void *)exec_errno, sizeof *exec_errno);
+		free(env);
 		return -1;
 	}
 	if (pid == 0)
-		compiler_child(b->workdir, argv, exec_errno);
-	rc = fl_run_wait(pid, COMPILE_TIMEOUT_S, o->cancel, NULL, NULL,
+		compiler_child(b->workdir, argv, env, exec_errno);
+	free(env);
+	rc = fl_run_wait(pid, COMPILE_TIMEOUT_S, o, NULL, NULL,
 			 &status);
 	e = *exec_errno;
 	munmap((void *)exec_errno, sizeof *exec_errno);

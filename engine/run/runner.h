@@ -10,6 +10,7 @@
 #ifndef FL_RUNNER_H
 #define FL_RUNNER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,7 +55,16 @@ typedef struct fl_run_opts {
 	 * is left to the caller's fl_build_remove.  NULL: cannot be
 	 * cancelled. */
 	const volatile int *cancel;
+	/* Process-wide, set by the caller's signal handler (SIGINT,
+	 * SIGTERM): polled like cancel, but the engine never resets it; it
+	 * also stops an engine session between passes and the ladder
+	 * between strategies, and the work directory goes even with keep.
+	 * NULL: none. */
+	const volatile sig_atomic_t *interrupt;
 } fl_run_opts;
+
+/* Whether o's cancel or interrupt flag is set. */
+bool fl_run_cancelled(const fl_run_opts *o);
 
 void fl_run_opts_default(fl_run_opts *o);
 
