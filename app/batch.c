@@ -484,6 +484,9 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 		else if (show_state)
 			print_json(state_json(s), false);
 	}
+	if (o->keep && fl_engine_workdir(s)[0])	/* JSON keeps stdout */
+		fprintf(o->format == FL_FORMAT_TEXT ? stdout : stderr,
+			"sources kept in %s\n", fl_engine_workdir(s));
 	if (o->why_a)
 		rc = print_why(s, o);
 	if (rc == 0 && fl_engine_run_result(s) &&

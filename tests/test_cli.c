@@ -730,7 +730,8 @@ static void test_emit_names_stay_inside(void **state)
 
 /* --run --workdir DIR: a DIR holding files named like ours (gen.c,
  * gen.so, cc.log) keeps them byte for byte, and nothing else is left in
- * it; with --keep the fresh sub-directory is named and kept. */
+ * it; with --keep the fresh sub-directory is named and kept (--run and
+ * --stage compile). */
 static void test_run_workdir_leaves_user_files(void **state)
 {
 	static const char *const names[] = {"gen.c", "gen.so", "cc.log"};
@@ -779,6 +780,16 @@ static void test_run_workdir_leaves_user_files(void **state)
 	snprintf(path, sizeof path, "%s/gen.c", kept);
 	assert_int_equal(access(path, R_OK), 0);
 	free(kept);
+	free(out);
+	/* and so does --stage compile */
+	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --stage "
+		 "compile --strategy unfused --workdir %s --keep",
+		 t_samples_dir(), dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	p = strstr(out, "sources kept in ");
+	assert_non_null(p);
+	assert_int_equal(strncmp(p + strlen("sources kept in "), dir,
+				 strlen(dir)), 0);
 	free(out);
 	snprintf(args, sizeof args, "rm -rf '%s'", dir);
 	assert_int_equal(t_run(args, NULL), 0);
