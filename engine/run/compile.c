@@ -366,14 +366,17 @@ static int compiler_argv(char *words, bool mvec, char **argv, fl_build *b)
 static char **compiler_env(const char *dir, char *tmpdir_var, size_t n)
 {
 	size_t count = 0, k = 0;
-	char **env;
+	char **env, cwd[512];
 
 	while (environ[count])
 		count++;
 	env = malloc((count + 2) * sizeof *env);
 	if (!env)
 		return NULL;
-	snprintf(tmpdir_var, n, "TMPDIR=%s", dir);
+	if (dir[0] != '/' && getcwd(cwd, sizeof cwd))	/* it runs in dir */
+		snprintf(tmpdir_var, n, "TMPDIR=%s/%s", cwd, dir);
+	else
+		snprintf(tmpdir_var, n, "TMPDIR=%s", dir);
 	for (size_t i = 0; i < count; i++)
 		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
 			env[k++] = environ[i];
@@ -446,7 +449,7 @@ static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
 			fl_error *err)
 {
 	const char *cc = compiler_of(o);
-	char words[1024], *argv[MAX_CC_WORDS + 16], tmpdir_var[600], **env;
+	char words[1024], *argv[MAX_CC_WORDS + 16], tmpdir_var[1100], **env;
 	volatile int *exec_errno;
 	int status = 0, rc, e;
 	pid_t pid;
