@@ -451,6 +451,8 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 	if (fl_app_engine_opts(o, &eo) < 0)
 		return 2;
 	s = fl_engine_open(g, &eo, &err);
+	if (!s && fl_app_signal())
+		return fl_app_interrupted(NULL, NULL);
 	if (!s) {
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
