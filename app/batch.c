@@ -10,6 +10,7 @@
 #include "loader.h"
 #include "report_json.h"
 #include "run.h"
+#include "signals.h"
 
 extern const char fl_builtin_sample_json[];
 
@@ -201,6 +202,7 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->run.repeat = o->repeat;
 	eo->interp.seed = o->seed;
 	eo->interp.max_bytes = o->max_bytes;
+	eo->run.interrupt = fl_app_signal_flag();
 	return 0;
 bad:
 	fprintf(stderr, "fuselab: %s\n", err.msg);
@@ -452,11 +454,23 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 	if (fl_app_engine_opts(o, &eo) < 0)
 		return 2;
 	s = fl_engine_open(g, &eo, &err);
+	if (!s && fl_app_signal())
+		return fl_app_interrupted(NULL, NULL);
 	if (!s) {
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
 	}
 	if (advance(s, o, &err) < 0) {
+		if (fl_app_signal()) {
+			char dir[512];
+			fl_pass p = fl_engine_current_pass(s);
+
+			snprintf(dir, sizeof dir, "%s", fl_engine_workdir(s));
+			fl_engine_close(s);	/* removes the work directory */
+			return fl_app_interrupted(!dir[0] ? NULL
+						  : p == FL_PASS_RUN ? "run"
+						  : "compiler", dir);
+		}
 		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
 		fl_engine_close(s);
 		return 1;
@@ -475,6 +489,9 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 		else if (show_state)
 			print_json(state_json(s), false);
 	}
+	if (o->keep && fl_engine_workdir(s)[0])	/* JSON keeps stdout */
+		fprintf(o->format == FL_FORMAT_TEXT ? stdout : stderr,
+			"sources kept in %s\n", fl_engine_workdir(s));
 	if (o->why_a)
 		rc = print_why(s, o);
 	if (rc == 0 && fl_engine_run_result(s) &&
@@ -494,6 +511,9 @@ int fl_batch_run(const fl_options *o)
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
 	}
+	/* compiling or running kernels: stop cleanly on SIGINT/SIGTERM */
+	if (o->run || stop_pass(o) >= FL_PASS_COMPILE)
+		fl_app_signals_install();
 	if (o->format == FL_FORMAT_TEXT)
 		print_summary(g, o);
 	if (o->interpret) {
@@ -513,6 +533,9 @@ int fl_batch_run(const fl_options *o)
 			rc = fl_batch_strategies(g, &eo, o);
 	}
 	fl_graph_free(g);
+	/* a signal that came when nothing could be stopped */
+	if (fl_app_signal() && rc < 128)
+		rc = fl_app_interrupted(NULL, NULL);
 	return rc;
 }
 

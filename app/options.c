@@ -77,7 +77,7 @@ static const opt_spec specs[] = {
 	 "with --batch: write the generated C of each strategy to DIR, "
 	 "without running it"},
 	{OPT_WORKDIR, "workdir", 0, "DIR",
-	 "where --run compiles (default: a fresh directory under $TMPDIR)"},
+	 "where --run makes a fresh work directory (default: $TMPDIR)"},
 	{OPT_KEEP, "keep", 0, NULL, "keep the work directory of --run"},
 	{OPT_TIMEOUT, "timeout", 0, "SECONDS",
 	 "time limit of each call of a generated kernel (default 60)"},

@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "batch.h"
 #include "ladder.h"
+#include "signals.h"
 
 /* The strategies --strategy selects, in ladder order. */
 static int selected(const fl_options *o, fl_strategy *list)
@@ -26,6 +28,29 @@ static int selected(const fl_options *o, fl_strategy *list)
 	return 1;
 }
 
+#define SAFE_NAME_MAX 64
+
+/* name as one safe file-name component (names from input files never
+ * form paths): letters, digits, '-', '_' and '.' (not leading) are kept,
+ * every other byte becomes '_'; at most SAFE_NAME_MAX bytes; "graph"
+ * when empty. */
+static void safe_name(const char *name, char *out, size_t n)
+{
+	size_t k = 0;
+
+	for (const char *c = name; *c && k + 1 < n && k < SAFE_NAME_MAX; c++) {
+		unsigned char ch = (unsigned char)*c;
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+			  (ch == '.' && k > 0);
+
+		out[k++] = ok ? (char)ch : '_';
+	}
+	out[k] = '\0';
+	if (k == 0)
+		snprintf(out, n, "graph");
+}
+
 /* The generated C of one strategy, through the codegen pass. */
 static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 		    fl_strategy s, const char *dir)
@@ -33,7 +58,7 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 	fl_engine_opts eo = *base;
 	fl_error err = {""};
 	fl_session *ses;
-	char path[1024];
+	char path[1024], file[SAFE_NAME_MAX + 1];
 	FILE *f;
 	int rc = 1;
 
@@ -47,7 +72,8 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 		fl_engine_close(ses);
 		return 1;
 	}
-	snprintf(path, sizeof path, "%s/%s-%s.c", dir, g->name,
+	safe_name(g->name, file, sizeof file);
+	snprintf(path, sizeof path, "%s/%s-%s.c", dir, file,
 		 fl_strategy_name(s));
 	f = fopen(path, "w");
 	if (!f) {
@@ -148,8 +174,15 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
 		return 1;
 	}
-	for (int i = 0; i < ladder.n; i++)
-		failed |= print_step(g, &ladder.steps[i]);
+	for (int i = 0; i < ladder.n; i++) {
+		const fl_ladder_step *st = &ladder.steps[i];
+
+		if (st->interrupted) {
+			failed = fl_app_interrupted(st->stopped, st->removed);
+			break;
+		}
+		failed |= print_step(g, st);
+	}
 	fl_ladder_free(&ladder);
-	return failed ? 1 : 0;
+	return failed;
 }

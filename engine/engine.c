@@ -254,6 +254,11 @@ static int run_from(fl_session *s, int p0, long budget, fl_error *err)
 
 		if (!pass_enabled(&s->eff, passes[p].pass))
 			continue;
+		if (s->eff.run.interrupt && *s->eff.run.interrupt) {
+			fl_error_set(err, "interrupted before %s",
+				     fl_pass_name(passes[p].pass));
+			return -1;
+		}
 		snapshot_take(s, st, pos, p);
 		st->pass = passes[p].pass;
 		s->cur_pass = passes[p].pass;
@@ -394,6 +399,11 @@ fl_pass fl_engine_current_pass(const fl_session *s)
 void fl_engine_cancel(fl_session *s)
 {
 	s->cancel = 1;
+}
+
+const char *fl_engine_workdir(const fl_session *s)
+{
+	return s->memo->workdir;
 }
 
 int fl_engine_goto(fl_session *s, int k, fl_error *err)

@@ -88,6 +88,15 @@ int fl_engine_goto(fl_session *s, int k, fl_error *err);
  * from any thread); that engine call returns -1 with "cancelled". */
 void fl_engine_cancel(fl_session *s);
 
+/* The session's latest work directory (the compile pass's, a cancelled
+ * compile's too), "" before any; it goes when the session closes (or at
+ * once when the compile was cancelled), unless opts.run.keep is set and
+ * opts.run.interrupt is not.  A caller stopping on a signal sets
+ * opts.run.interrupt (a flag the engine polls and never resets: it stops
+ * the compiler or the test child within milliseconds, and the session
+ * between passes, with an error) and names this directory as removed. */
+const char *fl_engine_workdir(const fl_session *s);
+
 int fl_engine_position(const fl_session *s);
 /* Decisions in the complete run (runs it once, on the side, if needed). */
 int fl_engine_total(fl_session *s, fl_error *err);

@@ -631,6 +631,170 @@ static void test_emit_and_layer1_json(void **state)
 	free(out);
 }
 
+/* ---- file names and directories that are not ours ---- */
+
+/* path's contents (malloc'd, NUL-terminated; *n its length), or NULL. */
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long len = 0;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1)) &&
+	    fread(buf, 1, (size_t)len, f) == (size_t)len) {
+		buf[len] = '\0';
+		*n = (size_t)len;
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void spit(const char *path, const char *text, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The names in dir, sorted, joined with '|' ("." and ".." left out). */
+static void list_dir(const char *dir, char *out, size_t n)
+{
+	char cmd[1024], *ls;
+
+	snprintf(cmd, sizeof cmd, "LC_ALL=C ls -A '%s' | tr '\\n' '|'", dir);
+	assert_int_equal(t_run(cmd, &ls), 0);
+	snprintf(out, n, "%s", ls);
+	free(ls);
+}
+
+/* samples/softmax.json with its name replaced by json_name (JSON text,
+ * quotes included), written to path. */
+static void renamed_softmax(const char *path, const char *json_name)
+{
+	char src[1024], *text, *p, *out;
+	size_t n = 0;
+
+	snprintf(src, sizeof src, "%s/softmax.json", t_samples_dir());
+	text = slurp(src, &n);
+	assert_non_null(text);
+	p = strstr(text, "\"name\": \"softmax\"");
+	assert_non_null(p);
+	out = malloc(n + strlen(json_name) + 16);
+	assert_non_null(out);
+	n = (size_t)sprintf(out, "%.*s\"name\": %s%s", (int)(p - text), text,
+			    json_name, p + strlen("\"name\": \"softmax\""));
+	spit(path, out, n);
+	free(out);
+	free(text);
+}
+
+/* --emit DIR: a graph's name never forms a path ("../../escaped" and
+ * "a/b\n" become one safe file name inside DIR). */
+static void test_emit_names_stay_inside(void **state)
+{
+	char top[] = "/tmp/fuselab-names-XXXXXX", dir[128], graph[128],
+	     args[1024], names[1024], *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof dir, "%s/out", top);
+	snprintf(graph, sizeof graph, "%s/g.json", top);
+	renamed_softmax(graph, "\"../../escaped\"");
+	snprintf(args, sizeof args, "--batch %s --emit %s --strategy unfused",
+		 graph, dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	free(out);
+	renamed_softmax(graph, "\"a/b\\n\"");
+	assert_int_equal(fuselab(args, &out), 0);
+	free(out);
+	renamed_softmax(graph, "\"...\"");
+	assert_int_equal(fuselab(args, &out), 0);
+	free(out);
+	list_dir(dir, names, sizeof names);
+	assert_string_equal(names, "_..-unfused.c|_._.._escaped-unfused.c|"
+			    "a_b_-unfused.c|");
+	list_dir(top, names, sizeof names);
+	assert_string_equal(names, "g.json|out|");
+	assert_int_equal(access("/tmp/escaped-unfused.c", F_OK), -1);
+	snprintf(args, sizeof args, "rm -rf '%s'", top);
+	assert_int_equal(t_run(args, NULL), 0);
+}
+
+/* --run --workdir DIR: a DIR holding files named like ours (gen.c,
+ * gen.so, cc.log) keeps them byte for byte, and nothing else is left in
+ * it; with --keep the fresh sub-directory is named and kept (--run and
+ * --stage compile). */
+static void test_run_workdir_leaves_user_files(void **state)
+{
+	static const char *const names[] = {"gen.c", "gen.so", "cc.log"};
+	char dir[] = "/tmp/fuselab-wd-XXXXXX", path[256], args[1024],
+	     list[1024], *out, *kept, *p;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		char text[64];
+
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		n = (size_t)snprintf(text, sizeof text, "user's %s\n%c",
+				     names[i], '\0');
+		spit(path, text, n);	/* a NUL inside, too */
+	}
+	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --run "
+		 "--strategy unfused --repeat 1 --warmup 0 --workdir %s",
+		 t_samples_dir(), dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "verified yes");
+	free(out);
+	list_dir(dir, list, sizeof list);
+	assert_string_equal(list, "cc.log|gen.c|gen.so|");
+	for (int i = 0; i < 3; i++) {
+		char want[64], *got;
+		size_t wn = (size_t)snprintf(want, sizeof want, "user's %s\n%c",
+					    names[i], '\0');
+
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		got = slurp(path, &n);
+		assert_non_null(got);
+		assert_int_equal(n, wn);
+		assert_memory_equal(got, want, wn);
+		free(got);
+	}
+	/* --keep: the fresh directory inside DIR is printed and kept */
+	assert_int_equal(fuselab(strcat(args, " --keep"), &out), 0);
+	p = strstr(out, "sources kept in ");
+	assert_non_null(p);
+	kept = strndup(p + strlen("sources kept in "),
+		       strcspn(p + strlen("sources kept in "), "\n"));
+	assert_int_equal(strncmp(kept, dir, strlen(dir)), 0);
+	assert_int_equal(strncmp(kept + strlen(dir), "/fuselab-", 9), 0);
+	snprintf(path, sizeof path, "%s/gen.c", kept);
+	assert_int_equal(access(path, R_OK), 0);
+	free(kept);
+	free(out);
+	/* and so does --stage compile */
+	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --stage "
+		 "compile --strategy unfused --workdir %s --keep",
+		 t_samples_dir(), dir);
+	assert_int_equal(fuselab(args, &out), 0);
+	p = strstr(out, "sources kept in ");
+	assert_non_null(p);
+	assert_int_equal(strncmp(p + strlen("sources kept in "), dir,
+				 strlen(dir)), 0);
+	free(out);
+	snprintf(args, sizeof args, "rm -rf '%s'", dir);
+	assert_int_equal(t_run(args, NULL), 0);
+}
+
 /* The explorer in a real terminal (tmux, 80x24): the op list and the
  * details of the selected op follow the keys; q quits. */
 static void test_tui_in_tmux(void **state)
@@ -731,6 +895,8 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_run_ladder),
 	 cmocka_unit_test(test_run_without_compiler),
 	 cmocka_unit_test(test_emit_and_layer1_json),
+	 cmocka_unit_test(test_emit_names_stay_inside),
+	 cmocka_unit_test(test_run_workdir_leaves_user_files),
 	 cmocka_unit_test(test_make_install),
 	 cmocka_unit_test(test_stage_partition),
 	 cmocka_unit_test(test_step_equals_cut),

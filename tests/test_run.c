@@ -631,6 +631,21 @@ static void write_text(const char *path, const char *text)
 /* A fresh work directory goes with whatever the compiler left in it
  * (sub-directories, symbolic links, whose targets stay); from a caller's
  * directory only our files go. */
+/* Entries of a directory, "." and ".." aside. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
 static void test_run_workdir_removal(void **state)
 {
 	fl_run_opts o = quick_opts(1);
@@ -660,7 +675,8 @@ static void test_run_workdir_removal(void **state)
 	assert_int_equal(fl_build_source("int x;\n", &o, &b, &err), 0);
 	if (b.status != FL_RUN_OK)
 		fail_msg("build: %s", b.message);
-	assert_true(b.temp && b.created);
+	assert_true(b.created);
+	assert_int_equal(b.parent[0], '\0');
 	snprintf(path, sizeof path, "%s/junk/deep/f", b.workdir);
 	assert_true(exists(path));
 	snprintf(path, sizeof path, "%s", b.workdir);
@@ -668,21 +684,34 @@ static void test_run_workdir_removal(void **state)
 	assert_false(exists(path));
 	assert_true(exists(keep));
 	assert_true(exists(outside));
-	/* a caller's directory */
+	/* a caller's directory: a fresh one inside it, removed whole; the
+	 * caller's own files (gen.c included) are never touched */
+	snprintf(path, sizeof path, "%s/gen.c", caller);
+	write_text(path, "the caller's gen.c\n");
 	o.workdir = caller;
 	assert_int_equal(fl_build_source("int x;\n", &o, &b, &err), 0);
-	assert_false(b.temp || b.created);
+	if (b.status != FL_RUN_OK)
+		fail_msg("build: %s", b.message);
+	assert_true(b.created);
+	assert_int_equal(b.parent[0], '\0');	/* it existed */
+	assert_int_equal(strncmp(b.workdir, caller, strlen(caller)), 0);
+	assert_non_null(strstr(b.workdir + strlen(caller), "/fuselab-"));
+	snprintf(path, sizeof path, "%s/junk/deep/f", b.workdir);
+	assert_true(exists(path));
 	fl_build_remove(&b, &o);
 	assert_true(exists(foreign));
-	snprintf(path, sizeof path, "%s/junk/deep/f", caller);
-	assert_true(exists(path));
+	assert_true(exists(caller));
+	assert_int_equal(count_entries(caller), 2);	/* foreign.txt, gen.c */
 	snprintf(path, sizeof path, "%s/gen.c", caller);
-	assert_false(exists(path));
-	snprintf(path, sizeof path, "%s/gen.so", caller);
-	assert_false(exists(path));
-	snprintf(path, sizeof path, "%s/cc.log", caller);
-	assert_false(exists(path));
+	assert_true(exists(path));
 	assert_true(exists(keep));
+	/* a --workdir that did not exist is created, and goes when empty */
+	snprintf(path, sizeof path, "%s/new", dir);
+	o.workdir = path;
+	assert_int_equal(fl_build_source("int x;\n", &o, &b, &err), 0);
+	assert_string_equal(b.parent, path);
+	fl_build_remove(&b, &o);
+	assert_false(exists(path));
 	remove_tree(dir);
 }
 

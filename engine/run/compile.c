@@ -2,13 +2,14 @@
  * runner.c has the second and the overview): the work directory, child
  * processes, and the compiler.
  *
- * The work directory is the caller's (--workdir; created when missing)
- * or a fresh mkdtemp under $TMPDIR.  A fresh one is ours: it is removed
- * with whatever ends up in it (a compiler may leave files), entry by
- * entry through directory descriptors, never following a symbolic link
- * out of it.  From a caller's directory only the files we wrote go
- * (fl_run_our_files), and the directory itself when we created it and
- * nothing else is left.
+ * The work directory is always a fresh mkdtemp "fuselab-XXXXXX": under
+ * the caller's directory (--workdir; created when missing) or under
+ * $TMPDIR.  Nothing is ever written into, or removed from, a directory
+ * the program did not create: the fresh one is ours and is removed with
+ * whatever ends up in it (a compiler may leave files), entry by entry
+ * through directory descriptors, never following a symbolic link out of
+ * it; a caller's directory that we created goes too when it is then
+ * empty.
  *
  * The compiler ($CC or "cc" unless opts->cc says otherwise; its words are
  * split on blanks and it is run without a shell) builds gen.so from gen.c
@@ -17,7 +18,8 @@
  * as the failure, it compiles again without it and with -DFL_NO_MVEC),
  * its output going to cc.log.  The log's "warning:" lines are counted and
  * the first ones kept in the fl_build, with the command, its flags and
- * the wall time.
+ * the wall time.  Its TMPDIR is the work directory, so that what it
+ * leaves there when killed goes with the directory.
  *
  * Children (the compiler here, the test process in runner.c) lead their
  * own process group, so that a timeout or a cancel kills everything they
@@ -46,13 +48,11 @@
 
 #include "clock.h"
 
+extern char **environ;
+
 #define COMPILE_TIMEOUT_S 600
 #define MAX_CC_WORDS 32
 #define MAX_TREE_DEPTH 64
-
-const char *const fl_run_our_files[] = {
-	"gen.c", "gen.so", "cc.log", "run.log", NULL,
-};
 
 void fl_run_path(const char *dir, const char *name, char *path, size_t n)
 {
@@ -81,7 +81,8 @@ int fl_run_write_file(const char *path, const char *text, fl_error *err)
 
 bool fl_run_cancelled(const fl_run_opts *o)
 {
-	return o->cancel && *o->cancel;
+	return o && ((o->cancel && *o->cancel) ||
+		     (o->interrupt && *o->interrupt));
 }
 
 void fl_run_progress(const fl_run_opts *o, const char *phase, int k, int n)
@@ -106,30 +107,37 @@ static void set_message(fl_build *b, const char *fmt, ...)
 
 static int workdir_open(const fl_run_opts *o, fl_build *b, fl_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *under;
 
-	if (o->workdir) {
-		snprintf(b->workdir, sizeof b->workdir, "%s", o->workdir);
-		if (mkdir(b->workdir, 0700) == 0)
-			b->created = true;
+	under = o->workdir && *o->workdir ? o->workdir
+		: tmp && *tmp ? tmp : "/tmp";
+	if (o->workdir && *o->workdir) {
+		if (mkdir(under, 0700) == 0)
+			snprintf(b->parent, sizeof b->parent, "%s", under);
 		else if (errno != EEXIST) {
-			fl_error_set(err, "work directory %s: %s", b->workdir,
+			fl_error_set(err, "work directory %s: %s", under,
 				     strerror(errno));
 			return -1;
 		}
-		return 0;
 	}
-	snprintf(b->workdir, sizeof b->workdir, "%s/fuselab-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
+	if ((size_t)snprintf(b->workdir, sizeof b->workdir, "%s/fuselab-XXXXXX",
+			     under) >= sizeof b->workdir) {
+		fl_error_set(err, "cannot create a work directory under %s: "
+			     "the path is too long", under);
+		goto fail;
+	}
 	if (!mkdtemp(b->workdir)) {
 		fl_error_set(err, "cannot create a work directory under %s: %s",
-			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		b->workdir[0] = '\0';
-		return -1;
+			     under, strerror(errno));
+		goto fail;
 	}
 	b->created = true;
-	b->temp = true;
 	return 0;
+fail:
+	if (b->parent[0])
+		rmdir(b->parent);
+	b->workdir[0] = b->parent[0] = '\0';
+	return -1;
 }
 
 static void remove_entry(int dirfd, const char *name, int depth);
@@ -184,30 +192,21 @@ static void remove_entry(int dirfd, const char *name, int depth)
 	unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
-/* Removes the work directory as fl_build_remove says. */
+/* Removes the work directory with everything in it, then the caller's
+ * directory when we created it and it is empty. */
 static void workdir_remove(const fl_build *b)
 {
-	char path[700];
-
-	if (!b->workdir[0])
-		return;
-	if (b->temp) {
+	if (b->workdir[0] && b->created)
 		remove_entry(AT_FDCWD, b->workdir, 0);
-		return;
-	}
-	for (int i = 0; fl_run_our_files[i]; i++) {
-		fl_run_path(b->workdir, fl_run_our_files[i], path, sizeof path);
-		unlink(path);
-	}
-	if (b->created)
-		rmdir(b->workdir);	/* fails, as it should, unless empty */
+	if (b->parent[0])
+		rmdir(b->parent);	/* fails, as it should, unless empty */
 }
 
 void fl_build_remove(fl_build *b, const fl_run_opts *o)
 {
 	if (!b)
 		return;
-	if (!(o && o->keep))
+	if (!(o && o->keep) || (o->interrupt && *o->interrupt))
 		workdir_remove(b);
 	memset(b, 0, sizeof *b);
 }
@@ -219,6 +218,9 @@ void fl_run_child_setup(const char *log)
 	int fd;
 
 	setpgid(0, 0);
+	/* the caller's handlers (a flag to stop) are not the child's */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 #ifdef __linux__
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
@@ -255,7 +257,7 @@ static int reap(pid_t pid, int *status)
 	return 0;
 }
 
-int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
+int fl_run_wait(pid_t pid, double limit_s, const fl_run_opts *o,
 		fl_run_poll_fn poll, void *user, int *status)
 {
 	double t0 = fl_now();
@@ -279,7 +281,7 @@ int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
 			return -1;
 		}
 		if (si.si_pid != pid) {
-			if (cancel && *cancel)
+			if (fl_run_cancelled(o))
 				rc = FL_WAIT_CANCELLED;
 			else if (fl_now() - t0 > limit_s)
 				rc = FL_WAIT_TIMEOUT;
@@ -357,12 +359,39 @@ static int compiler_argv(char *words, bool mvec, char **argv, fl_build *b)
 	return 0;
 }
 
+/* The environment for the compiler: ours with TMPDIR set to the work
+ * directory, so that its temporary files (cc's .s and .o) go with the
+ * directory when it is killed.  malloc'd array of borrowed strings (the
+ * TMPDIR entry in tmpdir_var); NULL when out of memory. */
+static char **compiler_env(const char *dir, char *tmpdir_var, size_t n)
+{
+	size_t count = 0, k = 0;
+	char **env, cwd[512];
+
+	while (environ[count])
+		count++;
+	env = malloc((count + 2) * sizeof *env);
+	if (!env)
+		return NULL;
+	if (dir[0] != '/' && getcwd(cwd, sizeof cwd))	/* it runs in dir */
+		snprintf(tmpdir_var, n, "TMPDIR=%s/%s", cwd, dir);
+	else
+		snprintf(tmpdir_var, n, "TMPDIR=%s", dir);
+	for (size_t i = 0; i < count; i++)
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0)
+			env[k++] = environ[i];
+	env[k++] = tmpdir_var;
+	env[k] = NULL;
+	return env;
+}
+
 /* In the compiler's child: run it in the work directory with its output
- * in cc.log; an exec failure's errno goes to *exec_errno. */
-static void compiler_child(const char *dir, char **argv,
+ * in cc.log and env as its environment; an exec failure's errno goes to
+ * *exec_errno. */
+static void compiler_child(const char *dir, char **argv, char **env,
 			   volatile int *exec_errno) __attribute__((noreturn));
 
-static void compiler_child(const char *dir, char **argv,
+static void compiler_child(const char *dir, char **argv, char **env,
 			   volatile int *exec_errno)
 {
 	char log[700];
@@ -373,6 +402,8 @@ static void compiler_child(const char *dir, char **argv,
 		*exec_errno = errno;
 		_exit(127);
 	}
+	if (env)
+		environ = env;
 	execvp(argv[0], argv);
 	*exec_errno = errno;
 	_exit(127);
@@ -418,7 +449,7 @@ static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
 			fl_error *err)
 {
 	const char *cc = compiler_of(o);
-	char words[1024], *argv[MAX_CC_WORDS + 16];
+	char words[1024], *argv[MAX_CC_WORDS + 16], tmpdir_var[1100], **env;
 	volatile int *exec_errno;
 	int status = 0, rc, e;
 	pid_t pid;
@@ -436,16 +467,19 @@ static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
 		return -1;
 	}
 	*exec_errno = 0;
+	env = compiler_env(b->workdir, tmpdir_var, sizeof tmpdir_var);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		fl_error_set(err, "fork: %s", strerror(errno));
 		munmap((void *)exec_errno, sizeof *exec_errno);
+		free(env);
 		return -1;
 	}
 	if (pid == 0)
-		compiler_child(b->workdir, argv, exec_errno);
-	rc = fl_run_wait(pid, COMPILE_TIMEOUT_S, o->cancel, NULL, NULL,
+		compiler_child(b->workdir, argv, env, exec_errno);
+	free(env);
+	rc = fl_run_wait(pid, COMPILE_TIMEOUT_S, o, NULL, NULL,
 			 &status);
 	e = *exec_errno;
 	munmap((void *)exec_errno, sizeof *exec_errno);
@@ -577,9 +611,10 @@ int fl_build_source(const char *source, const fl_run_opts *opts, fl_build *b,
 		return -1;
 	}
 	if (b->status == FL_RUN_CANCELLED) {
+		/* removed, whatever it holds; workdir still names it */
 		workdir_remove(b);
-		b->workdir[0] = '\0';
-		b->created = b->temp = false;
+		b->created = false;
+		b->parent[0] = '\0';
 		return 0;
 	}
 	read_warnings(b);

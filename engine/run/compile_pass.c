@@ -10,6 +10,7 @@
  * says there is nothing to run.  The build is memoised under the unit's
  * text and the compiler, and its directory lives as long as the session;
  * a cancelled compile is an error ("cancelled") and is not kept. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,8 @@ static const fl_build *build_of(fl_state *st, fl_error *err)
 		free(key);
 		return NULL;
 	}
+	snprintf(st->memo->workdir, sizeof st->memo->workdir, "%s",
+		 b->workdir);
 	if (b->status == FL_RUN_CANCELLED) {
 		fl_error_set(err, "cancelled while compiling");
 		fl_build_remove(b, &st->opts->run);

@@ -81,6 +81,25 @@ static int collect(fl_session *s, const unfused_times *u, fl_ladder_step *st)
 	return 0;
 }
 
+static bool interrupted(const fl_engine_opts *o)
+{
+	return o->run.interrupt && *o->run.interrupt;
+}
+
+/* What an interrupt stopped in session s (closed next, which removes its
+ * work directory: the interrupt overrides keep). */
+static void note_interrupt(fl_session *s, fl_ladder_step *st)
+{
+	fl_pass p = fl_engine_current_pass(s);
+	const char *dir = fl_engine_workdir(s);
+
+	st->interrupted = true;
+	if (dir[0])
+		snprintf(st->stopped, sizeof st->stopped, "%s",
+			 p == FL_PASS_RUN ? "run" : "compiler");
+	snprintf(st->removed, sizeof st->removed, "%s", dir);
+}
+
 /* One strategy: a session through the run pass. */
 static int run_step(const fl_graph *g, const fl_engine_opts *base,
 		    fl_strategy strategy, unfused_times *u, fl_ladder_step *st)
@@ -97,7 +116,11 @@ static int run_step(const fl_graph *g, const fl_engine_opts *base,
 	s = fl_engine_open(g, &o, &err);
 	if (!s || fl_engine_run(s, &err) < 0) {
 		snprintf(st->error, sizeof st->error, "%s", err.msg);
-		fl_engine_close(s);
+		if (interrupted(base) && s)
+			note_interrupt(s, st);
+		else if (interrupted(base))
+			st->interrupted = true;
+		fl_engine_close(s);	/* removes the work directory */
 		return 0;
 	}
 	st->ran = true;
@@ -123,7 +146,8 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !(i > 0 && out->steps[i - 1].interrupted);
+	     i++) {
 		fl_ladder_step *st = &out->steps[i];
 
 		if (base->run.progress)

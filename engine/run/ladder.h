@@ -33,6 +33,13 @@ typedef struct fl_ladder_step {
 	bool within_noise;	/* the two runs' min..max ranges overlap:
 				   the speedup is not a measured difference */
 	char workdir[512];	/* kept sources (--keep), else "" */
+	/* Stopped by base->run.interrupt (a signal): the last step.
+	 * stopped names what was running ("compiler", "run", or "" when
+	 * neither was), removed the work directory that was removed with
+	 * whatever it held ("" when there was none). */
+	bool interrupted;
+	char stopped[16];
+	char removed[512];
 } fl_ladder_step;
 
 typedef struct fl_ladder {
@@ -45,7 +52,10 @@ typedef struct fl_ladder {
  * run_kernels are set per step).  base->run.progress, when set, also
  * hears ("strategy", i, n) before each strategy.  Returns 0 with one step
  * per strategy (a failed strategy is a step with ran false), -1 when out
- * of memory. */
+ * of memory.  When base->run.interrupt is set the ladder stops: the step
+ * under way (if any) is the last, with interrupted set, its child
+ * process group killed and its work directory removed (even with keep)
+ * before this returns. */
 int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_strategy *list, int n, fl_ladder *out,
 		  fl_error *err);

@@ -10,18 +10,11 @@
 
 #include "runner.h"
 
-/* The files we write into a work directory, NULL-terminated: the only
- * ones removed from a caller's directory. */
-extern const char *const fl_run_our_files[];
-
 /* path = dir/name (cut at n). */
 void fl_run_path(const char *dir, const char *name, char *path, size_t n);
 
 /* Writes text to path; -1 with a message. */
 int fl_run_write_file(const char *path, const char *text, fl_error *err);
-
-/* Whether o asks to stop now. */
-bool fl_run_cancelled(const fl_run_opts *o);
 
 /* Calls o's progress callback, when there is one. */
 void fl_run_progress(const fl_run_opts *o, const char *phase, int k, int n);
@@ -40,17 +33,18 @@ typedef bool (*fl_run_poll_fn)(void *user);
 enum {
 	FL_WAIT_EXITED,		/* *status says how */
 	FL_WAIT_TIMEOUT,	/* ran past limit_s: group killed, reaped */
-	FL_WAIT_CANCELLED,	/* *cancel was set: group killed, reaped */
+	FL_WAIT_CANCELLED,	/* cancelled: group killed, reaped */
 };
 
 /* Waits for child pid (the leader of its own process group, see
- * fl_run_child_setup), polling cancel and calling poll every few ms.
+ * fl_run_child_setup), polling o's cancel and interrupt flags
+ * (fl_run_cancelled; o may be NULL) and calling poll every few ms.
  * The limit counts from the start, or from the last poll that reported
  * progress: it bounds each step of the child, not the whole of it.
  * Whatever the ending, anything left in the child's process group is
  * killed before the child is reaped.  Returns one of FL_WAIT_*, or -1 on
  * error (errno). */
-int fl_run_wait(pid_t pid, double limit_s, const volatile int *cancel,
+int fl_run_wait(pid_t pid, double limit_s, const fl_run_opts *o,
 		fl_run_poll_fn poll, void *user, int *status);
 
 #endif

@@ -983,7 +983,7 @@ static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 	}
 	if (pid == 0)
 		child_main(pl, rep);
-	rc = fl_run_wait(pid, timeout_of(pl), pl->o.cancel, poll_progress, &pp,
+	rc = fl_run_wait(pid, timeout_of(pl), &pl->o, poll_progress, &pp,
 			 &status);
 	if (rc < 0) {
 		fl_error_set(err, "waiting for the test process: %s",

@@ -10,6 +10,7 @@
 #ifndef FL_RUNNER_H
 #define FL_RUNNER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,7 +30,10 @@
 typedef void (*fl_progress_fn)(void *user, const char *phase, int k, int n);
 
 typedef struct fl_run_opts {
-	const char *workdir;	/* NULL: a fresh directory under $TMPDIR */
+	const char *workdir;	/* where the fresh work directory
+				   (fuselab-XXXXXX) is made: NULL for
+				   $TMPDIR; created when missing.  Nothing
+				   else in it is touched. */
 	bool keep;		/* keep the work directory */
 	const char *cc;		/* compiler; NULL: $CC or "cc" */
 	int timeout_s;		/* limit for each kernel call of the test
@@ -51,7 +55,16 @@ typedef struct fl_run_opts {
 	 * is left to the caller's fl_build_remove.  NULL: cannot be
 	 * cancelled. */
 	const volatile int *cancel;
+	/* Process-wide, set by the caller's signal handler (SIGINT,
+	 * SIGTERM): polled like cancel, but the engine never resets it; it
+	 * also stops an engine session between passes and the ladder
+	 * between strategies, and the work directory goes even with keep.
+	 * NULL: none. */
+	const volatile sig_atomic_t *interrupt;
 } fl_run_opts;
+
+/* Whether o's cancel or interrupt flag is set. */
+bool fl_run_cancelled(const fl_run_opts *o);
 
 void fl_run_opts_default(fl_run_opts *o);
 
@@ -126,12 +139,14 @@ typedef struct fl_build {
 	fl_run_status status;	/* OK, NO_COMPILER, COMPILE_ERROR or
 				   CANCELLED */
 	char message[2048];	/* what went wrong */
-	char workdir[512];
-	bool created;		/* the directory is ours: removed by
-				   fl_build_remove */
-	bool temp;		/* a fresh directory under $TMPDIR: removed
-				   with whatever it holds; a caller's
-				   directory loses only the files we wrote */
+	char workdir[512];	/* a fresh directory "fuselab-XXXXXX" under
+				   $TMPDIR or the caller's --workdir; after
+				   a cancelled compile, the one that was
+				   removed */
+	bool created;		/* workdir exists and is ours: removed, with
+				   whatever it holds, by fl_build_remove */
+	char parent[512];	/* the caller's --workdir when we created it
+				   (removed too when then empty), else "" */
 	char so_path[640];
 	char compiler[256];	/* the compiler command as run */
 	char flags[512];	/* its flags */
@@ -146,11 +161,10 @@ typedef struct fl_build {
 int fl_build_source(const char *source, const fl_run_opts *o, fl_build *b,
 		    fl_error *err);
 
-/* Removes the work directory (unless o->keep is set; o: the options b
- * was built with, NULL for the defaults): a fresh one with everything in
- * it (symbolic links are removed, never followed), a caller's --workdir
- * only the files we wrote (gen.c, gen.so, cc.log, run.log) and the
- * directory itself when we created it and it is then empty; b becomes
+/* Removes the work directory (unless o->keep is set and o->interrupt is
+ * not; o: the options b was built with, NULL for the defaults) with
+ * everything in it (symbolic links are removed, never followed), and the
+ * caller's --workdir when we created it and it is then empty; b becomes
  * empty (all zero). */
 void fl_build_remove(fl_build *b, const fl_run_opts *o);
 
