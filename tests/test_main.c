@@ -20,6 +20,7 @@ FL_SUITE_DECL(run);
 FL_SUITE_DECL(layer1);
 FL_SUITE_DECL(pipeline);
 FL_SUITE_DECL(layers);
+FL_SUITE_DECL(errors);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},
+		{fl_suite_errors, &fl_suite_errors_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
