@@ -73,6 +73,122 @@ static void test_tile_trailing_comma(void **state)
 	expect("--batch --tile ,4", 2, "--tile: expected");
 }
 
+/* A graph x -> OP -> y with the given pieces spliced in. */
+#define G_HEAD "{\"format\":\"fuselab-graph/1\",\"tensors\":{"
+#define G_XY "\"x\":{\"shape\":[4],\"role\":\"input\"}," \
+	     "\"y\":{\"shape\":[4],\"role\":\"output\"}"
+
+static void test_deep_nesting(void **state)
+{
+	size_t depth = 1500, len = 64 + 2 * depth;
+	char *json = malloc(len);
+	size_t o = 0;
+
+	(void)state;
+	o += (size_t)sprintf(json, "{\"format\":\"fuselab-graph/1\",\"meta\":");
+	for (size_t i = 0; i < depth; i++)
+		json[o++] = '[';
+	for (size_t i = 0; i < depth; i++)
+		json[o++] = ']';
+	strcpy(json + o, "}");
+	t_load_fails(json, "nesting deeper than 1000 levels");
+	/* a plain syntax error still says "malformed JSON" */
+	t_load_fails("{\"format\": }", "line 1, column 12: malformed JSON");
+	free(json);
+}
+
+static void test_huge_integers(void **state)
+{
+	(void)state;
+	t_load_fails(G_HEAD "\"x\":{\"shape\":[9000000000000000],\"role\":"
+		     "\"input\"}}}",
+		     "tensors.x.shape[0]: 9000000000000000 is too large: "
+		     "integers must be below 9e15");
+	t_load_fails(G_HEAD "\"x\":{\"shape\":[4,1e19],\"role\":\"input\"}}}",
+		     "tensors.x.shape[1]: 1e+19 is too large");
+	t_load_fails(G_HEAD "\"x\":{\"shape\":[4,4],\"role\":\"input\"},"
+		     "\"y\":{\"shape\":[4,4],\"role\":\"output\"}},\"ops\":["
+		     "{\"name\":\"s\",\"op\":\"softmax\",\"in\":[\"x\"],"
+		     "\"out\":\"y\",\"attrs\":{\"axis\":1e16}}]}",
+		     "ops[0].attrs.axis: 10000000000000000 is too large: "
+		     "integers must be below 9e15");
+	/* not a whole number: still "expected an integer" */
+	t_load_fails(G_HEAD "\"x\":{\"shape\":[4.5],\"role\":\"input\"}}}",
+		     "tensors.x.shape[0]: expected an integer");
+}
+
+static void test_long_name_keeps_reason(void **state)
+{
+	size_t n = 1 << 20;
+	char *json = malloc(n + 256), *name = malloc(n + 1);
+	fl_error err = {""};
+
+	(void)state;
+	memset(name, 'n', n);
+	name[n] = '\0';
+	sprintf(json, G_HEAD "\"%s\":{\"shape\":[4],\"dtype\":\"f64\"}}}",
+		name);
+	assert_null(fl_load_graph_string(json, strlen(json), "t.json", &err));
+	assert_non_null(strstr(err.msg, "t.json: tensors.nnnnnnnn"));
+	assert_non_null(strstr(err.msg, "nnn....dtype: only \"f32\" is "
+			       "supported"));
+	assert_true(strlen(err.msg) < 200);
+	free(json);
+	free(name);
+}
+
+static void test_grammar_is_a_param(void **state)
+{
+	(void)state;
+	t_load_fails(G_HEAD G_XY ",\"w\":{\"shape\":[4],\"role\":\"param\"}},"
+		     "\"ops\":[{\"name\":\"a\",\"op\":\"relu\",\"in\":[\"x\"],"
+		     "\"out\":\"w\"}]}",
+		     "tensor \"w\" is a param and cannot be written");
+	t_load_fails(G_HEAD G_XY "},\"ops\":[{\"name\":\"a\",\"op\":\"relu\","
+		     "\"in\":[\"y\"],\"out\":\"x\"}]}",
+		     "tensor \"x\" is an input and cannot be written");
+}
+
+static void test_constant_fits_f32(void **state)
+{
+	(void)state;
+	t_load_fails(G_HEAD G_XY ",\"c\":{\"shape\":[],\"role\":\"const\","
+		     "\"value\":1e300}},\"ops\":[{\"name\":\"a\",\"op\":\"add\","
+		     "\"in\":[\"x\",\"c\"],\"out\":\"y\"}]}",
+		     "tensors.c.value: 1e+300 does not fit in f32");
+	t_load_fails(G_HEAD G_XY ",\"c\":{\"shape\":[2],\"role\":\"const\","
+		     "\"data\":[1,-1e39]}},\"ops\":[{\"name\":\"a\",\"op\":"
+		     "\"add\",\"in\":[\"x\",\"c\"],\"out\":\"y\"}]}",
+		     "tensors.c.data[1]: -1e+39 does not fit in f32");
+}
+
+static void test_nul_in_name(void **state)
+{
+	static const char raw[] = G_HEAD G_XY "},\"ops\":[{\"name\":\"a\\u0000b\","
+		"\"op\":\"relu\",\"in\":[\"x\"],\"out\":\"y\"}]}";
+	char with_byte[] = G_HEAD G_XY "},\"ops\":[{\"name\":\"a?b\","
+		"\"op\":\"relu\",\"in\":[\"x\"],\"out\":\"y\"}]}";
+	fl_error err = {""};
+
+	(void)state;
+	t_load_fails(raw, "\\u0000 in a string: names and strings may not "
+		     "contain NUL characters");
+	*strchr(with_byte, '?') = '\0';
+	assert_null(fl_load_graph_string(with_byte, sizeof with_byte - 1,
+					 "t.json", &err));
+	assert_non_null(strstr(err.msg, "NUL byte"));
+	/* an escaped backslash before u0000 is no NUL */
+	t_load_fails(G_HEAD G_XY "},\"ops\":[{\"name\":\"a\\\\u0000\","
+		     "\"op\":\"relu\",\"in\":[\"q\"],\"out\":\"y\"}]}",
+		     "unknown tensor \"q\"");
+}
+
 FL_SUITE(errors,
 	 cmocka_unit_test(test_max_memory_overflow),
-	 cmocka_unit_test(test_tile_trailing_comma));
+	 cmocka_unit_test(test_tile_trailing_comma),
+	 cmocka_unit_test(test_deep_nesting),
+	 cmocka_unit_test(test_huge_integers),
+	 cmocka_unit_test(test_long_name_keeps_reason),
+	 cmocka_unit_test(test_grammar_is_a_param),
+	 cmocka_unit_test(test_constant_fits_f32),
+	 cmocka_unit_test(test_nul_in_name));
