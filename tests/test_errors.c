@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "rules.h"
+#include "run_impl.h"
 #include "test_util.h"
 
 static int fuselab(const char *args, char **out)
@@ -183,6 +185,87 @@ static void test_nul_in_name(void **state)
 		     "unknown tensor \"q\"");
 }
 
+static void test_rules_file_errors(void **state)
+{
+	char bad[64], dup[64], args[512];
+	static const char bad_text[] = "{\"format\":\"fuselab-rules/1\",\n"
+				       " \"rules\": [ {\"id\": \"R9\",, } ]}";
+	static const char dup_text[] =
+		"{\"format\":\"fuselab-rules/1\",\"rules\":[{\"id\":\"R9\","
+		"\"producer\":\"E\",\"consumer\":\"E\",\"result\":\"E\","
+		"\"result\":\"B\"}]}";
+	fl_rule_table t;
+	fl_error err = {""};
+
+	(void)state;
+	temp_file(bad, bad_text, sizeof bad_text - 1);
+	temp_file(dup, dup_text, sizeof dup_text - 1);
+	assert_int_equal(fl_rules_load(&t, bad, &err), -1);
+	assert_non_null(strstr(err.msg, ": line 2, column 26: malformed JSON"));
+	assert_int_equal(fl_rules_load(&t, dup, &err), -1);
+	assert_non_null(strstr(err.msg, ": rules[0].result: field given twice"));
+	assert_int_equal(fl_rules_load_string(&t, "{\"format\":\"fuselab-rules/1\","
+					      "\"rules\":[],\"rules\":[]}", "r",
+					      &err), -1);
+	assert_string_equal(err.msg, "r: rules: field given twice");
+	assert_int_equal(fl_rules_load(&t, "/nonexistent/x.rules", &err), -1);
+	assert_string_equal(err.msg, "/nonexistent/x.rules: cannot open rules "
+			    "file: No such file or directory");
+	/* --rules is read even when no engine pass runs */
+	snprintf(args, sizeof args, "--batch --rules %s", bad);
+	expect(args, 2, "line 2, column 26: malformed JSON");
+	snprintf(args, sizeof args, "--check --rules %s", dup);
+	expect(args, 2, "rules[0].result: field given twice");
+	expect("--batch --rules /nonexistent/x.rules", 2,
+	       "cannot open rules file: No such file or directory");
+	expect("--check --disable-rule R99", 2, "--disable-rule: no rule \"R99\"");
+	unlink(bad);
+	unlink(dup);
+}
+
+static void test_write_failed_says_why(void **state)
+{
+	fl_error err = {""};
+
+	(void)state;
+	if (access("/dev/full", W_OK) != 0)
+		skip();
+	assert_int_equal(fl_run_write_file("/dev/full", "int x;\n", &err), -1);
+	assert_string_equal(err.msg, "/dev/full: write failed: No space left "
+			    "on device");
+}
+
+static void test_long_tmpdir(void **state)
+{
+	char cmd[2048], *out;
+	int rc;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "TMPDIR=/tmp/%0600d %s --batch --stage "
+		 "compile %s/softmax.json", 0, t_fuselab_bin(), t_samples_dir());
+	rc = t_run(cmd, &out);
+	assert_int_equal(rc, 1);
+	assert_contains(out, "TMPDIR is too long (605 characters");
+	free(out);
+}
+
+static void test_emit_bad_path_exits_2(void **state)
+{
+	char file[64], args[512];
+
+	(void)state;
+	temp_file(file, "", 0);
+	/* mkdir fails: 2 */
+	snprintf(args, sizeof args, "--batch --emit %s/sub %s/softmax.json",
+		 file, t_samples_dir());
+	expect(args, 2, "Not a directory");
+	/* DIR exists but is a file: mkdir says EEXIST, the open fails: 2 too */
+	snprintf(args, sizeof args, "--batch --emit %s %s/softmax.json", file,
+		 t_samples_dir());
+	expect(args, 2, "Not a directory");
+	unlink(file);
+}
+
 FL_SUITE(errors,
 	 cmocka_unit_test(test_max_memory_overflow),
 	 cmocka_unit_test(test_tile_trailing_comma),
@@ -191,4 +274,8 @@ FL_SUITE(errors,
 	 cmocka_unit_test(test_long_name_keeps_reason),
 	 cmocka_unit_test(test_grammar_is_a_param),
 	 cmocka_unit_test(test_constant_fits_f32),
-	 cmocka_unit_test(test_nul_in_name));
+	 cmocka_unit_test(test_nul_in_name),
+	 cmocka_unit_test(test_rules_file_errors),
+	 cmocka_unit_test(test_write_failed_says_why),
+	 cmocka_unit_test(test_long_tmpdir),
+	 cmocka_unit_test(test_emit_bad_path_exits_2));

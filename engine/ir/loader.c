@@ -646,7 +646,7 @@ static void scan_json(const char *text, size_t len, size_t *too_deep,
 	}
 }
 
-static cJSON *parse_json(const char *text, size_t len, fl_error *err)
+cJSON *fl_json_parse(const char *text, size_t len, fl_error *err)
 {
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -680,7 +680,7 @@ static cJSON *parse_json(const char *text, size_t len, fl_error *err)
 fl_graph *fl_load_graph_string(const char *text, size_t len,
 			       const char *source, fl_error *err)
 {
-	cJSON *root = parse_json(text, len, err);
+	cJSON *root = fl_json_parse(text, len, err);
 	fl_graph *g = NULL;
 
 	if (!root)
