@@ -71,11 +71,26 @@ static void print_summary(const fl_graph *g, const fl_options *o)
 	       fl_format_bytes(s.total_bytes, b[4], sizeof b[4]));
 }
 
+/* --rules and --disable-rule are checked whatever runs: a bad rules file
+ * is an error even when no engine pass would read it.  -1 (message
+ * printed) when they are bad. */
+static int check_rule_options(const fl_options *o)
+{
+	fl_engine_opts eo;
+
+	if (!o->rules_file && !o->n_disabled)
+		return 0;
+	return fl_app_engine_opts(o, &eo);
+}
+
 int fl_batch_check(const fl_options *o)
 {
 	fl_error err = {""};
-	fl_graph *g = fl_app_load(o, &err);
+	fl_graph *g;
 
+	if (check_rule_options(o) < 0)
+		return 2;
+	g = fl_app_load(o, &err);
 	if (!g) {
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
@@ -484,9 +499,12 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 int fl_batch_run(const fl_options *o)
 {
 	fl_error err = {""};
-	fl_graph *g = fl_app_load(o, &err);
+	fl_graph *g;
 	int rc = 0;
 
+	if (check_rule_options(o) < 0)
+		return 2;
+	g = fl_app_load(o, &err);
 	if (!g) {
 		fprintf(stderr, "fuselab: %s\n", err.msg);
 		return 2;
