@@ -52,8 +52,11 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 	f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "fuselab: %s: %s\n", path, strerror(errno));
+		rc = 2;	/* a bad output path, like a bad --emit DIR */
 	} else if (fputs(fl_engine_source(ses), f) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "fuselab: %s: write failed\n", path);
+		fprintf(stderr, "fuselab: %s: write failed: %s\n", path,
+			strerror(errno));
+		rc = 2;
 	} else {
 		printf("wrote %s (%d kernels)\n", path,
 		       fl_engine_program(ses)->n_kernels);
@@ -74,9 +77,12 @@ int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 			strerror(errno));
 		return 2;
 	}
-	for (int i = 0; i < n; i++)
-		if (emit_one(g, base, list[i], o->emit_dir) != 0)
-			return 1;
+	for (int i = 0; i < n; i++) {
+		int rc = emit_one(g, base, list[i], o->emit_dir);
+
+		if (rc != 0)
+			return rc;
+	}
 	return 0;
 }
 
