@@ -17,6 +17,14 @@ int fl_batch_check(const fl_options *o);
 int fl_batch_run(const fl_options *o);
 int fl_batch_list_ops(void);
 
+/* Text from input files (names, docs, messages that quote them) as the
+ * terminal may show it: control characters and DEL written as \xNN, so
+ * that a name cannot send escape sequences.  fl_safe_text keeps newlines
+ * and tabs (multi-line text).  Returns s itself when nothing needs
+ * escaping, else one of 8 buffers used in turn (valid until 8 more calls). */
+const char *fl_safe_name(const char *s);
+const char *fl_safe_text(const char *s);
+
 /* "1.5 MiB" into buf. */
 const char *fl_format_bytes(int64_t bytes, char *buf, size_t n);
 

@@ -266,6 +266,36 @@ static void test_emit_bad_path_exits_2(void **state)
 	unlink(file);
 }
 
+static void test_names_escaped_on_terminal(void **state)
+{
+	static const char g[] =
+		"{\"format\":\"fuselab-graph/1\",\"name\":\"g\\u001b[31m\","
+		"\"doc\":\"d\\u001b]0;t\\u0007\",\"tensors\":{"
+		"\"x\\u001b[1m\":{\"shape\":[4],\"role\":\"input\"},"
+		"\"y\\u001b[2J\":{\"shape\":[4],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"a\\u001b[31mRED\",\"op\":\"relu\",\"in\":"
+		"[\"x\\u001b[1m\"],\"out\":\"t\\u001b\"},{\"name\":\"b\",\"op\":"
+		"\"exp\",\"in\":[\"t\\u001b\"],\"out\":\"y\\u001b[2J\"}]}";
+	char path[64], args[512], *out;
+
+	(void)state;
+	temp_file(path, g, sizeof g - 1);
+	snprintf(args, sizeof args, "--check %s", path);
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "graph: g\\x1b[31m\n");
+	assert_contains(out, "doc: d\\x1b]0;t\\x07\n");
+	assert_null(strchr(out, '\033'));
+	free(out);
+	snprintf(args, sizeof args, "--batch --stage layer1 --events %s", path);
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "a\\x1b[31mRED b");
+	assert_contains(out, "t\\x1b register");
+	assert_null(strchr(out, '\033'));
+	assert_null(strchr(out, '\007'));
+	free(out);
+	unlink(path);
+}
+
 FL_SUITE(errors,
 	 cmocka_unit_test(test_max_memory_overflow),
 	 cmocka_unit_test(test_tile_trailing_comma),
@@ -278,4 +308,5 @@ FL_SUITE(errors,
 	 cmocka_unit_test(test_rules_file_errors),
 	 cmocka_unit_test(test_write_failed_says_why),
 	 cmocka_unit_test(test_long_tmpdir),
-	 cmocka_unit_test(test_emit_bad_path_exits_2));
+	 cmocka_unit_test(test_emit_bad_path_exits_2),
+	 cmocka_unit_test(test_names_escaped_on_terminal));
