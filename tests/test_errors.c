@@ -296,6 +296,43 @@ static void test_names_escaped_on_terminal(void **state)
 	unlink(path);
 }
 
+/* Loops over more than INT_MAX elements count in long; normal sizes keep
+ * int.  Generated only (--stage codegen), never run. */
+static void test_wide_loop_counters(void **state)
+{
+	static const char g[] =
+		"{\"format\":\"fuselab-graph/1\",\"name\":\"huge\",\"tensors\":{"
+		"\"x\":{\"shape\":[3,1000000000],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[3,1000000000],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"a\",\"op\":\"relu\",\"in\":[\"x\"],\"out\":\"t\"},"
+		"{\"name\":\"b\",\"op\":\"exp\",\"in\":[\"t\"],\"out\":\"y\"}]}";
+	static const char *const strategies[] = {"apollo-l1", "xla", "unfused"};
+	char path[64], args[512], *out;
+
+	(void)state;
+	temp_file(path, g, sizeof g - 1);
+	for (int i = 0; i < 3; i++) {
+		snprintf(args, sizeof args, "--batch --stage codegen --strategy %s "
+			 "%s", strategies[i], path);
+		assert_int_equal(fuselab(args, &out), 0);
+		assert_contains(out, "for (long c");
+		assert_null(strstr(out, "for (int c"));
+		free(out);
+	}
+	snprintf(args, sizeof args, "--batch --stage codegen --strategy "
+		 "apollo-l1 %s", path);
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "for (long c3 = 32 * c1; c3 <= 32 * c1 + 31;");
+	free(out);
+	unlink(path);
+	snprintf(args, sizeof args, "--batch --stage codegen %s/softmax.json",
+		 t_samples_dir());
+	assert_int_equal(fuselab(args, &out), 0);
+	assert_contains(out, "for (int c");
+	assert_null(strstr(out, "for (long c"));
+	free(out);
+}
+
 FL_SUITE(errors,
 	 cmocka_unit_test(test_max_memory_overflow),
 	 cmocka_unit_test(test_tile_trailing_comma),
@@ -309,4 +346,5 @@ FL_SUITE(errors,
 	 cmocka_unit_test(test_write_failed_says_why),
 	 cmocka_unit_test(test_long_tmpdir),
 	 cmocka_unit_test(test_emit_bad_path_exits_2),
-	 cmocka_unit_test(test_names_escaped_on_terminal));
+	 cmocka_unit_test(test_names_escaped_on_terminal),
+	 cmocka_unit_test(test_wide_loop_counters));
