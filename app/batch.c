@@ -270,6 +270,7 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->run.repeat = o->repeat;
 	eo->interp.seed = o->seed;
 	eo->interp.max_bytes = o->max_bytes;
+	eo->run.max_bytes = o->max_bytes;	/* the whole program's too */
 	return 0;
 bad:
 	fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));

@@ -41,8 +41,8 @@ static const opt_spec specs[] = {
 	{OPT_SEED, "seed", 0, "N",
 	 "seed of the deterministic input generator (default 42)"},
 	{OPT_MAX_MEMORY, "max-memory", 0, "SIZE",
-	 "refuse to interpret graphs needing more (default 8G; K, M, G "
-	 "suffixes)"},
+	 "refuse to interpret graphs, or run programs (tensors plus "
+	 "reference values), needing more (default 8G; K, M, G suffixes)"},
 	{OPT_LIST_OPS, "list-ops", 0, NULL,
 	 "list the ops of the graph format and exit"},
 	{OPT_STAGE, "stage", 0, "NAME",

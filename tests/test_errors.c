@@ -4,10 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <isl/ctx.h>
+
+#include "interp.h"
 #include "loader.h"
+#include "program_util.h"
 #include "rules.h"
+#include "codegen.h"
 #include "run_impl.h"
 #include "test_util.h"
 
@@ -333,6 +339,136 @@ static void test_wide_loop_counters(void **state)
 	free(out);
 }
 
+/* --max-memory bounds the whole run: the test child's tensors plus the
+ * reference values, checked before the child allocates anything. */
+static void test_run_memory_limit(void **state)
+{
+	char args[512];
+
+	(void)state;
+	snprintf(args, sizeof args, "--batch --run --strategy unfused "
+		 "--repeat 1 --max-memory 128M %s/softmax.json", t_samples_dir());
+	expect(args, 1, "unfused      5 kernels  out of memory: not run: the "
+	       "program needs ");
+	expect(args, 1, "more than the limit of 134217728 bytes (0.1 GiB, "
+	       "--max-memory)");
+	snprintf(args, sizeof args, "--batch --stage run --repeat 1 "
+		 "--max-memory 128M %s/softmax.json", t_samples_dir());
+	expect(args, 1, "run: out of memory, NOT verified");
+	/* the interpreter's own limit names bytes too */
+	snprintf(args, sizeof args, "--batch --interpret --max-memory 1M "
+		 "%s/softmax.json", t_samples_dir());
+	expect(args, 1, "the graph's tensors need 33554432 bytes (0.0 GiB), "
+	       "more than the interpreter's limit of 1048576 bytes");
+}
+
+#define BIG_JSON \
+	"{'format':'fuselab-graph/1','tensors':{" \
+	"'x':{'shape':[16777216],'role':'input'}," \
+	"'y':{'shape':[16777216],'role':'output'}}," \
+	"'ops':[{'name':'r','op':'relu','in':['x'],'out':'y'}]}"
+
+static void test_run_bytes_needed(void **state)
+{
+	isl_ctx *ctx = isl_ctx_alloc();
+	fl_graph *g = t_load_q(BIG_JSON);
+	fl_program *p = t_unfused_program(ctx, g);
+	fl_values ref = {0};
+	fl_buf bufs[2] = {{.shape = g->tensors[0].shape, .data = (float *)1},
+			  {.shape = g->tensors[1].shape, .data = NULL}};
+	int64_t tensors = 0, refs = 0;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(fl_run_bytes_needed(p, NULL, &tensors, &refs),
+			 4 * ((int64_t)64 << 20));
+	assert_int_equal(tensors, (int64_t)128 << 20);
+	assert_int_equal(refs, (int64_t)128 << 20);
+	ref.n = 2;
+	ref.bufs = bufs;	/* only x has a reference value */
+	assert_int_equal(fl_run_bytes_needed(p, &ref, &tensors, &refs),
+			 (int64_t)192 << 20);
+	assert_int_equal(refs, (int64_t)64 << 20);
+	fl_program_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
+/* Virtual memory of this process in bytes. */
+static int64_t vm_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &pages) != 1)
+		pages = -1;
+	fclose(f);
+	return pages < 0 ? -1 : (int64_t)pages * sysconf(_SC_PAGESIZE);
+}
+
+/* When the test child cannot allocate its tensors (here: an address
+ * space limit it inherits), the run says out of memory, not crash. */
+static void test_run_child_out_of_memory(void **state)
+{
+	isl_ctx *ctx;
+	fl_graph *g;
+	fl_program *p;
+	fl_values *ref;
+	fl_run_opts o;
+	fl_build b;
+	fl_run_result r;
+	fl_error err = {""};
+	struct rlimit old, lim;
+	int64_t vm;
+	char *src;
+	int rc;
+
+	(void)state;
+	if (T_SANITIZED)	/* a sanitizer's shadow memory needs the space */
+		skip();
+	ctx = isl_ctx_alloc();
+	g = t_load_q(BIG_JSON);
+	p = t_unfused_program(ctx, g);
+	ref = fl_interp_run(g, NULL, &err);
+	assert_non_null(p);
+	assert_non_null(ref);
+	fl_run_opts_default(&o);
+	o.warmup = 0;
+	o.repeat = 0;
+	src = fl_codegen_c(p, &err);
+	assert_non_null(src);
+	assert_int_equal(fl_build_source(src, &o, &b, &err), 0);
+	free(src);
+	if (b.status != FL_RUN_OK) {
+		fl_build_remove(&b, &o);
+		skip();		/* no compiler here */
+	}
+	vm = vm_bytes();
+	assert_true(vm > 0);
+	assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(vm + (48 << 20));
+	assert_int_equal(setrlimit(RLIMIT_AS, &lim), 0);
+	rc = fl_run_build(&b, p, ref, &o, &r, &err);
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+	assert_int_equal(rc, 0);
+	if (r.status != FL_RUN_NO_MEMORY)
+		fail_msg("status %s: %s", fl_run_status_name(r.status),
+			 r.message);
+	assert_string_equal(fl_run_status_name(r.status), "out of memory");
+	assert_non_null(strstr(r.message, "the test process ran out of memory "
+			       "allocating the graph's tensors (134217728 "
+			       "bytes)"));
+	fl_run_result_free(&r);
+	fl_build_remove(&b, &o);
+	fl_values_free(ref);
+	fl_program_free(p);
+	fl_graph_free(g);
+	isl_ctx_free(ctx);
+}
+
 FL_SUITE(errors,
 	 cmocka_unit_test(test_max_memory_overflow),
 	 cmocka_unit_test(test_tile_trailing_comma),
@@ -347,4 +483,7 @@ FL_SUITE(errors,
 	 cmocka_unit_test(test_long_tmpdir),
 	 cmocka_unit_test(test_emit_bad_path_exits_2),
 	 cmocka_unit_test(test_names_escaped_on_terminal),
-	 cmocka_unit_test(test_wide_loop_counters));
+	 cmocka_unit_test(test_wide_loop_counters),
+	 cmocka_unit_test(test_run_memory_limit),
+	 cmocka_unit_test(test_run_bytes_needed),
+	 cmocka_unit_test(test_run_child_out_of_memory));
