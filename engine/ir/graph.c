@@ -202,7 +202,8 @@ int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
 	fl_tensor *t;
 
 	if (fl_graph_find_tensor(g, name) >= 0) {
-		fl_error_set(err, "tensor \"%s\" already exists", fl_error_name(name));
+		fl_error_set(err, "tensor \"%s\" already exists",
+			     fl_error_name(name));
 		return -1;
 	}
 	if (grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors,
@@ -221,7 +222,8 @@ int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
 	t->producer = -1;
 	return g->n_tensors++;
 oom:
-	fl_error_set(err, "out of memory adding tensor \"%s\"", fl_error_name(name));
+	fl_error_set(err, "out of memory adding tensor \"%s\"",
+		     fl_error_name(name));
 	return -1;
 }
 
@@ -263,7 +265,8 @@ int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
 	fl_op *op;
 
 	if (fl_graph_find_op(g, name) >= 0) {
-		fl_error_set(err, "op \"%s\" already exists", fl_error_name(name));
+		fl_error_set(err, "op \"%s\" already exists",
+			     fl_error_name(name));
 		return -1;
 	}
 	if (grow((void **)&g->ops, &g->cap_ops, g->n_ops, sizeof *g->ops) < 0)
@@ -283,7 +286,8 @@ int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
 	}
 	return g->n_ops++;
 oom:
-	fl_error_set(err, "out of memory adding op \"%s\"", fl_error_name(name));
+	fl_error_set(err, "out of memory adding op \"%s\"",
+		     fl_error_name(name));
 	return -1;
 }
 
@@ -564,7 +568,8 @@ static void describe_cycle(const fl_graph *g, const int *indeg, int start,
 		cur = next;
 	} while (cur >= 0 && cur != start);
 	fl_error_set(err, "ops[%d]: the graph has a cycle through op \"%s\" (%s <- %s)",
-		     start, fl_error_name(g->ops[start].name), path, fl_error_name(g->ops[start].name));
+		     start, fl_error_name(g->ops[start].name), path,
+		     fl_error_name(g->ops[start].name));
 	free(seen);
 }
 
@@ -663,7 +668,8 @@ static int check_tensor_shapes(const fl_graph *g, fl_error *err)
 			/* Unused and never written: nothing to infer from. */
 			if (x->producer < 0)
 				continue;
-			fl_error_set(err, "tensors.%s: shape unknown", fl_error_name(x->name));
+			fl_error_set(err, "tensors.%s: shape unknown",
+				     fl_error_name(x->name));
 			return -1;
 		}
 		for (int d = 0; d < x->shape.rank; d++)
@@ -671,7 +677,8 @@ static int check_tensor_shapes(const fl_graph *g, fl_error *err)
 				fl_error_set(err,
 					     "tensors.%s.shape[%d]: dimension "
 					     "must be >= 1, got %lld",
-					     fl_error_name(x->name), d, (long long)x->shape.dim[d]);
+					     fl_error_name(x->name), d,
+					     (long long)x->shape.dim[d]);
 				return -1;
 			}
 		if (fl_shape_numel(&x->shape) < 0) {

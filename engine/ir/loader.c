@@ -39,13 +39,15 @@ static int check_fields(const cJSON *obj, const char *const *known,
 	for (const cJSON *a = obj->child; a; a = a->next) {
 		if (!in_list(known, a->string)) {
 			fl_error_set(err, "%s%s%s: unknown field", path,
-				     *path ? "." : "", fl_error_name(a->string));
+				     *path ? "." : "",
+				     fl_error_name(a->string));
 			return -1;
 		}
 		for (const cJSON *b = a->next; b; b = b->next)
 			if (strcmp(a->string, b->string) == 0) {
 				fl_error_set(err, "%s%s%s: field given twice",
-					     path, *path ? "." : "", fl_error_name(a->string));
+					     path, *path ? "." : "",
+					     fl_error_name(a->string));
 				return -1;
 			}
 	}
@@ -167,8 +169,8 @@ static int flatten_data(const cJSON *j, float *out, int64_t cap, int64_t *n,
 			return -1;
 		}
 		if (!fits_f32(e->valuedouble)) {
-			fl_error_set(err, "tensors.%s.data[%lld]: %g does not fit "
-				     "in f32 (largest magnitude %g)",
+			fl_error_set(err, "tensors.%s.data[%lld]: %g does not "
+				     "fit in f32 (largest magnitude %g)",
 				     fl_error_name(name), (long long)*n,
 				     e->valuedouble, (double)FLT_MAX);
 			return -1;
@@ -189,7 +191,8 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 	if (t->role != FL_ROLE_CONST) {
 		if (value || data) {
 			fl_error_set(err, "tensors.%s.%s: only const tensors carry "
-				     "values", fl_error_name(t->name), value ? "value" : "data");
+				     "values", fl_error_name(t->name),
+				     value ? "value" : "data");
 			return -1;
 		}
 		return 0;
@@ -206,8 +209,8 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 			return -1;
 		}
 		if (!fits_f32(value->valuedouble)) {
-			fl_error_set(err, "tensors.%s.value: %g does not fit in "
-				     "f32 (largest magnitude %g)",
+			fl_error_set(err, "tensors.%s.value: %g does not fit "
+				     "in f32 (largest magnitude %g)",
 				     fl_error_name(t->name), value->valuedouble,
 				     (double)FLT_MAX);
 			return -1;
@@ -226,7 +229,8 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 	}
 	if (numel > (int64_t)16 << 20) {
 		fl_error_set(err, "tensors.%s.data: %lld values is more than a "
-			     "graph file may carry (16M)", fl_error_name(t->name),
+			     "graph file may carry (16M)",
+			     fl_error_name(t->name),
 			     (long long)numel);
 		return -1;
 	}
@@ -237,7 +241,8 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 		return -1;
 	if (n != numel) {
 		fl_error_set(err, "tensors.%s.data: %lld values for shape with "
-			     "%lld elements", fl_error_name(t->name), (long long)n,
+			     "%lld elements", fl_error_name(t->name),
+			     (long long)n,
 			     (long long)numel);
 		return -1;
 	}
@@ -263,14 +268,16 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 		return -1;
 	}
 	if (!cJSON_IsObject(j)) {
-		fl_error_set(err, "tensors.%s: expected an object", fl_error_name(name));
+		fl_error_set(err, "tensors.%s: expected an object",
+			     fl_error_name(name));
 		return -1;
 	}
 	snprintf(path, sizeof path, "tensors.%s", name);
 	if (check_fields(j, tensor_fields, path, err) < 0)
 		return -1;
 	if (!shape) {
-		fl_error_set(err, "tensors.%s.shape: missing", fl_error_name(name));
+		fl_error_set(err, "tensors.%s.shape: missing",
+			     fl_error_name(name));
 		return -1;
 	}
 	if (parse_shape(shape, name, &s, err) < 0)
@@ -361,7 +368,8 @@ static int parse_attrs(fl_op *op, const cJSON *j, fl_error *err)
 		int rc = parse_attr(&op->attrs, a, err);
 
 		if (rc == -1)
-			fl_error_set(err, "attrs.%s: out of memory", fl_error_name(a->string));
+			fl_error_set(err, "attrs.%s: out of memory",
+				     fl_error_name(a->string));
 		if (rc < 0)
 			return -1;
 	}
@@ -450,7 +458,8 @@ static int resolve_names(const fl_graph *g, const char **names, int n,
 		for (int m = 0; m < k && !strcmp(field, "out"); m++)
 			if (idx[m] == idx[k]) {
 				fl_error_set(err, "out: tensor \"%s\" is written "
-					     "twice by this op", fl_error_name(names[k]));
+					     "twice by this op",
+					     fl_error_name(names[k]));
 				return -1;
 			}
 	}
@@ -505,7 +514,8 @@ static int parse_op(fl_graph *g, const cJSON *j, fl_error *err)
 	info = fl_op_lookup(kind->valuestring);
 	if (!info) {
 		fl_error_set(err, "op: unknown op \"%s\" (fuselab --list-ops "
-			     "shows the known ones)", fl_error_name(kind->valuestring));
+			     "shows the known ones)",
+			     fl_error_name(kind->valuestring));
 		return -1;
 	}
 	if (fl_graph_find_op(g, name->valuestring) >= 0) {

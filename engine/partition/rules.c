@@ -172,13 +172,13 @@ static const char *const rule_fields[] = {
 static int check_unique(const cJSON *j, const char *path, fl_error *err)
 {
 	for (const cJSON *a = j->child; a; a = a->next)
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (strcmp(a->string, b->string) == 0) {
-				fl_error_set(err, "%s%s%s: field given twice", path,
-					     *path ? "." : "",
-					     fl_error_name(a->string));
-				return -1;
-			}
+		for (const cJSON *b = a->next; b; b = b->next) {
+			if (strcmp(a->string, b->string) != 0)
+				continue;
+			fl_error_set(err, "%s%s%s: field given twice", path,
+				     *path ? "." : "", fl_error_name(a->string));
+			return -1;
+		}
 	return 0;
 }
 
