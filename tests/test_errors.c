@@ -299,6 +299,12 @@ static void test_names_escaped_on_terminal(void **state)
 	assert_null(strchr(out, '\033'));
 	assert_null(strchr(out, '\007'));
 	free(out);
+	snprintf(args, sizeof args, "--batch --run --repeat 1 --warmup 0 "
+		 "--strategy xla %s", path);
+	if (fuselab(args, &out) == 0)	/* a compiler is there */
+		assert_contains(out, "[a\\x1b[31mRED .. b]");
+	assert_null(strchr(out, '\033'));
+	free(out);
 	unlink(path);
 }
 
