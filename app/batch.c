@@ -127,7 +127,7 @@ static void print_summary(const fl_graph *g, const fl_options *o)
 /* --rules and --disable-rule are checked whatever runs: a bad rules file
  * is an error even when no engine pass would read it.  -1 (message
  * printed) when they are bad. */
-static int check_rule_options(const fl_options *o)
+int fl_app_check_rules(const fl_options *o)
 {
 	fl_engine_opts eo;
 
@@ -141,7 +141,7 @@ int fl_batch_check(const fl_options *o)
 	fl_error err = {""};
 	fl_graph *g;
 
-	if (check_rule_options(o) < 0)
+	if (fl_app_check_rules(o) < 0)
 		return 2;
 	g = fl_app_load(o, &err);
 	if (!g) {
@@ -565,7 +565,7 @@ int fl_batch_run(const fl_options *o)
 	fl_graph *g;
 	int rc = 0;
 
-	if (check_rule_options(o) < 0)
+	if (fl_app_check_rules(o) < 0)
 		return 2;
 	g = fl_app_load(o, &err);
 	if (!g) {

@@ -13,6 +13,11 @@ fl_graph *fl_app_load(const fl_options *o, fl_error *err);
 struct fl_engine_opts;
 int fl_app_engine_opts(const fl_options *o, struct fl_engine_opts *eo);
 
+/* --rules and --disable-rule checked whatever runs (a bad rules file is
+ * an error even when no engine pass reads it); -1, message printed, when
+ * they are bad. */
+int fl_app_check_rules(const fl_options *o);
+
 int fl_batch_check(const fl_options *o);
 int fl_batch_run(const fl_options *o);
 int fl_batch_list_ops(void);
