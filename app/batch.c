@@ -25,6 +25,59 @@ fl_graph *fl_app_load(const fl_options *o, fl_error *err)
 				    BUILTIN_SOURCE, err);
 }
 
+static const char *escape_controls(const char *s, bool keep_lines)
+{
+	static char *bufs[8];
+	static size_t caps[8];
+	static int next;
+	size_t need = 1, o = 0;
+	bool clean = true;
+	char *b;
+
+	if (!s)
+		return "";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		bool ctl = (*p < 0x20 || *p == 0x7f) &&
+			   !(keep_lines && (*p == '\n' || *p == '\t'));
+
+		clean &= !ctl;
+		need += ctl ? 4 : 1;
+	}
+	if (clean)
+		return s;
+	if (caps[next] < need) {
+		char *nb = realloc(bufs[next], need);
+
+		if (!nb)
+			return "(out of memory)";
+		bufs[next] = nb;
+		caps[next] = need;
+	}
+	b = bufs[next];
+	next = (next + 1) % 8;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		bool ctl = (*p < 0x20 || *p == 0x7f) &&
+			   !(keep_lines && (*p == '\n' || *p == '\t'));
+
+		if (ctl)
+			o += (size_t)snprintf(b + o, 5, "\\x%02x", *p);
+		else
+			b[o++] = (char)*p;
+	}
+	b[o] = '\0';
+	return b;
+}
+
+const char *fl_safe_name(const char *s)
+{
+	return escape_controls(s, false);
+}
+
+const char *fl_safe_text(const char *s)
+{
+	return escape_controls(s, true);
+}
+
 const char *fl_format_bytes(int64_t bytes, char *buf, size_t n)
 {
 	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB",
@@ -53,10 +106,10 @@ static void print_summary(const fl_graph *g, const fl_options *o)
 	char b[5][32];
 
 	fl_graph_summarize(g, &s);
-	printf("file: %s\n", o->file ? o->file : BUILTIN_SOURCE);
-	printf("graph: %s\n", g->name);
+	printf("file: %s\n", fl_safe_name(o->file ? o->file : BUILTIN_SOURCE));
+	printf("graph: %s\n", fl_safe_name(g->name));
 	if (g->doc)
-		printf("doc: %s\n", g->doc);
+		printf("doc: %s\n", fl_safe_name(g->doc));
 	printf("ops: %d (%d compound, %d primitive)\n", s.n_ops, s.n_compound,
 	       s.n_primitive);
 	printf("tensors: %d (%d input, %d param, %d const, %d output, "
@@ -72,13 +125,28 @@ static void print_summary(const fl_graph *g, const fl_options *o)
 	       fl_format_bytes(s.total_bytes, b[4], sizeof b[4]));
 }
 
+/* --rules and --disable-rule are checked whatever runs: a bad rules file
+ * is an error even when no engine pass would read it.  -1 (message
+ * printed) when they are bad. */
+int fl_app_check_rules(const fl_options *o)
+{
+	fl_engine_opts eo;
+
+	if (!o->rules_file && !o->n_disabled)
+		return 0;
+	return fl_app_engine_opts(o, &eo);
+}
+
 int fl_batch_check(const fl_options *o)
 {
 	fl_error err = {""};
-	fl_graph *g = fl_app_load(o, &err);
+	fl_graph *g;
 
+	if (fl_app_check_rules(o) < 0)
+		return 2;
+	g = fl_app_load(o, &err);
 	if (!g) {
-		fprintf(stderr, "fuselab: %s\n", err.msg);
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
 	print_summary(g, o);
@@ -122,7 +190,8 @@ static int interpret(const fl_graph *g, const fl_options *o)
 	int *outs, n;
 
 	if (!v) {
-		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
+		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
+			fl_safe_name(err.msg));
 		return 1;
 	}
 	mark = malloc((size_t)g->n_ops + 1);
@@ -144,7 +213,7 @@ static int interpret(const fl_graph *g, const fl_options *o)
 
 		printf("output %s %s: checksum sum=%.9g abs=%.9g hash=%016llx "
 		       "nan=%lld time=%.3f ms\n",
-		       g->tensors[outs[k]].name,
+		       fl_safe_name(g->tensors[outs[k]].name),
 		       fl_shape_format(&b->shape, sh, sizeof sh), c.sum, c.abs_sum,
 		       (unsigned long long)c.hash, (long long)c.n_nan,
 		       1e3 * cone_seconds(g, v, outs[k], mark));
@@ -203,9 +272,10 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->interp.seed = o->seed;
 	eo->interp.max_bytes = o->max_bytes;
 	eo->run.interrupt = fl_app_signal_flag();
+	eo->run.max_bytes = o->max_bytes;	/* the whole program's too */
 	return 0;
 bad:
-	fprintf(stderr, "fuselab: %s\n", err.msg);
+	fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 	return -1;
 }
 
@@ -217,8 +287,8 @@ static void print_micro_graph(const fl_graph *g, const fl_micro_graph *m)
 	else
 		printf("--  ");
 	for (int i = 0; i < m->n_members; i++)	/* ascending: program order */
-		printf(" %s", g->ops[m->members[i]].name);
-	printf("  [%s]\n", *m->history ? m->history : "-");
+		printf(" %s", fl_safe_name(g->ops[m->members[i]].name));
+	printf("  [%s]\n", *m->history ? fl_safe_name(m->history) : "-");
 }
 
 static void print_partition(const fl_session *s)
@@ -245,20 +315,23 @@ static void print_layer1(const fl_session *s)
 	for (int k = 0; k < p->n_kernels; k++) {
 		const fl_kernel *kn = &p->kernels[k];
 
-		printf("  %s (micro-graph G%d, %d ops):", kn->name, kn->group,
+		printf("  %s (micro-graph G%d, %d ops):", fl_safe_name(kn->name),
+		       kn->group,
 		       kn->n_ops);
 		for (int i = 0; i < kn->n_ops; i++)
-			printf(" %s", g->ops[kn->ops[i]].name);
+			printf(" %s", fl_safe_name(g->ops[kn->ops[i]].name));
 		printf("\n");
 		for (int t = 0; t < kn->n_tensors; t++) {
 			const fl_kernel_tensor *kt = &kn->tensors[t];
 
 			if (kt->place != FL_PLACE_GLOBAL)
-				printf("    %s: %s (%s)\n", g->tensors[kt->tensor].name,
-				       fl_placement_name(kt->place), kt->why);
+				printf("    %s: %s (%s)\n",
+				       fl_safe_name(g->tensors[kt->tensor].name),
+				       fl_placement_name(kt->place),
+				       fl_safe_name(kt->why));
 		}
 		if (kn->schedule_text)
-			printf("%s\n", kn->schedule_text);
+			printf("%s\n", fl_safe_text(kn->schedule_text));
 		else	/* a custom op (engine/layer1/layer1.c) */
 			printf("    not scheduled by isl: the op's reference "
 			       "code\n");
@@ -314,12 +387,12 @@ static void print_run(const fl_session *s)
 	       r->verified ? "verified" : "NOT verified", 1e3 * r->total_seconds,
 	       r->max_abs, r->max_rel);
 	if (r->message[0])
-		printf("  %s\n", r->message);
+		printf("  %s\n", fl_safe_name(r->message));
 	for (int k = 0; k < r->n_kernels && k < p->n_kernels; k++) {
 		const fl_kernel_result *kr = &r->kernels[k];
 
 		printf("  %-7s %3d op%s  median %9.3f ms  min %9.3f  max %9.3f  "
-		       "%10s  %s  err %.1e\n", p->kernels[k].name,
+		       "%10s  %s  err %.1e\n", fl_safe_name(p->kernels[k].name),
 		       p->kernels[k].n_ops, p->kernels[k].n_ops == 1 ? " " : "s",
 		       1e3 * kr->seconds, 1e3 * kr->min_seconds,
 		       1e3 * kr->max_seconds,
@@ -328,7 +401,7 @@ static void print_run(const fl_session *s)
 	}
 	for (int i = 0; i < r->n_outputs; i++)
 		printf("  output %s: %s, max abs err %.2e, rel %.2e\n",
-		       g->tensors[r->outputs[i].tensor].name,
+		       fl_safe_name(g->tensors[r->outputs[i].tensor].name),
 		       r->outputs[i].ok ? "pass" : "FAIL", r->outputs[i].max_abs,
 		       r->outputs[i].max_rel);
 }
@@ -353,7 +426,8 @@ static void print_position(fl_session *s)
 	total = fl_engine_total(s, &err);
 	printf("step %d of %d", fl_engine_position(s), total);
 	if (next)
-		printf(": next %s\n", fl_event_format(next, line, sizeof line));
+		printf(": next %s\n",
+		       fl_safe_name(fl_event_format(next, line, sizeof line)));
 	else
 		printf(": the end\n");
 }
@@ -404,7 +478,9 @@ static void print_events(const fl_session *s, fl_format f)
 		const fl_event *e = fl_event_log_get(log, i);
 
 		if (f == FL_FORMAT_TEXT)
-			printf("%s\n", fl_event_format(e, line, sizeof line));
+			printf("%s\n",
+			       fl_safe_name(fl_event_format(e, line,
+							    sizeof line)));
 		else
 			print_json(fl_report_event(e), false);
 	}
@@ -417,11 +493,12 @@ static int print_why(fl_session *s, const fl_options *o)
 	int rc = fl_engine_explain(s, o->why_a, o->why_b, why, sizeof why, &err);
 
 	if (rc < 0) {
-		fprintf(stderr, "fuselab: --why: %s\n", err.msg);
+		fprintf(stderr, "fuselab: --why: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
 	if (o->format == FL_FORMAT_TEXT) {
-		printf("why %s %s: %s\n", o->why_a, o->why_b, why);
+		printf("why %s %s: %s\n", fl_safe_name(o->why_a),
+		       fl_safe_name(o->why_b), fl_safe_name(why));
 	} else {
 		cJSON *j = cJSON_CreateObject();
 
@@ -457,7 +534,7 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 	if (!s && fl_app_signal())
 		return fl_app_interrupted(NULL, NULL);
 	if (!s) {
-		fprintf(stderr, "fuselab: %s\n", err.msg);
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
 	if (advance(s, o, &err) < 0) {
@@ -471,7 +548,8 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 						  : p == FL_PASS_RUN ? "run"
 						  : "compiler", dir);
 		}
-		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
+		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
+			fl_safe_name(err.msg));
 		fl_engine_close(s);
 		return 1;
 	}
@@ -504,11 +582,14 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 int fl_batch_run(const fl_options *o)
 {
 	fl_error err = {""};
-	fl_graph *g = fl_app_load(o, &err);
+	fl_graph *g;
 	int rc = 0;
 
+	if (fl_app_check_rules(o) < 0)
+		return 2;
+	g = fl_app_load(o, &err);
 	if (!g) {
-		fprintf(stderr, "fuselab: %s\n", err.msg);
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
 	/* compiling or running kernels: stop cleanly on SIGINT/SIGTERM */

@@ -13,9 +13,22 @@ fl_graph *fl_app_load(const fl_options *o, fl_error *err);
 struct fl_engine_opts;
 int fl_app_engine_opts(const fl_options *o, struct fl_engine_opts *eo);
 
+/* --rules and --disable-rule checked whatever runs (a bad rules file is
+ * an error even when no engine pass reads it); -1, message printed, when
+ * they are bad. */
+int fl_app_check_rules(const fl_options *o);
+
 int fl_batch_check(const fl_options *o);
 int fl_batch_run(const fl_options *o);
 int fl_batch_list_ops(void);
+
+/* Text from input files (names, docs, messages that quote them) as the
+ * terminal may show it: control characters and DEL written as \xNN, so
+ * that a name cannot send escape sequences.  fl_safe_text keeps newlines
+ * and tabs (multi-line text).  Returns s itself when nothing needs
+ * escaping, else one of 8 buffers used in turn (valid until 8 more calls). */
+const char *fl_safe_name(const char *s);
+const char *fl_safe_text(const char *s);
 
 /* "1.5 MiB" into buf. */
 const char *fl_format_bytes(int64_t bytes, char *buf, size_t n);

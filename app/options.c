@@ -4,6 +4,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +41,8 @@ static const opt_spec specs[] = {
 	{OPT_SEED, "seed", 0, "N",
 	 "seed of the deterministic input generator (default 42)"},
 	{OPT_MAX_MEMORY, "max-memory", 0, "SIZE",
-	 "refuse to interpret graphs needing more (default 8G; K, M, G "
-	 "suffixes)"},
+	 "refuse to interpret graphs, or run programs (tensors plus "
+	 "reference values), needing more (default 8G; K, M, G suffixes)"},
 	{OPT_LIST_OPS, "list-ops", 0, NULL,
 	 "list the ops of the graph format and exit"},
 	{OPT_STAGE, "stage", 0, "NAME",
@@ -167,23 +168,37 @@ static const opt_spec *find_short(char c)
 	return NULL;
 }
 
-/* "8G", "512M", "1000": bytes, or -1. */
+/* "8G", "512M", "1000": bytes, or -1 (not a size), -2 (more than int64
+ * holds), -3 (zero). */
 static int64_t parse_size(const char *s)
 {
 	char *end;
 	long long v;
+	int shift = 0;
 
 	errno = 0;
+	if (*s == '-' || *s == '+')
+		return -1;
 	v = strtoll(s, &end, 10);
-	if (errno || end == s || v < 0)
+	if (end == s)
+		return -1;
+	if (errno == ERANGE)
+		return -2;
+	if (errno || v < 0)
 		return -1;
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
 	default: break;
 	}
-	return *end ? -1 : v;
+	if (*end)
+		return -1;
+	if (v > (INT64_MAX >> shift))
+		return -2;
+	if (v == 0)
+		return -3;
+	return (int64_t)v << shift;
 }
 
 static int parse_int(const char *arg, const char *opt, long lo, long hi,
@@ -222,6 +237,11 @@ static int parse_tiles(const char *arg, fl_options *o, char *err,
 			return -1;
 		}
 		o->tile[o->n_tile++] = v;
+		if (*end == ',' && !end[1]) {
+			snprintf(err, err_len, "--tile: \"%s\" ends in a comma: "
+				 "expected a size after it", arg);
+			return -1;
+		}
 		p = *end ? end + 1 : end;
 	}
 	if (o->n_tile == 0) {
@@ -384,6 +404,17 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		break;
 	case OPT_MAX_MEMORY:
 		o->max_bytes = parse_size(arg);
+		if (o->max_bytes == -2) {
+			snprintf(err, err_len, "--max-memory: \"%s\" is more than "
+				 "the largest size, %lld bytes (8 EiB)", arg,
+				 (long long)INT64_MAX);
+			return -1;
+		}
+		if (o->max_bytes == -3) {
+			snprintf(err, err_len, "--max-memory: the size must be more "
+				 "than 0, got \"%s\"", arg);
+			return -1;
+		}
 		if (o->max_bytes < 0) {
 			snprintf(err, err_len, "--max-memory: expected a size such "
 				 "as 512M or 8G, got \"%s\"", arg);

@@ -78,8 +78,11 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 	f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "fuselab: %s: %s\n", path, strerror(errno));
+		rc = 2;	/* a bad output path, like a bad --emit DIR */
 	} else if (fputs(fl_engine_source(ses), f) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "fuselab: %s: write failed\n", path);
+		fprintf(stderr, "fuselab: %s: write failed: %s\n", path,
+			strerror(errno));
+		rc = 2;
 	} else {
 		printf("wrote %s (%d kernels)\n", path,
 		       fl_engine_program(ses)->n_kernels);
@@ -100,9 +103,12 @@ int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 			strerror(errno));
 		return 2;
 	}
-	for (int i = 0; i < n; i++)
-		if (emit_one(g, base, list[i], o->emit_dir) != 0)
-			return 1;
+	for (int i = 0; i < n; i++) {
+		int rc = emit_one(g, base, list[i], o->emit_dir);
+
+		if (rc != 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -119,9 +125,9 @@ static void print_kernel(const fl_ladder_kernel *k)
 		printf("   unfused %.3f ms (%s %.2fx)", 1e3 * base,
 		       base >= t ? "faster" : "SLOWER",
 		       base >= t ? base / t : t / base);
-	printf("  [%s", k->first_op);
+	printf("  [%s", fl_safe_name(k->first_op));
 	if (k->n_ops > 1)
-		printf(" .. %s", k->last_op);
+		printf(" .. %s", fl_safe_name(k->last_op));
 	printf("]\n");
 }
 
@@ -131,13 +137,14 @@ static int print_step(const fl_graph *g, const fl_ladder_step *st)
 	const char *name = fl_strategy_name(st->strategy);
 
 	if (!st->ran) {
-		fprintf(stderr, "fuselab: %s: strategy %s: %s\n", g->name, name,
-			st->error);
+		fprintf(stderr, "fuselab: %s: strategy %s: %s\n",
+			fl_safe_name(g->name), name, fl_safe_name(st->error));
 		return 1;
 	}
 	if (st->status != FL_RUN_OK && st->status != FL_RUN_MISMATCH) {
 		printf("%-10s %3d kernels  %s: %s\n", name, st->n_kernels,
-		       fl_run_status_name(st->status), st->message);
+		       fl_run_status_name(st->status),
+		       fl_safe_name(st->message));
 	} else {
 		printf("%-10s %3d kernels %10.3f ms (%.3f..%.3f)", name,
 		       st->n_kernels, 1e3 * st->total_seconds,
@@ -171,7 +178,8 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 	       "(min..max)", "speedup");
 	fflush(stdout);
 	if (fl_ladder_run(g, base, list, n, &ladder, &err) < 0) {
-		fprintf(stderr, "fuselab: %s: %s\n", g->name, err.msg);
+		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
+			fl_safe_name(err.msg));
 		return 1;
 	}
 	for (int i = 0; i < ladder.n; i++) {

@@ -181,9 +181,11 @@ int fl_tui_main(const fl_options *o)
 			"terminal; use --batch or --check for scripts\n");
 		return 2;
 	}
+	if (fl_app_check_rules(o) < 0)
+		return 2;
 	g = fl_app_load(o, &err);
 	if (!g) {
-		fprintf(stderr, "fuselab: %s\n", err.msg);
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
 	memset(&t, 0, sizeof t);

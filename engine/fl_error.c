@@ -45,3 +45,29 @@ void fl_error_clear(fl_error *err)
 	if (err)
 		err->msg[0] = '\0';
 }
+
+const char *fl_error_name(const char *name)
+{
+	static _Thread_local char bufs[8][4 * FL_ERROR_NAME_MAX + 8];
+	static _Thread_local int next;
+	char *b = bufs[next];
+	size_t o = 0, n = 0;
+
+	next = (next + 1) % 8;
+	if (!name)
+		return "(null)";
+	for (; *name; name++, n++) {
+		unsigned char c = (unsigned char)*name;
+
+		if (n == FL_ERROR_NAME_MAX) {
+			memcpy(b + o, "...", 4);
+			return b;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(b + o, 5, "\\x%02x", c);
+		else
+			b[o++] = (char)c;
+	}
+	b[o] = '\0';
+	return b;
+}

@@ -27,4 +27,12 @@ void fl_error_prefix(fl_error *err, const char *fmt, ...)
 
 void fl_error_clear(fl_error *err);
 
+/* Names taken from input files as messages show them: control characters
+ * written as \xNN, and a name longer than FL_ERROR_NAME_MAX characters cut
+ * there with "..." after it, so that the reason after a name always fits
+ * the message.  Returns one of 8 thread-local buffers used in turn (enough
+ * for the names of one message). */
+#define FL_ERROR_NAME_MAX 64
+const char *fl_error_name(const char *name);
+
 #endif

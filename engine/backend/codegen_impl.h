@@ -117,6 +117,8 @@ typedef struct fl_cg_kernel {
 	fl_cg_loop *cur, *loops;
 	fl_cg_stmt *stmts;
 	int tile_end;		/* schedule depth after the tile band */
+	bool wide;		/* some extent may pass INT_MAX: loop
+				   counters are long (64 bits), else int */
 	bool failed;
 	fl_error *err;
 } fl_cg_kernel;

@@ -33,6 +33,7 @@
  *
  * Identifiers in the output are all generated (T<tensor>, fl_k<id>, c<n>);
  * names from the input file appear only in comments, sanitised. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,44 @@ static const char *rhs_template(fl_cg_kernel *cg, const fl_cg_stmt *st,
 	return tpl;
 }
 
+/* The C type of loop counters and index variables: int for the usual
+ * sizes (the code stays as it was), long (64 bits) in a kernel where some
+ * extent, or the element count of some tensor (loops over it may be
+ * coalesced or tiled), passes INT_MAX, so that neither a counter nor the
+ * index arithmetic isl prints from it (32 * c0 + 31) can overflow. */
+static const char *counter_type(const fl_cg_kernel *cg)
+{
+	return cg->wide ? "long" : "int";
+}
+
+static bool kernel_is_wide(const fl_graph *g, const fl_kernel *k)
+{
+	for (int i = 0; i < k->n_tensors; i++) {
+		const fl_shape *s = &g->tensors[k->tensors[i].tensor].shape;
+		int64_t n = fl_shape_numel(s);
+
+		if (n < 0 || n > INT_MAX)
+			return true;
+	}
+	for (int i = 0; i < k->n_ops; i++) {
+		const fl_op *op = &g->ops[k->ops[i]];
+
+		for (int j = 0; j < op->n_in; j++) {
+			int64_t n = fl_shape_numel(&g->tensors[op->in[j]].shape);
+
+			if (n < 0 || n > INT_MAX)
+				return true;
+		}
+		for (int j = 0; j < op->n_out; j++) {
+			int64_t n = fl_shape_numel(&g->tensors[op->out[j]].shape);
+
+			if (n < 0 || n > INT_MAX)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* gather: out[i] = x[i_0.., clamp(floor(idx[i_axis..])), ..]. */
 static __isl_give isl_printer *print_gather(__isl_take isl_printer *p,
 					    fl_cg_kernel *cg,
@@ -211,9 +250,10 @@ static __isl_give isl_printer *print_gather(__isl_take isl_printer *p,
 	axis = fl_axis_normalize(a, xs->rank);
 	p = isl_printer_print_str(p, "{ const float fl_v = floorf(");
 	p = print_template(p, cg, st, "$1");
-	snprintf(buf, sizeof buf, "); const int fl_j = !(fl_v >= 0.0f) ? 0 : "
-		 "fl_v >= %lld.0f ? %lld : (int)fl_v; ",
-		 (long long)(xs->dim[axis] - 1), (long long)(xs->dim[axis] - 1));
+	snprintf(buf, sizeof buf, "); const %s fl_j = !(fl_v >= 0.0f) ? 0 : "
+		 "fl_v >= %lld.0f ? %lld : (%s)fl_v; ", counter_type(cg),
+		 (long long)(xs->dim[axis] - 1), (long long)(xs->dim[axis] - 1),
+		 counter_type(cg));
 	p = isl_printer_print_str(p, buf);
 	p = print_access(p, cg, st->write, op->out[0]);
 	snprintf(buf, sizeof buf, " = T%d", op->in[0]);
@@ -491,7 +531,7 @@ static __isl_give isl_printer *print_acc_close(__isl_take isl_printer *p,
 	return line(p, "}");
 }
 
-/* for (int c = init; cond; c += inc) { locals; body }, with what
+/* for (int c = init; cond; c += inc) (long c in a wide kernel) { locals; body }, with what
  * annotate.c decided for it in front (pragma, simd or accumulators); a
  * degenerate loop is a block that sets its iterator once. */
 static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
@@ -514,7 +554,8 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		p = line(p, "#pragma omp simd");
 	p = isl_printer_start_line(p);
 	if (degenerate) {
-		p = isl_printer_print_str(p, "{ const int ");
+		p = isl_printer_print_str(p, cg->wide ? "{ const long " :
+					  "{ const int ");
 		p = isl_printer_print_ast_expr(p, it);
 		p = isl_printer_print_str(p, " = ");
 		p = print_expr_str(p, isl_ast_node_for_get_init(node));
@@ -522,7 +563,8 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		p = isl_printer_print_ast_expr(p, it);
 		p = isl_printer_print_str(p, ";");
 	} else {
-		p = isl_printer_print_str(p, "for (int ");
+		p = isl_printer_print_str(p, cg->wide ? "for (long " :
+					  "for (int ");
 		p = isl_printer_print_ast_expr(p, it);
 		p = isl_printer_print_str(p, " = ");
 		p = print_expr_str(p, isl_ast_node_for_get_init(node));
@@ -734,6 +776,7 @@ static char *kernel_body(fl_cg_kernel *cg)
 {
 	char *body = NULL;
 
+	cg->wide = kernel_is_wide(cg->g, cg->k);
 	for (int attempt = 0; attempt <= cg->g->n_tensors + 1; attempt++) {
 		int rc = try_body(cg, &body);
 

@@ -147,9 +147,20 @@ int fl_attrs_copy(fl_attrs *dst, const fl_attrs *src)
 	return 0;
 }
 
+/* Integers are read from JSON as doubles, exact below 2^53: the limit is
+ * 9e15 in magnitude. */
+#define FL_ATTR_INT_LIMIT 9.0e15
+
 static bool is_integral(double v)
 {
-	return isfinite(v) && v == floor(v) && fabs(v) < 9.0e15;
+	return isfinite(v) && v == floor(v) && fabs(v) < FL_ATTR_INT_LIMIT;
+}
+
+/* True for a whole number too large to be exact (said apart from "not an
+ * integer"). */
+static bool is_huge_integer(double v)
+{
+	return isfinite(v) && v == floor(v) && fabs(v) >= FL_ATTR_INT_LIMIT;
 }
 
 int fl_attr_int(const fl_attrs *a, const char *key, int64_t dflt,
@@ -160,6 +171,11 @@ int fl_attr_int(const fl_attrs *a, const char *key, int64_t dflt,
 	*out = dflt;
 	if (!s)
 		return 0;
+	if (s->kind == FL_ATTR_NUMBER && is_huge_integer(s->num)) {
+		fl_error_set(err, "attrs.%s: %.17g is too large: integers must "
+			     "be below 9e15 in magnitude", key, s->num);
+		return -1;
+	}
 	if (s->kind != FL_ATTR_NUMBER || !is_integral(s->num)) {
 		fl_error_set(err, "attrs.%s: expected an integer", key);
 		return -1;
@@ -234,6 +250,12 @@ int fl_attr_ints(const fl_attrs *a, const char *key, int64_t *out, int max,
 		return -1;
 	}
 	for (int i = 0; i < s->n; i++) {
+		if (is_huge_integer(s->list[i])) {
+			fl_error_set(err, "attrs.%s[%d]: %.17g is too large: "
+				     "integers must be below 9e15 in magnitude",
+				     key, i, s->list[i]);
+			return -1;
+		}
 		if (!is_integral(s->list[i])) {
 			fl_error_set(err, "attrs.%s[%d]: expected an integer",
 				     key, i);

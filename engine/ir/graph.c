@@ -202,7 +202,8 @@ int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
 	fl_tensor *t;
 
 	if (fl_graph_find_tensor(g, name) >= 0) {
-		fl_error_set(err, "tensor \"%s\" already exists", name);
+		fl_error_set(err, "tensor \"%s\" already exists",
+			     fl_error_name(name));
 		return -1;
 	}
 	if (grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors,
@@ -221,7 +222,8 @@ int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
 	t->producer = -1;
 	return g->n_tensors++;
 oom:
-	fl_error_set(err, "out of memory adding tensor \"%s\"", name);
+	fl_error_set(err, "out of memory adding tensor \"%s\"",
+		     fl_error_name(name));
 	return -1;
 }
 
@@ -263,7 +265,8 @@ int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
 	fl_op *op;
 
 	if (fl_graph_find_op(g, name) >= 0) {
-		fl_error_set(err, "op \"%s\" already exists", name);
+		fl_error_set(err, "op \"%s\" already exists",
+			     fl_error_name(name));
 		return -1;
 	}
 	if (grow((void **)&g->ops, &g->cap_ops, g->n_ops, sizeof *g->ops) < 0)
@@ -283,7 +286,8 @@ int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
 	}
 	return g->n_ops++;
 oom:
-	fl_error_set(err, "out of memory adding op \"%s\"", name);
+	fl_error_set(err, "out of memory adding op \"%s\"",
+		     fl_error_name(name));
 	return -1;
 }
 
@@ -409,7 +413,7 @@ int fl_graph_infer_op(fl_graph *g, int i, fl_error *err)
 
 		if (!t->shape_known) {
 			fl_error_set(err, "in[%d]: tensor \"%s\" has no shape yet",
-				     k, t->name);
+				     k, fl_error_name(t->name));
 			return -1;
 		}
 		in[k] = t->shape;
@@ -429,7 +433,8 @@ int fl_graph_infer_op(fl_graph *g, int i, fl_error *err)
 			fl_error_set(err,
 				     "out: tensor \"%s\" is declared %s but %s "
 				     "computes %s",
-				     t->name, fl_shape_format(&t->shape, sd, sizeof sd),
+				     fl_error_name(t->name),
+				     fl_shape_format(&t->shape, sd, sizeof sd),
 				     info->name,
 				     fl_shape_format(&out[k], si, sizeof si));
 			return -1;
@@ -454,16 +459,19 @@ static int link_producers(fl_graph *g, fl_error *err)
 			if (t->role == FL_ROLE_INPUT || t->role == FL_ROLE_PARAM ||
 			    t->role == FL_ROLE_CONST) {
 				fl_error_set(err,
-					     "ops[%d].out: tensor \"%s\" is an %s "
+					     "ops[%d].out: tensor \"%s\" is %s %s "
 					     "and cannot be written by an op",
-					     i, t->name, fl_role_name(t->role));
+					     i, fl_error_name(t->name),
+					     t->role == FL_ROLE_INPUT ? "an" : "a",
+					     fl_role_name(t->role));
 				return -1;
 			}
 			if (t->producer >= 0) {
 				fl_error_set(err,
 					     "ops[%d].out: tensor \"%s\" is written "
 					     "twice (already by op \"%s\")",
-					     i, t->name, g->ops[t->producer].name);
+					     i, fl_error_name(t->name),
+					     fl_error_name(g->ops[t->producer].name));
 				return -1;
 			}
 			t->producer = i;
@@ -488,7 +496,7 @@ static int check_sources(const fl_graph *g, fl_error *err)
 					     "ops[%d].in[%d]: tensor \"%s\" is "
 					     "never written by any op (declare it "
 					     "with role \"input\"?)",
-					     i, k, t->name);
+					     i, k, fl_error_name(t->name));
 				return -1;
 			}
 		}
@@ -499,12 +507,12 @@ static int check_sources(const fl_graph *g, fl_error *err)
 		if (x->role == FL_ROLE_OUTPUT && x->producer < 0) {
 			fl_error_set(err,
 				     "tensors.%s: output is never written by any op",
-				     x->name);
+				     fl_error_name(x->name));
 			return -1;
 		}
 		if (x->role == FL_ROLE_CONST && !x->data) {
 			fl_error_set(err, "tensors.%s: const tensor has no values",
-				     x->name);
+				     fl_error_name(x->name));
 			return -1;
 		}
 	}
@@ -550,7 +558,7 @@ static void describe_cycle(const fl_graph *g, const int *indeg, int start,
 		if (used < sizeof path)
 			used += (size_t)snprintf(path + used, sizeof path - used,
 						 "%s%s", used ? " <- " : "",
-						 op->name);
+						 fl_error_name(op->name));
 		for (int k = 0; k < op->n_in && next < 0; k++) {
 			int p = g->tensors[op->in[k]].producer;
 
@@ -560,7 +568,8 @@ static void describe_cycle(const fl_graph *g, const int *indeg, int start,
 		cur = next;
 	} while (cur >= 0 && cur != start);
 	fl_error_set(err, "ops[%d]: the graph has a cycle through op \"%s\" (%s <- %s)",
-		     start, g->ops[start].name, path, g->ops[start].name);
+		     start, fl_error_name(g->ops[start].name), path,
+		     fl_error_name(g->ops[start].name));
 	free(seen);
 }
 
@@ -659,7 +668,8 @@ static int check_tensor_shapes(const fl_graph *g, fl_error *err)
 			/* Unused and never written: nothing to infer from. */
 			if (x->producer < 0)
 				continue;
-			fl_error_set(err, "tensors.%s: shape unknown", x->name);
+			fl_error_set(err, "tensors.%s: shape unknown",
+				     fl_error_name(x->name));
 			return -1;
 		}
 		for (int d = 0; d < x->shape.rank; d++)
@@ -667,14 +677,15 @@ static int check_tensor_shapes(const fl_graph *g, fl_error *err)
 				fl_error_set(err,
 					     "tensors.%s.shape[%d]: dimension "
 					     "must be >= 1, got %lld",
-					     x->name, d, (long long)x->shape.dim[d]);
+					     fl_error_name(x->name), d,
+					     (long long)x->shape.dim[d]);
 				return -1;
 			}
 		if (fl_shape_numel(&x->shape) < 0) {
 			fl_error_set(err,
 				     "tensors.%s.shape: element count overflows "
 				     "64 bits",
-				     x->name);
+				     fl_error_name(x->name));
 			return -1;
 		}
 	}

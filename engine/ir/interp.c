@@ -107,9 +107,11 @@ static int check_budget(const fl_graph *g, const fl_interp_opts *o,
 				     "than a 64-bit count can express");
 		else
 			fl_error_set(err,
-				     "the graph's tensors need %.1f GiB, more "
-				     "than the interpreter's limit of %.1f GiB",
-				     (double)need / (1 << 30),
+				     "the graph's tensors need %lld bytes (%.1f "
+				     "GiB), more than the interpreter's limit of "
+				     "%lld bytes (%.1f GiB, --max-memory)",
+				     (long long)need, (double)need / (1 << 30),
+				     (long long)o->max_bytes,
 				     (double)o->max_bytes / (1 << 30));
 		return -1;
 	}

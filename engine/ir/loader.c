@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,25 +39,45 @@ static int check_fields(const cJSON *obj, const char *const *known,
 	for (const cJSON *a = obj->child; a; a = a->next) {
 		if (!in_list(known, a->string)) {
 			fl_error_set(err, "%s%s%s: unknown field", path,
-				     *path ? "." : "", a->string);
+				     *path ? "." : "",
+				     fl_error_name(a->string));
 			return -1;
 		}
 		for (const cJSON *b = a->next; b; b = b->next)
 			if (strcmp(a->string, b->string) == 0) {
 				fl_error_set(err, "%s%s%s: field given twice",
-					     path, *path ? "." : "", a->string);
+					     path, *path ? "." : "",
+					     fl_error_name(a->string));
 				return -1;
 			}
 	}
 	return 0;
 }
 
+/* Numbers are read as doubles, exact below 2^53: integers must be below
+ * FL_LOADER_INT_LIMIT in magnitude. */
+#define FL_LOADER_INT_LIMIT 9.0e15
+
 static bool is_int(const cJSON *j)
 {
 	double v = j->valuedouble;
 
 	return cJSON_IsNumber(j) && isfinite(v) && v == floor(v) &&
-	       fabs(v) < 9.0e18;
+	       fabs(v) < FL_LOADER_INT_LIMIT;
+}
+
+static bool is_huge_int(const cJSON *j)
+{
+	double v = j->valuedouble;
+
+	return cJSON_IsNumber(j) && isfinite(v) && v == floor(v) &&
+	       fabs(v) >= FL_LOADER_INT_LIMIT;
+}
+
+/* A number that a float holds without becoming infinite. */
+static bool fits_f32(double v)
+{
+	return isfinite(v) && fabs(v) <= FLT_MAX;
 }
 
 static int parse_shape(const cJSON *j, const char *name, fl_shape *s,
@@ -66,26 +87,32 @@ static int parse_shape(const cJSON *j, const char *name, fl_shape *s,
 
 	if (!cJSON_IsArray(j)) {
 		fl_error_set(err, "tensors.%s.shape: expected a list of extents",
-			     name);
+			     fl_error_name(name));
 		return -1;
 	}
 	memset(s, 0, sizeof *s);
 	for (const cJSON *d = j->child; d; d = d->next, n++) {
 		if (n >= FL_MAX_RANK) {
 			fl_error_set(err, "tensors.%s.shape: rank above %d",
-				     name, FL_MAX_RANK);
+				     fl_error_name(name), FL_MAX_RANK);
+			return -1;
+		}
+		if (is_huge_int(d)) {
+			fl_error_set(err, "tensors.%s.shape[%d]: %.17g is too "
+				     "large: integers must be below 9e15",
+				     fl_error_name(name), n, d->valuedouble);
 			return -1;
 		}
 		if (!is_int(d)) {
 			fl_error_set(err, "tensors.%s.shape[%d]: expected an integer",
-				     name, n);
+				     fl_error_name(name), n);
 			return -1;
 		}
 		if (d->valuedouble < 1) {
 			fl_error_set(err,
 				     "tensors.%s.shape[%d]: dimension must be >= 1, "
 				     "got %.0f",
-				     name, n, d->valuedouble);
+				     fl_error_name(name), n, d->valuedouble);
 			return -1;
 		}
 		s->dim[n] = (int64_t)d->valuedouble;
@@ -94,7 +121,7 @@ static int parse_shape(const cJSON *j, const char *name, fl_shape *s,
 	if (fl_shape_numel(s) < 0) {
 		fl_error_set(err,
 			     "tensors.%s.shape: element count overflows 64 bits",
-			     name);
+			     fl_error_name(name));
 		return -1;
 	}
 	return 0;
@@ -122,7 +149,7 @@ static int parse_role(const cJSON *j, const char *name, fl_role *role,
 	fl_error_set(err,
 		     "tensors.%s.role: expected \"input\", \"param\", \"const\", "
 		     "\"output\" or \"intermediate\"",
-		     name);
+		     fl_error_name(name));
 	return -1;
 }
 
@@ -138,7 +165,14 @@ static int flatten_data(const cJSON *j, float *out, int64_t cap, int64_t *n,
 		}
 		if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble)) {
 			fl_error_set(err, "tensors.%s.data[%lld]: expected a number",
-				     name, (long long)*n);
+				     fl_error_name(name), (long long)*n);
+			return -1;
+		}
+		if (!fits_f32(e->valuedouble)) {
+			fl_error_set(err, "tensors.%s.data[%lld]: %g does not "
+				     "fit in f32 (largest magnitude %g)",
+				     fl_error_name(name), (long long)*n,
+				     e->valuedouble, (double)FLT_MAX);
 			return -1;
 		}
 		if (*n < cap)
@@ -157,20 +191,28 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 	if (t->role != FL_ROLE_CONST) {
 		if (value || data) {
 			fl_error_set(err, "tensors.%s.%s: only const tensors carry "
-				     "values", t->name, value ? "value" : "data");
+				     "values", fl_error_name(t->name),
+				     value ? "value" : "data");
 			return -1;
 		}
 		return 0;
 	}
 	if ((value != NULL) == (data != NULL)) {
 		fl_error_set(err, "tensors.%s: a const needs exactly one of "
-			     "\"value\" or \"data\"", t->name);
+			     "\"value\" or \"data\"", fl_error_name(t->name));
 		return -1;
 	}
 	if (value) {
 		if (!cJSON_IsNumber(value) || !isfinite(value->valuedouble)) {
 			fl_error_set(err, "tensors.%s.value: expected a number",
-				     t->name);
+				     fl_error_name(t->name));
+			return -1;
+		}
+		if (!fits_f32(value->valuedouble)) {
+			fl_error_set(err, "tensors.%s.value: %g does not fit "
+				     "in f32 (largest magnitude %g)",
+				     fl_error_name(t->name), value->valuedouble,
+				     (double)FLT_MAX);
 			return -1;
 		}
 		t->data = malloc(sizeof(float));
@@ -182,12 +224,13 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 	}
 	if (!cJSON_IsArray(data)) {
 		fl_error_set(err, "tensors.%s.data: expected a list of numbers",
-			     t->name);
+			     fl_error_name(t->name));
 		return -1;
 	}
 	if (numel > (int64_t)16 << 20) {
 		fl_error_set(err, "tensors.%s.data: %lld values is more than a "
-			     "graph file may carry (16M)", t->name,
+			     "graph file may carry (16M)",
+			     fl_error_name(t->name),
 			     (long long)numel);
 		return -1;
 	}
@@ -198,14 +241,15 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 		return -1;
 	if (n != numel) {
 		fl_error_set(err, "tensors.%s.data: %lld values for shape with "
-			     "%lld elements", t->name, (long long)n,
+			     "%lld elements", fl_error_name(t->name),
+			     (long long)n,
 			     (long long)numel);
 		return -1;
 	}
 	t->n_data = numel;
 	return 0;
 oom:
-	fl_error_set(err, "tensors.%s: out of memory", t->name);
+	fl_error_set(err, "tensors.%s: out of memory", fl_error_name(t->name));
 	return -1;
 }
 
@@ -224,14 +268,16 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 		return -1;
 	}
 	if (!cJSON_IsObject(j)) {
-		fl_error_set(err, "tensors.%s: expected an object", name);
+		fl_error_set(err, "tensors.%s: expected an object",
+			     fl_error_name(name));
 		return -1;
 	}
 	snprintf(path, sizeof path, "tensors.%s", name);
 	if (check_fields(j, tensor_fields, path, err) < 0)
 		return -1;
 	if (!shape) {
-		fl_error_set(err, "tensors.%s.shape: missing", name);
+		fl_error_set(err, "tensors.%s.shape: missing",
+			     fl_error_name(name));
 		return -1;
 	}
 	if (parse_shape(shape, name, &s, err) < 0)
@@ -239,7 +285,7 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 	if (dtype && !(cJSON_IsString(dtype) &&
 		       strcmp(dtype->valuestring, "f32") == 0)) {
 		fl_error_set(err, "tensors.%s.dtype: only \"f32\" is supported",
-			     name);
+			     fl_error_name(name));
 		return -1;
 	}
 	if (parse_role(cJSON_GetObjectItemCaseSensitive(j, "role"), name,
@@ -247,7 +293,7 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 		return -1;
 	t = fl_graph_add_tensor(g, name, &s, role, err);
 	if (t < 0) {
-		fl_error_prefix(err, "tensors.%s", name);
+		fl_error_prefix(err, "tensors.%s", fl_error_name(name));
 		return -1;
 	}
 	g->tensors[t].declared = true;
@@ -269,7 +315,7 @@ static int parse_tensors(fl_graph *g, const cJSON *j, fl_error *err)
 		for (const cJSON *b = a->next; b; b = b->next)
 			if (strcmp(a->string, b->string) == 0) {
 				fl_error_set(err, "tensors.%s: tensor declared twice",
-					     a->string);
+					     fl_error_name(a->string));
 				return -1;
 			}
 	for (const cJSON *e = j->child; e; e = e->next)
@@ -293,12 +339,12 @@ static int parse_attr(fl_attrs *attrs, const cJSON *a, fl_error *err)
 		for (const cJSON *e = a->child; e; e = e->next, n++) {
 			if (n >= 64) {
 				fl_error_set(err, "attrs.%s: more than 64 values",
-					     a->string);
+					     fl_error_name(a->string));
 				return -2;
 			}
 			if (!cJSON_IsNumber(e)) {
 				fl_error_set(err, "attrs.%s[%d]: expected a number",
-					     a->string, n);
+					     fl_error_name(a->string), n);
 				return -2;
 			}
 			vals[n] = e->valuedouble;
@@ -306,7 +352,7 @@ static int parse_attr(fl_attrs *attrs, const cJSON *a, fl_error *err)
 		return fl_attrs_set_list(attrs, a->string, vals, n);
 	}
 	fl_error_set(err, "attrs.%s: expected a number, a bool, a string or a "
-		     "list of numbers", a->string);
+		     "list of numbers", fl_error_name(a->string));
 	return -2;
 }
 
@@ -322,7 +368,8 @@ static int parse_attrs(fl_op *op, const cJSON *j, fl_error *err)
 		int rc = parse_attr(&op->attrs, a, err);
 
 		if (rc == -1)
-			fl_error_set(err, "attrs.%s: out of memory", a->string);
+			fl_error_set(err, "attrs.%s: out of memory",
+				     fl_error_name(a->string));
 		if (rc < 0)
 			return -1;
 	}
@@ -402,16 +449,17 @@ static int resolve_names(const fl_graph *g, const char **names, int n,
 		if (idx[k] < 0) {
 			if (list)
 				fl_error_set(err, "%s[%d]: unknown tensor \"%s\"",
-					     field, k, names[k]);
+					     field, k, fl_error_name(names[k]));
 			else
 				fl_error_set(err, "%s: unknown tensor \"%s\"",
-					     field, names[k]);
+					     field, fl_error_name(names[k]));
 			return -1;
 		}
 		for (int m = 0; m < k && !strcmp(field, "out"); m++)
 			if (idx[m] == idx[k]) {
 				fl_error_set(err, "out: tensor \"%s\" is written "
-					     "twice by this op", names[k]);
+					     "twice by this op",
+					     fl_error_name(names[k]));
 				return -1;
 			}
 	}
@@ -466,12 +514,13 @@ static int parse_op(fl_graph *g, const cJSON *j, fl_error *err)
 	info = fl_op_lookup(kind->valuestring);
 	if (!info) {
 		fl_error_set(err, "op: unknown op \"%s\" (fuselab --list-ops "
-			     "shows the known ones)", kind->valuestring);
+			     "shows the known ones)",
+			     fl_error_name(kind->valuestring));
 		return -1;
 	}
 	if (fl_graph_find_op(g, name->valuestring) >= 0) {
 		fl_error_set(err, "name: duplicate op name \"%s\"",
-			     name->valuestring);
+			     fl_error_name(name->valuestring));
 		return -1;
 	}
 	if (op_inputs(cJSON_GetObjectItemCaseSensitive(j, "in"), in_names, 64,
@@ -570,16 +619,69 @@ static void line_col(const char *text, size_t off, int *line, int *col)
 	}
 }
 
-static cJSON *parse_json(const char *text, size_t len, fl_error *err)
+/* What cJSON does not say: the offset where arrays and objects first nest
+ * deeper than its limit (or len), and the offset of the first NUL in the
+ * text or \u0000 in a string (or len), which would cut a string short. */
+static void scan_json(const char *text, size_t len, size_t *too_deep,
+		      size_t *nul)
+{
+	bool in_str = false;
+	size_t depth = 0;
+
+	*too_deep = *nul = len;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (c == '\0') {
+			if (*nul == len)
+				*nul = i;
+		} else if (in_str) {
+			if (c == '"')
+				in_str = false;
+			else if (c == '\\' && i + 1 < len) {
+				if (text[i + 1] == 'u' && i + 5 < len &&
+				    !strncmp(text + i + 2, "0000", 4) &&
+				    *nul == len)
+					*nul = i;
+				i++;
+			}
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > CJSON_NESTING_LIMIT && *too_deep == len)
+				*too_deep = i;
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+	}
+}
+
+cJSON *fl_json_parse(const char *text, size_t len, fl_error *err)
 {
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	size_t too_deep, nul;
 	int line, col;
 
+	scan_json(text, len, &too_deep, &nul);
+	if (nul < len) {
+		line_col(text, nul, &line, &col);
+		fl_error_set(err, "line %d, column %d: %s: names and strings "
+			     "may not contain NUL characters", line, col,
+			     text[nul] ? "\\u0000 in a string" : "NUL byte");
+		cJSON_Delete(root);
+		return NULL;
+	}
 	if (root)
 		return root;
 	if (!end || end < text || end > text + len)
 		end = text + len;
+	if (too_deep < len && too_deep <= (size_t)(end - text)) {
+		line_col(text, too_deep, &line, &col);
+		fl_error_set(err, "line %d, column %d: nesting deeper than %d "
+			     "levels", line, col, CJSON_NESTING_LIMIT);
+		return NULL;
+	}
 	line_col(text, (size_t)(end - text), &line, &col);
 	fl_error_set(err, "line %d, column %d: malformed JSON", line, col);
 	return NULL;
@@ -588,7 +690,7 @@ static cJSON *parse_json(const char *text, size_t len, fl_error *err)
 fl_graph *fl_load_graph_string(const char *text, size_t len,
 			       const char *source, fl_error *err)
 {
-	cJSON *root = parse_json(text, len, err);
+	cJSON *root = fl_json_parse(text, len, err);
 	fl_graph *g = NULL;
 
 	if (!root)

@@ -15,6 +15,13 @@
 fl_graph *fl_load_graph_string(const char *text, size_t len,
 			       const char *source, fl_error *err);
 
+/* Parses JSON text (cJSON) the way graph files are read: NULL with "line
+ * L, column C: <problem>" in err for a syntax error, nesting deeper than
+ * cJSON allows, or a NUL in the text or in a string.  The caller frees the
+ * result with cJSON_Delete. */
+struct cJSON;
+struct cJSON *fl_json_parse(const char *text, size_t len, fl_error *err);
+
 /* Reads `path` and calls fl_load_graph_string. */
 fl_graph *fl_load_graph_file(const char *path, fl_error *err);
 

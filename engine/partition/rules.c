@@ -2,9 +2,12 @@
 #include "rules.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "loader.h"
 
 #define T(x) (1u << FL_TYPE_##x)
 
@@ -145,7 +148,8 @@ static int parse_kinds(const cJSON *j, fl_op_kind *kinds, int *n,
 		if (!info) {
 			fl_error_set(err, "%s[%d]: unknown op%s%s%s", path, *n,
 				     cJSON_IsString(e) ? " \"" : "",
-				     cJSON_IsString(e) ? e->valuestring : "",
+				     cJSON_IsString(e) ?
+				     fl_error_name(e->valuestring) : "",
 				     cJSON_IsString(e) ? "\"" : "");
 			return -1;
 		}
@@ -163,6 +167,21 @@ static const char *const rule_fields[] = {
 	"id", "producer", "consumer", "result", "stage", "producer_only",
 	"producer_except", "consumer_only", "consumer_except", "doc", NULL};
 
+/* A key of object j given more than once: "PATH.KEY: field given twice"
+ * (PATH "" at the top). */
+static int check_unique(const cJSON *j, const char *path, fl_error *err)
+{
+	for (const cJSON *a = j->child; a; a = a->next)
+		for (const cJSON *b = a->next; b; b = b->next) {
+			if (strcmp(a->string, b->string) != 0)
+				continue;
+			fl_error_set(err, "%s%s%s: field given twice", path,
+				     *path ? "." : "", fl_error_name(a->string));
+			return -1;
+		}
+	return 0;
+}
+
 static int check_rule_fields(const cJSON *j, const char *path, fl_error *err)
 {
 	for (const cJSON *a = j->child; a; a = a->next) {
@@ -171,11 +190,12 @@ static int check_rule_fields(const cJSON *j, const char *path, fl_error *err)
 		for (int i = 0; rule_fields[i]; i++)
 			ok |= strcmp(rule_fields[i], a->string) == 0;
 		if (!ok) {
-			fl_error_set(err, "%s.%s: unknown field", path, a->string);
+			fl_error_set(err, "%s.%s: unknown field", path,
+				     fl_error_name(a->string));
 			return -1;
 		}
 	}
-	return 0;
+	return check_unique(j, path, err);
 }
 
 static int parse_stage(const cJSON *j, fl_rule_stage *st, const char *path,
@@ -275,9 +295,12 @@ static int parse_table(fl_rule_table *t, const cJSON *root, fl_error *err)
 	for (const cJSON *a = root->child; a; a = a->next)
 		if (strcmp(a->string, "format") && strcmp(a->string, "base") &&
 		    strcmp(a->string, "rules") && strcmp(a->string, "doc")) {
-			fl_error_set(err, "%s: unknown field", a->string);
+			fl_error_set(err, "%s: unknown field",
+				     fl_error_name(a->string));
 			return -1;
 		}
+	if (check_unique(root, "", err) < 0)
+		return -1;
 
 	if (!cJSON_IsString(format) ||
 	    strcmp(format->valuestring, "fuselab-rules/1") != 0) {
@@ -309,14 +332,14 @@ static int parse_table(fl_rule_table *t, const cJSON *root, fl_error *err)
 	return 0;
 }
 
-int fl_rules_load_string(fl_rule_table *t, const char *text,
-			 const char *source, fl_error *err)
+static int load_text(fl_rule_table *t, const char *text, size_t len,
+		     const char *source, fl_error *err)
 {
-	cJSON *root = cJSON_Parse(text);
+	cJSON *root = fl_json_parse(text, len, err);
 	int rc;
 
 	if (!root) {
-		fl_error_set(err, "%s: malformed JSON", source);
+		fl_error_prefix(err, "%s", source);
 		return -1;
 	}
 	rc = cJSON_IsObject(root) ? parse_table(t, root, err) : -1;
@@ -328,15 +351,23 @@ int fl_rules_load_string(fl_rule_table *t, const char *text,
 	return rc;
 }
 
+int fl_rules_load_string(fl_rule_table *t, const char *text,
+			 const char *source, fl_error *err)
+{
+	return load_text(t, text, strlen(text), source, err);
+}
+
 int fl_rules_load(fl_rule_table *t, const char *path, fl_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	char *text;
 	long len;
+	size_t n;
 	int rc;
 
 	if (!f) {
-		fl_error_set(err, "%s: cannot open rules file", path);
+		fl_error_set(err, "%s: cannot open rules file: %s", path,
+			     strerror(errno));
 		return -1;
 	}
 	if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 ||
@@ -352,9 +383,10 @@ int fl_rules_load(fl_rule_table *t, const char *path, fl_error *err)
 		fl_error_set(err, "%s: out of memory", path);
 		return -1;
 	}
-	text[fread(text, 1, (size_t)len, f)] = '\0';
+	n = fread(text, 1, (size_t)len, f);
+	text[n] = '\0';
 	fclose(f);
-	rc = fl_rules_load_string(t, text, path, err);
+	rc = load_text(t, text, n, path, err);
 	free(text);
 	return rc;
 }

@@ -64,16 +64,21 @@ int fl_run_write_file(const char *path, const char *text, fl_error *err)
 	FILE *f = fopen(path, "w");
 	size_t n = strlen(text);
 	bool ok;
+	int e;
 
 	if (!f) {
 		fl_error_set(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	ok = fwrite(text, 1, n, f) == n;
-	if (fclose(f) != 0)
+	e = ok ? 0 : errno;
+	if (fclose(f) != 0 && ok) {
+		e = errno;
 		ok = false;
+	}
 	if (!ok) {
-		fl_error_set(err, "%s: write failed", path);
+		fl_error_set(err, "%s: write failed: %s", path,
+			     strerror(e ? e : EIO));
 		return -1;
 	}
 	return 0;
@@ -122,8 +127,16 @@ static int workdir_open(const fl_run_opts *o, fl_build *b, fl_error *err)
 	}
 	if ((size_t)snprintf(b->workdir, sizeof b->workdir, "%s/fuselab-XXXXXX",
 			     under) >= sizeof b->workdir) {
-		fl_error_set(err, "cannot create a work directory under %s: "
-			     "the path is too long", under);
+		if (under == tmp)
+			fl_error_set(err, "TMPDIR is too long (%zu characters; "
+				     "at most %zu fit in a work directory's "
+				     "path): set a shorter TMPDIR or use "
+				     "--workdir",
+				     strlen(tmp), sizeof b->workdir -
+				     sizeof "/fuselab-XXXXXX");
+		else
+			fl_error_set(err, "cannot create a work directory under "
+				     "%s: the path is too long", under);
 		goto fail;
 	}
 	if (!mkdtemp(b->workdir)) {

@@ -23,6 +23,14 @@
 #include "memo_impl.h"
 #include "passes_impl.h"
 
+/* The run's memory limit: the run options', else the interpreter's
+ * (--max-memory bounds the whole program, not only the interpreter). */
+static int64_t run_max_bytes(const fl_state *st)
+{
+	return st->opts->run.max_bytes > 0 ? st->opts->run.max_bytes
+					   : st->opts->interp.max_bytes;
+}
+
 static char *run_key(const fl_state *st)
 {
 	const fl_run_opts *o = &st->opts->run;
@@ -31,6 +39,7 @@ static char *run_key(const fl_state *st)
 	fl_strbuf_printf(&k, "warmup %d repeat %d timeout %d atol %.17g rtol "
 		      "%.17g seed %llu\n", o->warmup, o->repeat, o->timeout_s,
 		      o->atol, o->rtol, (unsigned long long)st->opts->interp.seed);
+	fl_strbuf_printf(&k, "max bytes %lld\n", (long long)run_max_bytes(st));
 	fl_strbuf_printf(&k, "%s", st->unit_src);
 	return fl_strbuf_take(&k);
 }
@@ -52,6 +61,7 @@ static const fl_run_result *result_of(fl_state *st, fl_error *err)
 	char *key = run_key(st);
 	fl_run_result *r = key ? fl_memo_map_get(st->memo->runs, key) : NULL;
 	const fl_values *ref;
+	fl_run_opts ro;
 
 	if (r || !key) {
 		free(key);
@@ -61,9 +71,10 @@ static const fl_run_result *result_of(fl_state *st, fl_error *err)
 	}
 	ref = reference(st, err);
 	r = calloc(1, sizeof *r);
+	ro = st->opts->run;
+	ro.max_bytes = run_max_bytes(st);
 	if (!ref || !r ||
-	    fl_run_build(st->build, st->program, ref, &st->opts->run, r,
-			 err) < 0) {
+	    fl_run_build(st->build, st->program, ref, &ro, r, err) < 0) {
 		if (ref && !r)
 			fl_error_set(err, "out of memory");
 		free(r);

@@ -95,6 +95,7 @@ const char *fl_run_status_name(fl_run_status s)
 	case FL_RUN_COMPILE_ERROR: return "compile error";
 	case FL_RUN_LOAD_ERROR: return "load error";
 	case FL_RUN_CRASH: return "crash";
+	case FL_RUN_NO_MEMORY: return "out of memory";
 	case FL_RUN_TIMEOUT: return "timeout";
 	case FL_RUN_MISMATCH: return "mismatch";
 	case FL_RUN_CANCELLED: return "cancelled";
@@ -235,6 +236,7 @@ typedef struct run_plan {
 	char (*label)[256];
 	int *outputs;
 	int n_outputs;
+	int64_t tensor_bytes;	/* what the child allocates */
 } run_plan;
 
 /* Comparison of one tensor against the reference. */
@@ -602,8 +604,10 @@ static void child_main(const run_plan *pl, shared_report *rep)
 	rep->stage = STAGE_LOADED;
 	bufs = child_buffers(pl);
 	if (!bufs) {
-		snprintf(rep->message, sizeof rep->message, "out of memory "
-			 "allocating the tensors");
+		rep->status = FL_RUN_NO_MEMORY;
+		snprintf(rep->message, sizeof rep->message, "the test process "
+			 "ran out of memory allocating the graph's tensors "
+			 "(%lld bytes)", (long long)pl->tensor_bytes);
 		_exit(1);
 	}
 	child_verify(pl, kernels, bufs, rep);
@@ -857,6 +861,11 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 			    signal_words(WTERMSIG(status)), where);
 		return;
 	}
+	if (rep->status == FL_RUN_NO_MEMORY) {
+		r->status = FL_RUN_NO_MEMORY;
+		set_message(r, "%s", rep->message);
+		return;
+	}
 	if (rep->status == FL_RUN_LOAD_ERROR) {
 		r->status = FL_RUN_LOAD_ERROR;
 		set_message(r, "%s", rep->message);
@@ -998,6 +1007,69 @@ static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 	return 0;
 }
 
+/* n * 4 bytes added to *sum; false when it overflows. */
+static bool add_floats(int64_t *sum, int64_t n)
+{
+	if (n < 0 || n > (INT64_MAX - *sum) / (int64_t)sizeof(float))
+		return false;
+	*sum += n * (int64_t)sizeof(float);
+	return true;
+}
+
+int64_t fl_run_bytes_needed(const fl_program *p, const fl_values *ref,
+			    int64_t *tensors, int64_t *refs)
+{
+	const fl_graph *g = p->graph;
+	int64_t t_sum = 0, r_sum = 0;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		int64_t n = numel_of(p, t);
+
+		/* the child allocates at least one element per tensor */
+		if (!add_floats(&t_sum, n ? n : 1))
+			return -1;
+		if (ref && t < ref->n && !ref->bufs[t].data)
+			continue;
+		if (ref && t < ref->n)
+			n = fl_shape_numel(&ref->bufs[t].shape);
+		if (!add_floats(&r_sum, n))
+			return -1;
+	}
+	if (tensors)
+		*tensors = t_sum;
+	if (refs)
+		*refs = r_sum;
+	return t_sum > INT64_MAX - r_sum ? -1 : t_sum + r_sum;
+}
+
+/* False, with r's status and message set, when the run needs more
+ * memory than opts->max_bytes allows (it is then not started). */
+static bool memory_fits(const fl_program *p, const fl_values *ref,
+			const fl_run_opts *o, fl_run_result *r)
+{
+	int64_t tensors = 0, refs = 0;
+	int64_t need = fl_run_bytes_needed(p, ref, &tensors, &refs);
+
+	if (o->max_bytes <= 0)
+		return true;
+	if (need < 0) {
+		r->status = FL_RUN_NO_MEMORY;
+		set_message(r, "not run: the program needs more memory than a "
+			    "64-bit count can express");
+		return false;
+	}
+	if (need <= o->max_bytes)
+		return true;
+	r->status = FL_RUN_NO_MEMORY;
+	set_message(r, "not run: the program needs %lld bytes (%.1f GiB: "
+		    "tensors %lld, reference values %lld), more than the "
+		    "limit of %lld bytes (%.1f GiB, --max-memory)",
+		    (long long)need, (double)need / (1 << 30),
+		    (long long)tensors, (long long)refs,
+		    (long long)o->max_bytes, (double)o->max_bytes / (1 << 30));
+	return false;
+}
+
 /* Checks that ref holds every tensor of the graph with its shape. */
 static int check_ref(const fl_program *p, const fl_values *ref,
 		     fl_error *err)
@@ -1084,11 +1156,14 @@ int fl_run_build(const fl_build *b, const fl_program *p,
 		set_message(r, "cancelled before running the generated code");
 		return 0;
 	}
+	if (!memory_fits(p, ref, opts, r))
+		return 0;
 	if (plan_init(&pl, p, ref, opts, err) < 0) {
 		plan_free(&pl);
 		fl_run_result_free(r);
 		return -1;
 	}
+	fl_run_bytes_needed(p, ref, &pl.tensor_bytes, NULL);
 	snprintf(pl.so_path, sizeof pl.so_path, "%s", b->so_path);
 	fl_run_path(b->workdir, "run.log", pl.log_path, sizeof pl.log_path);
 	rc = run_child(&pl, r, err);

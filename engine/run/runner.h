@@ -61,6 +61,11 @@ typedef struct fl_run_opts {
 	 * between strategies, and the work directory goes even with keep.
 	 * NULL: none. */
 	const volatile sig_atomic_t *interrupt;
+	/* Limit on the memory of the whole run in bytes: the tensors the
+	 * test child allocates plus the reference values it compares with.
+	 * A program needing more is not run (FL_RUN_NO_MEMORY, the bytes
+	 * needed and the limit in the message).  0: no limit. */
+	int64_t max_bytes;
 } fl_run_opts;
 
 /* Whether o's cancel or interrupt flag is set. */
@@ -77,6 +82,8 @@ typedef enum fl_run_status {
 	FL_RUN_TIMEOUT,
 	FL_RUN_MISMATCH,
 	FL_RUN_CANCELLED,
+	FL_RUN_NO_MEMORY,	/* over opts max_bytes, or the test child
+				   could not allocate its tensors */
 } fl_run_status;
 
 const char *fl_run_status_name(fl_run_status s);
@@ -124,6 +131,12 @@ typedef struct fl_run_result {
 	fl_output_result *outputs;	/* per graph output, in tensor order */
 	char workdir[512];	/* kept only with keep */
 } fl_run_result;
+
+/* Bytes a run of p needs: the test child's copy of every tensor of the
+ * graph (*tensors) plus the reference values in ref (*refs; NULL: one of
+ * every tensor).  -1 when the count overflows 64 bits. */
+int64_t fl_run_bytes_needed(const fl_program *p, const fl_values *ref,
+			    int64_t *tensors, int64_t *refs);
 
 /* Frees what r holds (not r itself). */
 void fl_run_result_free(fl_run_result *r);
