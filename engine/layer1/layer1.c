@@ -360,7 +360,7 @@ static int feedback(fl_state *st, const fl_micro_graph *mg, const char *what,
 	char reason[192];
 	int a, b;
 
-	if (!e || st->n_feedback + 1 >= FL_MAX_CONSTRAINTS)
+	if (!e || st->n_feedback + 1 >= FL_MAX_FEEDBACK)
 		return 0;
 	a = fl_graph_find_op(st->graph, e->ops[0]);
 	b = fl_graph_find_op(st->graph, e->ops[1]);
@@ -370,6 +370,126 @@ static int feedback(fl_state *st, const fl_micro_graph *mg, const char *what,
 	if (fl_state_feedback(st, e->ops[0], e->ops[1], reason, err) < 0)
 		return -1;
 	return FL_PASS_RESTART;
+}
+
+/* ---- splitting a micro-graph into pieces ------------------------------------ */
+
+/* About how many statements op `op` gives the model (engine/poly.c): two
+ * for an op with an initialisation (reductions, contractions, pooling),
+ * one per input for a concat, one otherwise.  Counted from the graph so
+ * that an oversized micro-graph is split before any isl work on it. */
+static int op_stmts(const fl_graph *g, int op)
+{
+	switch (g->ops[op].kind) {
+	case FL_OP_REDUCE_SUM: case FL_OP_REDUCE_MAX: case FL_OP_REDUCE_MIN:
+	case FL_OP_MATMUL: case FL_OP_CONV2D: case FL_OP_POOL2D:
+		return 2;
+	case FL_OP_CONCAT:
+		return g->ops[op].n_in > 0 ? g->ops[op].n_in : 1;
+	default:
+		return 1;
+	}
+}
+
+static int group_stmts(const fl_state *st, const fl_micro_graph *mg)
+{
+	int n = 0;
+
+	for (int i = 0; i < mg->n_members; i++)
+		n += op_stmts(st->graph, mg->members[i]);
+	return n;
+}
+
+/* Splits micro-graph mg into pieces of at most `limit` statements along
+ * its members' order (ascending op index, a topological order): forbids
+ * at once every merge of the partition that joined two members of
+ * different pieces, and logs one feedback event saying why (`what`).
+ * Returns FL_PASS_RESTART, 0 when no merge crosses a cut (nothing to
+ * split: the caller goes on), or -1.
+ *
+ * This replaces peeling one merge per restart: an elementwise chain of n
+ * ops is cut in one restart instead of n, and each piece is scheduled
+ * once (the memo keeps it across the restarts that follow). */
+static int split_pieces(fl_state *st, const fl_micro_graph *mg, int limit,
+			const char *what, fl_error *err)
+{
+	const fl_graph *g = st->graph;
+	int *piece = malloc(((size_t)g->n_ops + 1) * sizeof *piece);
+	const char **a = NULL, **b = NULL;
+	int n_pieces = 1, used = 0, n = 0, cap = 0, rc = 0;
+	char reason[128];
+	fl_strbuf text = {0};
+
+	if (!piece) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		piece[i] = -1;
+	for (int i = 0; i < mg->n_members; i++) {
+		int s = op_stmts(g, mg->members[i]);
+
+		if (used > 0 && used + s > limit) {
+			n_pieces++;
+			used = 0;
+		}
+		used += s;
+		piece[mg->members[i]] = n_pieces - 1;
+	}
+	for (int i = 0; i < fl_event_log_count(st->log) && rc == 0; i++) {
+		const fl_event *e = fl_event_log_get(st->log, i);
+		int x, y;
+
+		if (e->kind != FL_EV_MERGED || e->n_ops < 2)
+			continue;
+		x = fl_graph_find_op(g, e->ops[0]);
+		y = fl_graph_find_op(g, e->ops[1]);
+		if (x < 0 || y < 0 || piece[x] < 0 || piece[y] < 0 ||
+		    piece[x] == piece[y])
+			continue;
+		if (n == cap) {
+			const char **na, **nb;
+
+			cap = cap ? 2 * cap : 16;
+			na = realloc(a, (size_t)cap * sizeof *na);
+			if (na)
+				a = na;
+			nb = na ? realloc(b, (size_t)cap * sizeof *nb) : NULL;
+			if (!nb) {
+				fl_error_set(err, "out of memory");
+				rc = -1;
+				break;
+			}
+			b = nb;
+		}
+		a[n] = e->ops[0];
+		b[n++] = e->ops[1];
+	}
+	if (rc == 0 && n > 0) {
+		int x = fl_graph_find_op(g, a[0]), y = fl_graph_find_op(g, b[0]);
+
+		snprintf(reason, sizeof reason, "%s on an %s->%s pattern", what,
+			 fl_op_type_name(st->part.type_of[x]),
+			 fl_op_type_name(st->part.type_of[y]));
+		if (n == 1) {
+			rc = fl_state_feedback(st, a[0], b[0], reason, err);
+		} else {
+			fl_strbuf_printf(&text, "split the micro-graph G%d (%d "
+				"ops, %d statements) into %d pieces of at most %d "
+				"statements along the op order and partition "
+				"again, forbidding %d merges (%s|%s ...): %s",
+				mg->id, mg->n_members, group_stmts(st, mg),
+				n_pieces, limit, n, a[0], b[0], reason);
+			rc = fl_state_feedback_many(st, a, b, n, reason,
+						    text.s ? text.s : reason, err);
+		}
+		rc = rc < 0 ? -1 : FL_PASS_RESTART;
+	}
+	free(fl_strbuf_take(&text));
+	free(a);
+	free(b);
+	free(piece);
+	return rc;
 }
 
 /* ---- the memo of one micro-graph ------------------------------------------ */
@@ -635,15 +755,34 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 	const char **names;
 	fl_event *ev;
 	l1_memo *e;
-	int rc;
+	int rc, lim;
 
 	if (!fl_state_decide(st))
 		return FL_PASS_PAUSED;
+	/* bound what the scheduler sees: cut an oversized micro-graph into
+	 * pieces at once, before any isl work on it */
+	lim = st->opts->layer1.max_stmts;
+	if (lim > 0 && mg->n_members > 1 && group_stmts(st, mg) > lim) {
+		char what[112];
+
+		snprintf(what, sizeof what, "more than %d statements for the "
+			 "isl scheduler", lim);
+		rc = split_pieces(st, mg, lim, what, err);
+		if (rc != 0)
+			return rc;
+	}
 	e = *out = memo_entry(st, mg, err);
 	if (!e)
 		return -1;
 	if (e->child < -1 && e->m.n_ops > 1) {
-		rc = feedback(st, mg, e->what, err);
+		/* out of budget: cut in two halves along the op order (one
+		 * restart halves the group, not one merge per restart);
+		 * live-outs in separate nests: the merge that last grew it */
+		rc = !e->sched && e->quota && mg->n_members > 2 ?
+		     split_pieces(st, mg, (group_stmts(st, mg) + 1) / 2,
+				  e->what, err) : 0;
+		if (rc == 0)
+			rc = feedback(st, mg, e->what, err);
 		if (rc != 0)
 			return rc;
 	}
