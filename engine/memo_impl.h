@@ -36,6 +36,8 @@ typedef struct fl_memo {
 	fl_memo_map *runs;	/* unit + run options -> fl_run_result */
 	fl_values *ref;		/* reference values of the primitive graph,
 				   NULL until the run pass needs them */
+	double l1_seconds;	/* new layer-1 work done so far in the
+				   session (the time budget's account) */
 } fl_memo;
 
 /* Free a layer-1 entry and a kernel's code (layer1.c and

@@ -511,6 +511,13 @@ typedef struct l1_view {
  * depends on the outcome alone: feedback is the only decision that reads
  * the rest of the state, and it happens before the kernel path. */
 typedef struct l1_memo {
+	bool by_budget;		/* left unfused: the layer-1 time budget was
+				   spent before this micro-graph came up */
+	bool oversized;		/* more than max_stmts statements: split
+				   before any isl work */
+	bool has_model;		/* m is built (a by_budget or oversized
+				   entry of several ops has none, unless no
+				   merge could split it) */
 	fl_l1_model m;
 	double seconds;		/* model + scheduler, first time */
 	isl_schedule *sched;	/* the scheduler's, NULL: it failed */
@@ -545,7 +552,8 @@ void fl_l1_memo_entry_free(void *value, void *ctx)
 	(void)ctx;
 	if (!e)
 		return;
-	fl_l1_model_clear(&e->m);
+	if (e->has_model)
+		fl_l1_model_clear(&e->m);
 	isl_schedule_free(e->sched);
 	view_clear(&e->first);
 	if (e->steps)
@@ -654,14 +662,60 @@ static void failure_text(l1_memo *e, long budget)
 			 "separate loop nests", e->m.n_stmts);
 }
 
+/* Whether the session's layer-1 time budget is spent (options: 0 means
+ * no budget). */
+static bool budget_spent(const fl_state *st)
+{
+	double b = st->opts->layer1.time_budget_s;
+
+	return b > 0 && st->memo->l1_seconds >= b;
+}
+
 /* The memo entry of micro-graph mg: from the session, or made now
- * (model, dependences, isl scheduler).  NULL with a message on failure. */
+ * (model, dependences, isl scheduler).  NULL with a message on failure.
+ *
+ * The time budget: the seconds of new work (model, scheduler, kernel
+ * path) add up in the session's memo; once they reach the budget, a
+ * micro-graph that has no entry yet gets one marked by_budget -- left
+ * unfused: a single op keeps its original schedule without calling the
+ * scheduler, several ops are split into single ops by feedback.  The
+ * decision is stored under the micro-graph's key like any other outcome,
+ * so every replay of the session (stepping, going back, running again)
+ * finds it and repeats it whatever the clock says: stepping == running. */
+/* Builds e's model and, unless e is by_budget, runs the scheduler; the
+ * time goes to e->seconds and the session's account.  -1 on failure. */
+static int entry_work(fl_state *st, const fl_micro_graph *mg, l1_memo *e,
+		      fl_error *err)
+{
+	double t0 = fl_now(), dt;
+
+	if (!e->has_model) {
+		if (fl_l1_model_build(&e->m, st->ctx, st->graph, mg->members,
+				      mg->n_members, err) < 0)
+			return -1;
+		e->has_model = true;
+	}
+	if (e->by_budget) {
+		e->child = -3;
+		snprintf(e->what, sizeof e->what, "the layer-1 time budget "
+			 "(%g s) is spent", st->opts->layer1.time_budget_s);
+	} else {
+		run_scheduler(e, st->opts->layer1.sched_budget);
+		if (e->child < -1)
+			failure_text(e, st->opts->layer1.sched_budget);
+	}
+	dt = fl_now() - t0;
+	e->seconds += dt;
+	st->memo->l1_seconds += dt;
+	return 0;
+}
+
 static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
 			   fl_error *err)
 {
 	char *key = memo_key(st, mg);
 	l1_memo *e = key ? fl_memo_map_get(st->memo->layer1, key) : NULL;
-	double t0 = fl_now();
+	int lim = st->opts->layer1.max_stmts;
 
 	if (e || !key) {
 		free(key);
@@ -670,18 +724,23 @@ static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
 		return e;
 	}
 	e = calloc(1, sizeof *e);
-	if (!e || fl_l1_model_build(&e->m, st->ctx, st->graph, mg->members,
-				    mg->n_members, err) < 0) {
-		free(e);
+	if (!e) {
 		free(key);
-		if (!e)
-			fl_error_set(err, "out of memory");
+		fl_error_set(err, "out of memory");
 		return NULL;
 	}
-	run_scheduler(e, st->opts->layer1.sched_budget);
-	if (e->child < -1)
-		failure_text(e, st->opts->layer1.sched_budget);
-	e->seconds = fl_now() - t0;
+	e->by_budget = budget_spent(st);
+	e->oversized = !e->by_budget && lim > 0 && mg->n_members > 1 &&
+		       group_stmts(st, mg) > lim;
+	if (e->by_budget && mg->n_members > 1) {
+		e->child = -3;
+		snprintf(e->what, sizeof e->what, "the layer-1 time budget "
+			 "(%g s) is spent", st->opts->layer1.time_budget_s);
+	} else if (!e->oversized && entry_work(st, mg, e, err) < 0) {
+		fl_l1_memo_entry_free(e, NULL);
+		free(key);
+		return NULL;
+	}
 	if (fl_memo_map_put(st->memo->layer1, key, e) < 0) {
 		free(key);
 		fl_error_set(err, "out of memory");
@@ -755,25 +814,31 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 	const char **names;
 	fl_event *ev;
 	l1_memo *e;
-	int rc, lim;
+	int rc;
 
 	if (!fl_state_decide(st))
 		return FL_PASS_PAUSED;
-	/* bound what the scheduler sees: cut an oversized micro-graph into
-	 * pieces at once, before any isl work on it */
-	lim = st->opts->layer1.max_stmts;
-	if (lim > 0 && mg->n_members > 1 && group_stmts(st, mg) > lim) {
-		char what[112];
-
-		snprintf(what, sizeof what, "more than %d statements for the "
-			 "isl scheduler", lim);
-		rc = split_pieces(st, mg, lim, what, err);
-		if (rc != 0)
-			return rc;
-	}
 	e = *out = memo_entry(st, mg, err);
 	if (!e)
 		return -1;
+	/* bound what the scheduler sees: an oversized micro-graph is cut
+	 * into pieces at once, before any isl work on it; one left unfused
+	 * by the time budget into single ops.  Both decisions are in the
+	 * memo entry, so replays repeat them.  No merge to forbid (built by
+	 * --fuse): it is worked out as it is. */
+	if ((e->oversized || e->by_budget) && !e->has_model) {
+		char what[112];
+
+		snprintf(what, sizeof what, "more than %d statements for the "
+			 "isl scheduler", st->opts->layer1.max_stmts);
+		rc = split_pieces(st, mg, e->by_budget ? 1 :
+				  st->opts->layer1.max_stmts,
+				  e->by_budget ? e->what : what, err);
+		if (rc != 0)
+			return rc;
+		if (entry_work(st, mg, e, err) < 0)
+			return -1;
+	}
 	if (e->child < -1 && e->m.n_ops > 1) {
 		/* out of budget: cut in two halves along the op order (one
 		 * restart halves the group, not one merge per restart);
@@ -786,8 +851,13 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 		if (rc != 0)
 			return rc;
 	}
-	if (kernel_path(e, &st->opts->layer1, err) < 0)
-		return -1;
+	if (!e->kernel_ready) {
+		double t0 = fl_now();
+
+		if (kernel_path(e, &st->opts->layer1, err) < 0)
+			return -1;
+		st->memo->l1_seconds += fl_now() - t0;
+	}
 	*k = kernel_add(st->program, mg->id, &e->m);
 	names = member_names(st, &e->m);
 	if (!*k || !names) {
@@ -925,8 +995,15 @@ int fl_pass_layer1(fl_state *st, fl_error *err)
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	for (int i = 0; i < n && rc == FL_PASS_DONE; i++)
+	for (int i = 0; i < n && rc == FL_PASS_DONE; i++) {
+		if (st->opts->run.progress)	/* k of n micro-graphs */
+			st->opts->run.progress(st->opts->run.progress_user,
+					       "layer1", i, n);
 		rc = layer1_group(st, order[i], err);
+	}
+	if (rc == FL_PASS_DONE && st->opts->run.progress)
+		st->opts->run.progress(st->opts->run.progress_user, "layer1",
+				       n, n);
 	free(order);
 	return rc;
 }
