@@ -3,6 +3,7 @@
 #include "batch.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "engine.h"
@@ -165,6 +166,16 @@ static fl_pass stop_pass(const fl_options *o)
 	return p;
 }
 
+/* A progress line on stderr (a terminal only: tests and pipes see
+ * nothing): "layer1 12/157", rewritten in place, ended at the last. */
+static void tty_progress(void *user, const char *phase, int k, int n)
+{
+	(void)user;
+	fprintf(stderr, "\rfuselab: %s %d/%d%s", phase, k, n,
+		k >= n ? "\n" : "");
+	fflush(stderr);
+}
+
 /* Engine options from the command line; -1 (message printed) on bad
  * input such as an unreadable rules file or an unknown rule id. */
 int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
@@ -201,6 +212,8 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->run.workdir = o->workdir;
 	eo->run.keep = o->keep;
 	eo->run.timeout_s = o->timeout_s;
+	if (isatty(STDERR_FILENO))
+		eo->run.progress = tty_progress;
 	eo->run.warmup = o->warmup;
 	eo->run.repeat = o->repeat;
 	eo->interp.seed = o->seed;
