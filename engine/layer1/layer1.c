@@ -400,6 +400,17 @@ static int group_stmts(const fl_state *st, const fl_micro_graph *mg)
 	return n;
 }
 
+/* Whether ops x, y are among the n pairs (a[i], b[i]) already. */
+static bool seen_pair(const fl_graph *g, const char **a, const char **b,
+		      int n, int x, int y)
+{
+	for (int i = n - 1; i >= 0 && i >= n - 64; i--)
+		if (strcmp(a[i], g->ops[x].name) == 0 &&
+		    strcmp(b[i], g->ops[y].name) == 0)
+			return true;
+	return false;
+}
+
 /* Splits micro-graph mg into pieces of at most `limit` statements along
  * its members' order (ascending op index, a topological order): forbids
  * at once every merge of the partition that joined two members of
@@ -445,8 +456,9 @@ static int split_pieces(fl_state *st, const fl_micro_graph *mg, int limit,
 		x = fl_graph_find_op(g, e->ops[0]);
 		y = fl_graph_find_op(g, e->ops[1]);
 		if (x < 0 || y < 0 || piece[x] < 0 || piece[y] < 0 ||
-		    piece[x] == piece[y])
-			continue;
+		    piece[x] == piece[y] || seen_pair(g, a, b, n, x, y))
+			continue;	/* the log keeps the merges of earlier
+					   partition runs: each pair once */
 		if (n == cap) {
 			const char **na, **nb;
 
