@@ -25,13 +25,24 @@
  *              partition again: isl scheduler ran out of its budget (1
  *              operations) on an E->E pattern
  *
- * Feedback (APOLLO's upward feedback): when the scheduler runs out of its
- * budget, or the live-out statements of a multi-op micro-graph end up in
- * different top-level loop nests (children of the outermost sequence or
- * set: no band can tile them together), the pass forbids the merge that
- * last grew the micro-graph and returns FL_PASS_RESTART; the engine then
- * partitions again.  A single-op micro-graph never causes feedback: it
- * falls back to its original schedule.
+ * Feedback (APOLLO's upward feedback), each one event, then
+ * FL_PASS_RESTART and the engine partitions again:
+ *   - a micro-graph of more than max_stmts statements (default 32) is cut
+ *     before any isl work into pieces of at most max_stmts statements
+ *     along the op order: every merge crossing a cut is forbidden at once
+ *     (an n-op chain: one restart, not n);
+ *   - when the scheduler runs out of its budget, the micro-graph is cut in
+ *     two halves the same way;
+ *   - when the live-out statements end up in different top-level loop
+ *     nests (no band can tile them together), the merge that last grew
+ *     the micro-graph is forbidden;
+ *   - once the session's layer-1 time budget is spent, a micro-graph not
+ *     yet worked out is cut into single ops (left unfused).
+ * A single-op micro-graph never causes feedback: it falls back to its
+ * original schedule.  With the memo below, the pieces already scheduled
+ * are not scheduled again after a restart, so layer 1 is linear in the
+ * number of ops (make bench: bench_layer1).  The engine's progress
+ * callback (opts.run.progress) hears "layer1", k of n micro-graphs.
  *
  * Memo: the model, the scheduler's outcome and the kernel path (tiling,
  * the schedule after every step, placement) of each micro-graph are kept
