@@ -194,7 +194,7 @@ static double count_bounded(__isl_take isl_set *s, double *bound)
 	} else if (rc == 0 && is_its_box(s, n, lo, hi)) {
 		x = vol;
 	} else if (rc == 0 && rows <= COUNT_ROWS_MAX) {
-		isl_val *v = isl_set_count_val(isl_set_copy(s));
+		isl_val *v = isl_set_count_val(s);	/* __isl_keep */
 
 		x = v ? isl_val_get_d(v) : -1;
 		isl_val_free(v);
