@@ -3,6 +3,7 @@
 #include "batch.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "engine.h"
@@ -235,6 +236,16 @@ static fl_pass stop_pass(const fl_options *o)
 	return p;
 }
 
+/* A progress line on stderr (a terminal only: tests and pipes see
+ * nothing): "layer1 12/157", rewritten in place, ended at the last. */
+static void tty_progress(void *user, const char *phase, int k, int n)
+{
+	(void)user;
+	fprintf(stderr, "\rfuselab: %s %d/%d%s", phase, k, n,
+		k >= n ? "\n" : "");
+	fflush(stderr);
+}
+
 /* Engine options from the command line; -1 (message printed) on bad
  * input such as an unreadable rules file or an unknown rule id. */
 int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
@@ -257,6 +268,10 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 		eo->layer1.sched_budget = o->sched_budget;
 	if (o->max_recompute > 0)
 		eo->layer1.max_recompute = o->max_recompute;
+	if (o->l1_time_budget > 0)
+		eo->layer1.time_budget_s = o->l1_time_budget;
+	if (o->l1_max_stmts > 0)
+		eo->layer1.max_stmts = o->l1_max_stmts;
 	eo->layer1.n_tile = o->n_tile;
 	for (int i = 0; i < o->n_tile; i++)
 		eo->layer1.tile[i] = o->tile[i];
@@ -267,6 +282,8 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->run.workdir = o->workdir;
 	eo->run.keep = o->keep;
 	eo->run.timeout_s = o->timeout_s;
+	if (isatty(STDERR_FILENO))
+		eo->run.progress = tty_progress;
 	eo->run.warmup = o->warmup;
 	eo->run.repeat = o->repeat;
 	eo->interp.seed = o->seed;

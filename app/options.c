@@ -17,7 +17,8 @@ typedef enum opt_id {
 	OPT_WHY, OPT_RULES, OPT_DISABLE_RULE, OPT_NEVER_FUSE, OPT_FUSE,
 	OPT_NO_PREPROCESS, OPT_RUN, OPT_STRATEGY, OPT_EMIT, OPT_WORKDIR,
 	OPT_KEEP, OPT_TIMEOUT, OPT_WARMUP, OPT_REPEAT, OPT_SCHED_BUDGET,
-	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP,
+	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP, OPT_L1_TIME_BUDGET,
+	OPT_L1_MAX_STMTS,
 } opt_id;
 
 typedef struct opt_spec {
@@ -88,6 +89,12 @@ static const opt_spec specs[] = {
 	{OPT_SCHED_BUDGET, "sched-budget", 0, "N",
 	 "isl operations the scheduler may spend per micro-graph (default "
 	 "2000000); past it, layer 1 splits the micro-graph"},
+	{OPT_L1_MAX_STMTS, "l1-max-stmts", 0, "N",
+	 "largest micro-graph (in statements) handed to the isl scheduler "
+	 "(default 32); a bigger one is cut into pieces along the op order"},
+	{OPT_L1_TIME_BUDGET, "l1-time-budget", 0, "SECONDS",
+	 "seconds layer 1 may spend (default 600); past them the remaining "
+	 "micro-graphs are left unfused"},
 	{OPT_MAX_RECOMPUTE, "max-recompute", 0, "X",
 	 "do not fuse a producer whose tiles would recompute it more than X "
 	 "times (default 1.5)"},
@@ -373,6 +380,23 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		if (parse_int(arg, spec->lng, 1, 2000000000L, &o->sched_budget,
 			      err, err_len) < 0)
 			return -1;
+		break;
+	case OPT_L1_MAX_STMTS: {
+		long v;
+
+		if (parse_int(arg, spec->lng, 1, 1000000, &v, err, err_len) < 0)
+			return -1;
+		o->l1_max_stmts = (int)v;
+		break;
+	}
+	case OPT_L1_TIME_BUDGET:
+		o->l1_time_budget = strtod(arg, &end);
+		if (end == arg || *end || !(o->l1_time_budget > 0) ||
+		    !(o->l1_time_budget <= 1e9)) {
+			snprintf(err, err_len, "--l1-time-budget: expected "
+				 "seconds > 0, got \"%s\"", arg);
+			return -1;
+		}
 		break;
 	case OPT_MAX_RECOMPUTE:
 		o->max_recompute = strtod(arg, &end);

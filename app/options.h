@@ -48,6 +48,8 @@ typedef struct fl_options {
 	int timeout_s, warmup, repeat;
 	long sched_budget;	/* 0: default */
 	double max_recompute;	/* 0: default */
+	double l1_time_budget;	/* seconds; 0: default */
+	int l1_max_stmts;	/* 0: default */
 	int n_tile;
 	int64_t tile[8];
 	const char *disabled[FL_MAX_LIST];

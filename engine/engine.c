@@ -205,9 +205,9 @@ static int restart_partition(fl_state *st, fl_error *err)
 {
 	fl_partition *p = &st->part;
 
-	if (st->n_feedback >= FL_MAX_CONSTRAINTS) {
+	if (st->n_feedback >= FL_MAX_FEEDBACK) {
 		fl_error_set(err, "layer 1 asked for more than %d partition "
-			     "splits", FL_MAX_CONSTRAINTS);
+			     "splits", FL_MAX_FEEDBACK);
 		return -1;
 	}
 	for (int i = 0; i < p->n_groups; i++)

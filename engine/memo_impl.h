@@ -38,6 +38,8 @@ typedef struct fl_memo {
 				   NULL until the run pass needs them */
 	char workdir[512];	/* of the latest compile, a cancelled one
 				   too (fl_engine_workdir); "" before */
+	double l1_seconds;	/* new layer-1 work done so far in the
+				   session (the time budget's account) */
 } fl_memo;
 
 /* Free a layer-1 entry and a kernel's code (layer1.c and

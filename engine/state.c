@@ -42,24 +42,80 @@ fl_event *fl_state_log(fl_state *st, fl_event_kind kind, const char *rule,
 	return e;
 }
 
-int fl_state_feedback(fl_state *st, const char *a, const char *b,
-		      const char *reason, fl_error *err)
+/* Room for n more feedback pairs; -1 when out of memory or too many. */
+static int feedback_room(fl_state *st, int n, fl_error *err)
 {
-	int n = st->n_feedback;
+	int cap = st->cap_feedback ? st->cap_feedback : 16;
+	fl_op_pair *p;
+	char (*r)[128];
 
-	if (n >= FL_MAX_CONSTRAINTS) {
-		fl_error_set(err, "too many feedback splits");
+	if (st->n_feedback + n > FL_MAX_FEEDBACK) {
+		fl_error_set(err, "too many feedback splits (more than %d)",
+			     FL_MAX_FEEDBACK);
 		return -1;
 	}
+	if (st->n_feedback + n <= st->cap_feedback)
+		return 0;
+	while (cap < st->n_feedback + n)
+		cap *= 2;
+	p = realloc(st->feedback, (size_t)cap * sizeof *p);
+	if (p)
+		st->feedback = p;
+	r = p ? realloc(st->feedback_reason, (size_t)cap * sizeof *r) : NULL;
+	if (!r) {
+		fl_error_set(err, "out of memory recording feedback");
+		return -1;
+	}
+	st->feedback_reason = r;
+	st->cap_feedback = cap;
+	return 0;
+}
+
+static void feedback_add(fl_state *st, const char *a, const char *b,
+			 const char *reason)
+{
+	int n = st->n_feedback++;
+
 	snprintf(st->feedback[n].a, sizeof st->feedback[n].a, "%s", a);
 	snprintf(st->feedback[n].b, sizeof st->feedback[n].b, "%s", b);
 	snprintf(st->feedback_reason[n], sizeof st->feedback_reason[n], "%s",
 		 reason);
-	st->n_feedback++;
+}
+
+int fl_state_feedback(fl_state *st, const char *a, const char *b,
+		      const char *reason, fl_error *err)
+{
+	if (feedback_room(st, 1, err) < 0)
+		return -1;
+	feedback_add(st, a, b, reason);
 	fl_state_log(st, FL_EV_FEEDBACK, "feedback",
 		     (const char *const[]){a, b}, 2, -1, -1,
 		     "split the micro-graph at the merge of %s into %s and "
 		     "partition again: %s", a, b, reason);
+	return 0;
+}
+
+int fl_state_feedback_many(fl_state *st, const char *const *a,
+			   const char *const *b, int n, const char *reason,
+			   const char *text, fl_error *err)
+{
+	const char **ops;
+
+	if (feedback_room(st, n, err) < 0)
+		return -1;
+	ops = malloc(2 * ((size_t)n + 1) * sizeof *ops);
+	if (!ops) {
+		fl_error_set(err, "out of memory recording feedback");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		feedback_add(st, a[i], b[i], reason);
+		ops[2 * i] = a[i];
+		ops[2 * i + 1] = b[i];
+	}
+	fl_state_log(st, FL_EV_FEEDBACK, "feedback", ops, 2 * n, -1, -1, "%s",
+		     text);
+	free(ops);
 	return 0;
 }
 
@@ -82,6 +138,8 @@ void fl_state_clear(fl_state *st)
 	fl_groups_free(st->groups);
 	fl_program_free(st->program);
 	free_sources(st);
+	free(st->feedback);
+	free(st->feedback_reason);
 	memset(st, 0, sizeof *st);
 }
 
@@ -159,7 +217,13 @@ int fl_state_copy(fl_state *dst, const fl_state *src)
 	dst->log = fl_event_log_copy(src->log, -1);
 	dst->groups = src->groups ? fl_groups_copy(src->groups) : NULL;
 	dst->program = NULL;
-	ok = partition_copy(&dst->part, &src->part) & sources_copy(dst, src);
+	ok = partition_copy(&dst->part, &src->part) & sources_copy(dst, src) &
+	     dup_into(&dst->feedback, src->feedback, (size_t)src->n_feedback,
+		      sizeof *dst->feedback) &
+	     dup_into(&dst->feedback_reason, src->feedback_reason,
+		      (size_t)src->n_feedback, sizeof *dst->feedback_reason);
+	dst->cap_feedback = dst->feedback && dst->feedback_reason ?
+			    src->n_feedback : 0;
 	if (ok && dst->graph && src->program)
 		ok = (dst->program = fl_program_copy(src->program, dst->graph));
 	if (!ok || !dst->graph || !dst->log || (src->groups && !dst->groups)) {

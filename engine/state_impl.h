@@ -45,9 +45,9 @@ typedef struct fl_state {
 	const fl_build *build;		/* borrowed from the memo */
 	const fl_run_result *run;	/* borrowed from the memo */
 	/* feedback found during this replay (in addition to opts) */
-	int n_feedback;
-	fl_op_pair feedback[FL_MAX_CONSTRAINTS];
-	char feedback_reason[FL_MAX_CONSTRAINTS][128];
+	int n_feedback, cap_feedback;
+	fl_op_pair *feedback;		/* owned; grows */
+	char (*feedback_reason)[128];	/* owned; grows */
 	long budget;			/* decisions left; < 0: unlimited */
 	double t0, t_decide;
 } fl_state;
@@ -77,5 +77,14 @@ fl_event *fl_state_log(fl_state *st, fl_event_kind kind, const char *rule,
  * The caller then returns FL_PASS_RESTART. */
 int fl_state_feedback(fl_state *st, const char *a, const char *b,
 		      const char *reason, fl_error *err);
+
+/* Feedback forbidding n merges at once (a[i] with b[i], each with
+ * `reason`), logged as one event whose text is `text` and whose ops are
+ * the pairs' ops.  The caller then returns FL_PASS_RESTART. */
+int fl_state_feedback_many(fl_state *st, const char *const *a,
+			   const char *const *b, int n, const char *reason,
+			   const char *text, fl_error *err);
+
+#define FL_MAX_FEEDBACK 8192	/* feedback splits in one run */
 
 #endif

@@ -1306,6 +1306,195 @@ static void test_l1_one_op_kernels_unfused_order(void **state)
 	assert_true(n_kernels >= (T_SANITIZED ? 5 : 100));
 }
 
+/* ---- scale: long chains, huge extents, the time budget -------------------- */
+
+/* An elementwise chain of n ops on [d0, d1] (malloc'd JSON). */
+static char *chain_json(int n, const char *d0, const char *d1)
+{
+	static const char *const kinds[] = {"exp", "tanh", "neg", "sigmoid",
+					    "relu"};
+	size_t cap = 256 + (size_t)n * 96;
+	char *j = malloc(cap);
+	size_t len;
+
+	assert_non_null(j);
+	len = (size_t)snprintf(j, cap, HEAD
+		"\"x\":{\"shape\":[%s,%s],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[%s,%s],\"role\":\"output\"}},\"ops\":[",
+		d0, d1, d0, d1);
+	for (int i = 0; i < n; i++) {
+		char in[16], out[16];
+
+		snprintf(in, sizeof in, i ? "t%d" : "x", i - 1);
+		snprintf(out, sizeof out, i < n - 1 ? "t%d" : "y", i);
+		len += (size_t)snprintf(j + len, cap - len, "%s{\"name\":\"op%d\","
+			"\"op\":\"%s\",\"in\":[\"%s\"],\"out\":\"%s\"}",
+			i ? "," : "", i, kinds[i % 5], in, out);
+	}
+	snprintf(j + len, cap - len, "]}");
+	return j;
+}
+
+static int count_events(const fl_session *s, fl_event_kind k, const char *text)
+{
+	const fl_event_log *log = fl_engine_events(s);
+	int n = 0;
+
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		n += e->kind == k && (!text || strstr(e->reason, text));
+	}
+	return n;
+}
+
+/* A 300-op elementwise chain: layer 1 cuts it into pieces of at most
+ * max_stmts statements in one feedback event (not one restart per
+ * merge); every op is in exactly one kernel, and the program passes the
+ * engine's own check. */
+static void test_l1_long_chain_pieces(void **state)
+{
+	char *json = chain_json(300, "16", "16");
+	fl_engine_opts o = l1_opts();
+	fl_error err = {""};
+	fl_session *s;
+	const fl_program *p;
+	int n_fb;
+
+	(void)state;
+	s = run_json(json, &o);
+	n_fb = count_events(s, FL_EV_FEEDBACK, NULL);
+	/* bound: 2 log2(300) + 2 */
+	assert_true(n_fb >= 1 && n_fb <= 18);
+	assert_non_null(find_event(s, FL_EV_FEEDBACK, "into 10 pieces of at "
+				   "most 32 statements"));
+	p = fl_engine_program(s);
+	assert_int_equal(p->n_kernels, 10);
+	for (int k = 0; k < p->n_kernels; k++)
+		assert_true(p->kernels[k].n_ops <= o.layer1.max_stmts);
+	assert_program_covers(s);
+	if (fl_engine_check(s, &err) < 0)
+		fail_msg("check: %s", err.msg);
+	fl_engine_close(s);
+	free(json);
+}
+
+/* Out of budget, a micro-graph is cut in two halves (one restart per
+ * halving, not one per merge); single ops keep their original schedule. */
+static void test_l1_budget_halves(void **state)
+{
+	char *json = chain_json(16, "8", "8");
+	fl_engine_opts o = l1_opts();
+	const fl_event *e;
+	fl_session *s;
+
+	(void)state;
+	o.layer1.sched_budget = 1;
+	o.layer1.max_stmts = 0;
+	s = run_json(json, &o);
+	/* the first cut is in the middle (op7|op8), not the last merge */
+	e = find_event(s, FL_EV_FEEDBACK, "ran out of its budget");
+	assert_non_null(e);
+	assert_non_null(strstr(e->reason, "at the merge of op7 into op8"));
+	assert_true(count_events(s, FL_EV_FEEDBACK, NULL) <= 15);
+	assert_int_equal(fl_engine_program(s)->n_kernels, 16);
+	assert_program_covers(s);
+	fl_engine_close(s);
+	free(json);
+}
+
+/* Huge extents: counting tiles and recomputation never scans rows, so
+ * layer 1 finishes (no timing asserted: a hang fails the suite). */
+static void test_l1_huge_extents(void **state)
+{
+	static const struct {
+		const char *d, *tiles;
+	} cases[] = {
+		{"10000000", "by 32 x 32: 97656250000 tiles"},
+		{"100000000", "by 32 x 32: 9765625000000 tiles"},
+		{"2147483648", "by 32 x 32: 4503599627370496 tiles"},
+	};
+	fl_engine_opts o = l1_opts();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *json = chain_json(3, cases[i].d, cases[i].d);
+		fl_session *s = run_json(json, &o);
+
+		if (!find_event(s, FL_EV_TILED, cases[i].tiles))
+			fail_msg("[%s, %s]: no tiled event \"%s\"", cases[i].d,
+				 cases[i].d, cases[i].tiles);
+		assert_int_equal(fl_engine_program(s)->n_kernels, 1);
+		fl_engine_close(s);
+		free(json);
+	}
+}
+
+/* A 3x3 conv prologue on a 10^7 x 10^7 image: the recomputation factor
+ * is measured on a window of tiles instead of counting 10^14 points. */
+static void test_l1_huge_conv_recompute(void **state)
+{
+	const char *json = HEAD
+		"\"A\":{\"shape\":[1,4,10000000,10000000],\"role\":\"input\"},"
+		"\"B\":{\"shape\":[4,4,3,3],\"role\":\"param\"},"
+		"\"C\":{\"shape\":[1,4,9999998,9999998],\"role\":\"output\"}},"
+		"\"ops\":[{\"name\":\"q\",\"op\":\"exp\",\"in\":[\"A\"],"
+		"\"out\":\"Aq\"},"
+		"{\"name\":\"c\",\"op\":\"conv2d\",\"in\":[\"Aq\",\"B\"],"
+		"\"out\":\"C\"}]}";
+	fl_engine_opts o = l1_opts();
+	fl_session *s = run_json(json, &o);
+	const fl_event *e = find_event(s, FL_EV_EXTENDED, "recompute 1.1");
+
+	(void)state;
+	if (!e)
+		fail_msg("no extended event with a recompute factor ~1.1");
+	fl_engine_close(s);
+}
+
+/* A tiny time budget: after the first micro-graph the rest are left
+ * unfused, with events saying so; every op still has its kernel. */
+static void test_l1_time_budget(void **state)
+{
+	char *json = chain_json(40, "8", "8");
+	fl_engine_opts o = l1_opts();
+	fl_error err = {""};
+	fl_session *s;
+
+	(void)state;
+	o.layer1.max_stmts = 8;
+	o.layer1.time_budget_s = 1e-9;
+	s = run_json(json, &o);
+	assert_non_null(find_event(s, FL_EV_FEEDBACK, "time budget"));
+	assert_non_null(find_event(s, FL_EV_SCHEDULED, "the layer-1 time "
+				   "budget (1e-09 s) is spent: keeps its "
+				   "original schedule"));
+	/* the first piece of 8 was scheduled; the other 32 ops alone */
+	assert_int_equal(fl_engine_program(s)->n_kernels, 33);
+	assert_program_covers(s);
+	if (fl_engine_check(s, &err) < 0)
+		fail_msg("check: %s", err.msg);
+	fl_engine_close(s);
+	free(json);
+}
+
+/* Stepping == running across the new splits: pieces by max_stmts, and
+ * micro-graphs left unfused by the time budget. */
+static void test_l1_stepping_equals_running_pieces(void **state)
+{
+	char *json = chain_json(12, "8", "8");
+	fl_graph *g = t_load(json);
+	fl_engine_opts o = l1_opts();
+
+	(void)state;
+	o.layer1.max_stmts = 4;
+	assert_stepping_equals_running(g, &o);
+	o.layer1.time_budget_s = 1e-9;
+	assert_stepping_equals_running(g, &o);
+	fl_graph_free(g);
+	free(json);
+}
+
 FL_SUITE(layer1,
 	 cmocka_unit_test(test_l1_chain_one_kernel),
 	 cmocka_unit_test(test_l1_parallel_mark),
@@ -1319,4 +1508,10 @@ FL_SUITE(layer1,
 	 cmocka_unit_test(test_l1_every_sample),
 	 cmocka_unit_test(test_l1_loop_order_reader),
 	 cmocka_unit_test(test_l1_lone_matmul_unfused_order),
-	 cmocka_unit_test(test_l1_one_op_kernels_unfused_order));
+	 cmocka_unit_test(test_l1_one_op_kernels_unfused_order),
+	 cmocka_unit_test(test_l1_long_chain_pieces),
+	 cmocka_unit_test(test_l1_budget_halves),
+	 cmocka_unit_test(test_l1_huge_extents),
+	 cmocka_unit_test(test_l1_huge_conv_recompute),
+	 cmocka_unit_test(test_l1_time_budget),
+	 cmocka_unit_test(test_l1_stepping_equals_running_pieces));

@@ -49,6 +49,8 @@ void fl_layer1_opts_default(fl_layer1_opts *o)
 	memset(o, 0, sizeof *o);
 	o->sched_budget = FL_DEFAULT_SCHED_BUDGET;
 	o->max_recompute = FL_DEFAULT_RECOMPUTE;
+	o->max_stmts = FL_DEFAULT_MAX_STMTS;
+	o->time_budget_s = FL_DEFAULT_L1_TIME_BUDGET;
 }
 
 static void tree_clear(fl_tree_node *t)

@@ -121,10 +121,17 @@ typedef struct fl_program {
 
 #define FL_DEFAULT_SCHED_BUDGET 2000000	/* isl operations per micro-graph */
 #define FL_DEFAULT_RECOMPUTE 1.5
+#define FL_DEFAULT_MAX_STMTS 32	/* statements handed to the scheduler */
+#define FL_DEFAULT_L1_TIME_BUDGET 600.0	/* seconds of layer-1 work */
 
 typedef struct fl_layer1_opts {
 	long sched_budget;	/* isl_ctx_set_max_operations per group */
 	double max_recompute;	/* do not fuse above this factor */
+	int max_stmts;		/* a micro-graph with more statements is
+				   split before scheduling; 0: no bound */
+	double time_budget_s;	/* seconds of layer-1 work in a session;
+				   once spent, the micro-graphs not yet
+				   worked out are left unfused; 0: none */
 	int n_tile;		/* 0: defaults per target (CPU: 32 on the
 				   two innermost parallel dims, 1 outside) */
 	int64_t tile[FL_MAX_RANK];

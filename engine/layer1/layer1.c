@@ -25,13 +25,24 @@
  *              partition again: isl scheduler ran out of its budget (1
  *              operations) on an E->E pattern
  *
- * Feedback (APOLLO's upward feedback): when the scheduler runs out of its
- * budget, or the live-out statements of a multi-op micro-graph end up in
- * different top-level loop nests (children of the outermost sequence or
- * set: no band can tile them together), the pass forbids the merge that
- * last grew the micro-graph and returns FL_PASS_RESTART; the engine then
- * partitions again.  A single-op micro-graph never causes feedback: it
- * falls back to its original schedule.
+ * Feedback (APOLLO's upward feedback), each one event, then
+ * FL_PASS_RESTART and the engine partitions again:
+ *   - a micro-graph of more than max_stmts statements (default 32) is cut
+ *     before any isl work into pieces of at most max_stmts statements
+ *     along the op order: every merge crossing a cut is forbidden at once
+ *     (an n-op chain: one restart, not n);
+ *   - when the scheduler runs out of its budget, the micro-graph is cut in
+ *     two halves the same way;
+ *   - when the live-out statements end up in different top-level loop
+ *     nests (no band can tile them together), the merge that last grew
+ *     the micro-graph is forbidden;
+ *   - once the session's layer-1 time budget is spent, a micro-graph not
+ *     yet worked out is cut into single ops (left unfused).
+ * A single-op micro-graph never causes feedback: it falls back to its
+ * original schedule.  With the memo below, the pieces already scheduled
+ * are not scheduled again after a restart, so layer 1 is linear in the
+ * number of ops (make bench: bench_layer1).  The engine's progress
+ * callback (opts.run.progress) hears "layer1", k of n micro-graphs.
  *
  * Memo: the model, the scheduler's outcome and the kernel path (tiling,
  * the schedule after every step, placement) of each micro-graph are kept
@@ -360,7 +371,7 @@ static int feedback(fl_state *st, const fl_micro_graph *mg, const char *what,
 	char reason[192];
 	int a, b;
 
-	if (!e || st->n_feedback + 1 >= FL_MAX_CONSTRAINTS)
+	if (!e || st->n_feedback + 1 >= FL_MAX_FEEDBACK)
 		return 0;
 	a = fl_graph_find_op(st->graph, e->ops[0]);
 	b = fl_graph_find_op(st->graph, e->ops[1]);
@@ -370,6 +381,138 @@ static int feedback(fl_state *st, const fl_micro_graph *mg, const char *what,
 	if (fl_state_feedback(st, e->ops[0], e->ops[1], reason, err) < 0)
 		return -1;
 	return FL_PASS_RESTART;
+}
+
+/* ---- splitting a micro-graph into pieces ------------------------------------ */
+
+/* About how many statements op `op` gives the model (engine/poly.c): two
+ * for an op with an initialisation (reductions, contractions, pooling),
+ * one per input for a concat, one otherwise.  Counted from the graph so
+ * that an oversized micro-graph is split before any isl work on it. */
+static int op_stmts(const fl_graph *g, int op)
+{
+	switch (g->ops[op].kind) {
+	case FL_OP_REDUCE_SUM: case FL_OP_REDUCE_MAX: case FL_OP_REDUCE_MIN:
+	case FL_OP_MATMUL: case FL_OP_CONV2D: case FL_OP_POOL2D:
+		return 2;
+	case FL_OP_CONCAT:
+		return g->ops[op].n_in > 0 ? g->ops[op].n_in : 1;
+	default:
+		return 1;
+	}
+}
+
+static int group_stmts(const fl_state *st, const fl_micro_graph *mg)
+{
+	int n = 0;
+
+	for (int i = 0; i < mg->n_members; i++)
+		n += op_stmts(st->graph, mg->members[i]);
+	return n;
+}
+
+/* Whether ops x, y are among the n pairs (a[i], b[i]) already. */
+static bool seen_pair(const fl_graph *g, const char **a, const char **b,
+		      int n, int x, int y)
+{
+	for (int i = n - 1; i >= 0 && i >= n - 64; i--)
+		if (strcmp(a[i], g->ops[x].name) == 0 &&
+		    strcmp(b[i], g->ops[y].name) == 0)
+			return true;
+	return false;
+}
+
+/* Splits micro-graph mg into pieces of at most `limit` statements along
+ * its members' order (ascending op index, a topological order): forbids
+ * at once every merge of the partition that joined two members of
+ * different pieces, and logs one feedback event saying why (`what`).
+ * Returns FL_PASS_RESTART, 0 when no merge crosses a cut (nothing to
+ * split: the caller goes on), or -1.
+ *
+ * This replaces peeling one merge per restart: an elementwise chain of n
+ * ops is cut in one restart instead of n, and each piece is scheduled
+ * once (the memo keeps it across the restarts that follow). */
+static int split_pieces(fl_state *st, const fl_micro_graph *mg, int limit,
+			const char *what, fl_error *err)
+{
+	const fl_graph *g = st->graph;
+	int *piece = malloc(((size_t)g->n_ops + 1) * sizeof *piece);
+	const char **a = NULL, **b = NULL;
+	int n_pieces = 1, used = 0, n = 0, cap = 0, rc = 0;
+	char reason[128];
+	fl_strbuf text = {0};
+
+	if (!piece) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < g->n_ops; i++)
+		piece[i] = -1;
+	for (int i = 0; i < mg->n_members; i++) {
+		int s = op_stmts(g, mg->members[i]);
+
+		if (used > 0 && used + s > limit) {
+			n_pieces++;
+			used = 0;
+		}
+		used += s;
+		piece[mg->members[i]] = n_pieces - 1;
+	}
+	for (int i = 0; i < fl_event_log_count(st->log) && rc == 0; i++) {
+		const fl_event *e = fl_event_log_get(st->log, i);
+		int x, y;
+
+		if (e->kind != FL_EV_MERGED || e->n_ops < 2)
+			continue;
+		x = fl_graph_find_op(g, e->ops[0]);
+		y = fl_graph_find_op(g, e->ops[1]);
+		if (x < 0 || y < 0 || piece[x] < 0 || piece[y] < 0 ||
+		    piece[x] == piece[y] || seen_pair(g, a, b, n, x, y))
+			continue;	/* the log keeps the merges of earlier
+					   partition runs: each pair once */
+		if (n == cap) {
+			const char **na, **nb;
+
+			cap = cap ? 2 * cap : 16;
+			na = realloc(a, (size_t)cap * sizeof *na);
+			if (na)
+				a = na;
+			nb = na ? realloc(b, (size_t)cap * sizeof *nb) : NULL;
+			if (!nb) {
+				fl_error_set(err, "out of memory");
+				rc = -1;
+				break;
+			}
+			b = nb;
+		}
+		a[n] = e->ops[0];
+		b[n++] = e->ops[1];
+	}
+	if (rc == 0 && n > 0) {
+		int x = fl_graph_find_op(g, a[0]), y = fl_graph_find_op(g, b[0]);
+
+		snprintf(reason, sizeof reason, "%s on an %s->%s pattern", what,
+			 fl_op_type_name(st->part.type_of[x]),
+			 fl_op_type_name(st->part.type_of[y]));
+		if (n == 1) {
+			rc = fl_state_feedback(st, a[0], b[0], reason, err);
+		} else {
+			fl_strbuf_printf(&text, "split the micro-graph G%d (%d "
+				"ops, %d statements) into %d pieces of at most %d "
+				"statements along the op order and partition "
+				"again, forbidding %d merges (%s|%s ...): %s",
+				mg->id, mg->n_members, group_stmts(st, mg),
+				n_pieces, limit, n, a[0], b[0], reason);
+			rc = fl_state_feedback_many(st, a, b, n, reason,
+						    text.s ? text.s : reason, err);
+		}
+		rc = rc < 0 ? -1 : FL_PASS_RESTART;
+	}
+	free(fl_strbuf_take(&text));
+	free(a);
+	free(b);
+	free(piece);
+	return rc;
 }
 
 /* ---- the memo of one micro-graph ------------------------------------------ */
@@ -391,6 +534,13 @@ typedef struct l1_view {
  * depends on the outcome alone: feedback is the only decision that reads
  * the rest of the state, and it happens before the kernel path. */
 typedef struct l1_memo {
+	bool by_budget;		/* left unfused: the layer-1 time budget was
+				   spent before this micro-graph came up */
+	bool oversized;		/* more than max_stmts statements: split
+				   before any isl work */
+	bool has_model;		/* m is built (a by_budget or oversized
+				   entry of several ops has none, unless no
+				   merge could split it) */
 	fl_l1_model m;
 	double seconds;		/* model + scheduler, first time */
 	isl_schedule *sched;	/* the scheduler's, NULL: it failed */
@@ -425,7 +575,8 @@ void fl_l1_memo_entry_free(void *value, void *ctx)
 	(void)ctx;
 	if (!e)
 		return;
-	fl_l1_model_clear(&e->m);
+	if (e->has_model)
+		fl_l1_model_clear(&e->m);
 	isl_schedule_free(e->sched);
 	view_clear(&e->first);
 	if (e->steps)
@@ -534,14 +685,60 @@ static void failure_text(l1_memo *e, long budget)
 			 "separate loop nests", e->m.n_stmts);
 }
 
+/* Whether the session's layer-1 time budget is spent (options: 0 means
+ * no budget). */
+static bool budget_spent(const fl_state *st)
+{
+	double b = st->opts->layer1.time_budget_s;
+
+	return b > 0 && st->memo->l1_seconds >= b;
+}
+
 /* The memo entry of micro-graph mg: from the session, or made now
- * (model, dependences, isl scheduler).  NULL with a message on failure. */
+ * (model, dependences, isl scheduler).  NULL with a message on failure.
+ *
+ * The time budget: the seconds of new work (model, scheduler, kernel
+ * path) add up in the session's memo; once they reach the budget, a
+ * micro-graph that has no entry yet gets one marked by_budget -- left
+ * unfused: a single op keeps its original schedule without calling the
+ * scheduler, several ops are split into single ops by feedback.  The
+ * decision is stored under the micro-graph's key like any other outcome,
+ * so every replay of the session (stepping, going back, running again)
+ * finds it and repeats it whatever the clock says: stepping == running. */
+/* Builds e's model and, unless e is by_budget, runs the scheduler; the
+ * time goes to e->seconds and the session's account.  -1 on failure. */
+static int entry_work(fl_state *st, const fl_micro_graph *mg, l1_memo *e,
+		      fl_error *err)
+{
+	double t0 = fl_now(), dt;
+
+	if (!e->has_model) {
+		if (fl_l1_model_build(&e->m, st->ctx, st->graph, mg->members,
+				      mg->n_members, err) < 0)
+			return -1;
+		e->has_model = true;
+	}
+	if (e->by_budget) {
+		e->child = -3;
+		snprintf(e->what, sizeof e->what, "the layer-1 time budget "
+			 "(%g s) is spent", st->opts->layer1.time_budget_s);
+	} else {
+		run_scheduler(e, st->opts->layer1.sched_budget);
+		if (e->child < -1)
+			failure_text(e, st->opts->layer1.sched_budget);
+	}
+	dt = fl_now() - t0;
+	e->seconds += dt;
+	st->memo->l1_seconds += dt;
+	return 0;
+}
+
 static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
 			   fl_error *err)
 {
 	char *key = memo_key(st, mg);
 	l1_memo *e = key ? fl_memo_map_get(st->memo->layer1, key) : NULL;
-	double t0 = fl_now();
+	int lim = st->opts->layer1.max_stmts;
 
 	if (e || !key) {
 		free(key);
@@ -550,18 +747,23 @@ static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
 		return e;
 	}
 	e = calloc(1, sizeof *e);
-	if (!e || fl_l1_model_build(&e->m, st->ctx, st->graph, mg->members,
-				    mg->n_members, err) < 0) {
-		free(e);
+	if (!e) {
 		free(key);
-		if (!e)
-			fl_error_set(err, "out of memory");
+		fl_error_set(err, "out of memory");
 		return NULL;
 	}
-	run_scheduler(e, st->opts->layer1.sched_budget);
-	if (e->child < -1)
-		failure_text(e, st->opts->layer1.sched_budget);
-	e->seconds = fl_now() - t0;
+	e->by_budget = budget_spent(st);
+	e->oversized = !e->by_budget && lim > 0 && mg->n_members > 1 &&
+		       group_stmts(st, mg) > lim;
+	if (e->by_budget && mg->n_members > 1) {
+		e->child = -3;
+		snprintf(e->what, sizeof e->what, "the layer-1 time budget "
+			 "(%g s) is spent", st->opts->layer1.time_budget_s);
+	} else if (!e->oversized && entry_work(st, mg, e, err) < 0) {
+		fl_l1_memo_entry_free(e, NULL);
+		free(key);
+		return NULL;
+	}
 	if (fl_memo_map_put(st->memo->layer1, key, e) < 0) {
 		free(key);
 		fl_error_set(err, "out of memory");
@@ -642,13 +844,43 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 	e = *out = memo_entry(st, mg, err);
 	if (!e)
 		return -1;
+	/* bound what the scheduler sees: an oversized micro-graph is cut
+	 * into pieces at once, before any isl work on it; one left unfused
+	 * by the time budget into single ops.  Both decisions are in the
+	 * memo entry, so replays repeat them.  No merge to forbid (built by
+	 * --fuse): it is worked out as it is. */
+	if ((e->oversized || e->by_budget) && !e->has_model) {
+		char what[112];
+
+		snprintf(what, sizeof what, "more than %d statements for the "
+			 "isl scheduler", st->opts->layer1.max_stmts);
+		rc = split_pieces(st, mg, e->by_budget ? 1 :
+				  st->opts->layer1.max_stmts,
+				  e->by_budget ? e->what : what, err);
+		if (rc != 0)
+			return rc;
+		if (entry_work(st, mg, e, err) < 0)
+			return -1;
+	}
 	if (e->child < -1 && e->m.n_ops > 1) {
-		rc = feedback(st, mg, e->what, err);
+		/* out of budget: cut in two halves along the op order (one
+		 * restart halves the group, not one merge per restart);
+		 * live-outs in separate nests: the merge that last grew it */
+		rc = !e->sched && e->quota && mg->n_members > 2 ?
+		     split_pieces(st, mg, (group_stmts(st, mg) + 1) / 2,
+				  e->what, err) : 0;
+		if (rc == 0)
+			rc = feedback(st, mg, e->what, err);
 		if (rc != 0)
 			return rc;
 	}
-	if (kernel_path(e, &st->opts->layer1, err) < 0)
-		return -1;
+	if (!e->kernel_ready) {
+		double t0 = fl_now();
+
+		if (kernel_path(e, &st->opts->layer1, err) < 0)
+			return -1;
+		st->memo->l1_seconds += fl_now() - t0;
+	}
 	*k = kernel_add(st->program, mg->id, &e->m);
 	names = member_names(st, &e->m);
 	if (!*k || !names) {
@@ -868,8 +1100,15 @@ int fl_pass_layer1(fl_state *st, fl_error *err)
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	for (int i = 0; i < n && rc == FL_PASS_DONE; i++)
+	for (int i = 0; i < n && rc == FL_PASS_DONE; i++) {
+		if (st->opts->run.progress)	/* k of n micro-graphs */
+			st->opts->run.progress(st->opts->run.progress_user,
+					       "layer1", i, n);
 		rc = layer1_group(st, order[i], err);
+	}
+	if (rc == FL_PASS_DONE && st->opts->run.progress)
+		st->opts->run.progress(st->opts->run.progress_user, "layer1",
+				       n, n);
 	free(order);
 	return rc;
 }

@@ -43,6 +43,13 @@ typedef struct placer {
 	int n_seen;		/* bands whose parallelism is known */
 	isl_schedule_node *seen[32];
 	bool seen_par[32];
+	/* the prefix schedule below each band met so far, over every
+	 * statement: computed once per band and kernel and reused for every
+	 * tensor (rebuilding it per tensor and level made placement
+	 * quadratic in the kernel's size) */
+	int n_pre, cap_pre;
+	isl_schedule_node **pre_node;	/* the band */
+	isl_union_map **pre;		/* instance -> prefix below it */
 } placer;
 
 /* Whether band node b has a leading coincident member taking more than
@@ -112,6 +119,41 @@ static bool runs_parallel(placer *P, __isl_keep isl_schedule_node *b)
 		P->seen_par[P->n_seen++] = par;
 	}
 	return par;
+}
+
+/* The prefix schedule (instance -> prefix) of the points just below
+ * band b, over every statement, remembered per band for the whole kernel.
+ * __isl_give (a copy); NULL when isl fails or out of memory. */
+static isl_union_map *prefix_below(placer *P, __isl_keep isl_schedule_node *b)
+{
+	isl_schedule_node *below;
+	isl_union_map *pre;
+
+	for (int i = 0; i < P->n_pre; i++)
+		if (isl_schedule_node_is_equal(P->pre_node[i], b) == isl_bool_true)
+			return isl_union_map_copy(P->pre[i]);
+	below = isl_schedule_node_get_child(b, 0);
+	pre = isl_schedule_node_get_prefix_schedule_union_map(below);
+	isl_schedule_node_free(below);
+	if (!pre)
+		return NULL;
+	if (P->n_pre == P->cap_pre) {
+		int cap = P->cap_pre ? 2 * P->cap_pre : 16;
+		isl_schedule_node **nn = realloc(P->pre_node,
+						 (size_t)cap * sizeof *nn);
+		isl_union_map **pp = nn ? realloc(P->pre, (size_t)cap *
+						  sizeof *pp) : NULL;
+
+		if (nn)
+			P->pre_node = nn;
+		if (!pp)
+			return pre;	/* not remembered: still correct */
+		P->pre = pp;
+		P->cap_pre = cap;
+	}
+	P->pre_node[P->n_pre] = isl_schedule_node_copy(b);
+	P->pre[P->n_pre++] = isl_union_map_copy(pre);
+	return pre;
 }
 
 /* The bands on the path from the root of s to the deepest node above
@@ -228,12 +270,9 @@ static bool is_register(placer *P, __isl_keep isl_union_set *a,
 	bool par = false;
 
 	for (int L = n - 1; L >= 0 && found < 0 && rc >= 0; L--) {
-		isl_schedule_node *below = isl_schedule_node_get_child(path[L], 0);
-
 		rc = one_element_per_point(isl_union_map_intersect_domain(
-			isl_schedule_node_get_prefix_schedule_union_map(below),
-			isl_union_set_copy(a)), acc, raw);
-		isl_schedule_node_free(below);
+			prefix_below(P, path[L]), isl_union_set_copy(a)),
+			acc, raw);
 		if (rc == 1)
 			found = L;
 	}
@@ -463,6 +502,12 @@ int fl_l1_place(const fl_l1_model *m, const fl_l1_tiling *t,
 		rc = place_one(&P, &list[i]);
 	for (int i = 0; i < P.n_seen; i++)
 		isl_schedule_node_free(P.seen[i]);
+	for (int i = 0; i < P.n_pre; i++) {
+		isl_schedule_node_free(P.pre_node[i]);
+		isl_union_map_free(P.pre[i]);
+	}
+	free(P.pre_node);
+	free(P.pre);
 	if (rc < 0) {
 		for (int j = 0; j < n; j++)
 			isl_fixed_box_free(list[j].box_isl);

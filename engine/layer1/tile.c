@@ -108,22 +108,119 @@ int fl_l1_top_children(__isl_keep isl_schedule *s, isl_union_set ***filters)
 	return k;
 }
 
+/* ---- bounded counting ---------------------------------------------------------
+ *
+ * isl_set_count_val enumerates the set row by row (every dimension but the
+ * innermost), which never finishes on the sets of a [1e8, 1e8] tensor.
+ * Counting therefore goes: a set equal to its bounding box counts as the
+ * product of its extents (closed form, a few LPs whatever the size); any
+ * other set is handed to isl only when its bounding box has at most
+ * COUNT_ROWS_MAX rows; otherwise the count is "too big" and the caller
+ * decides (the tile count keeps the bounding box's volume as an upper
+ * bound, the recomputation factor is measured on a window of tiles). */
+#define COUNT_ROWS_MAX 100000.0
+#define COUNT_TOO_BIG (-2.0)
+#define COUNT_WINDOW 16	/* tiles per dim when measuring recomputation */
+
+/* The bounding box of s (kept): per dim [lo, hi] into lo/hi (at most
+ * FL_MAX_RANK * 4 dims); its volume into *vol and its rows (the volume
+ * over the innermost extent) into *rows.  0 when bounded and not empty,
+ * 1 when empty, -1 when unbounded or isl fails. */
+static int bounding_box(__isl_keep isl_set *s, int n, double *lo, double *hi,
+			double *vol, double *rows)
+{
+	*vol = 1;
+	*rows = 1;
+	for (int d = 0; d < n; d++) {
+		isl_val *a = isl_set_dim_min_val(isl_set_copy(s), d);
+		isl_val *b = isl_set_dim_max_val(isl_set_copy(s), d);
+		int rc = !a || !b ? -1 :
+			 isl_val_is_int(a) != isl_bool_true ||
+			 isl_val_is_int(b) != isl_bool_true ? -1 : 0;
+
+		if (rc == -1 && a && b && (isl_val_is_neginfty(b) == isl_bool_true ||
+					   isl_val_is_infty(a) == isl_bool_true))
+			rc = 1;	/* empty */
+		if (rc == 0) {
+			lo[d] = isl_val_get_d(a);
+			hi[d] = isl_val_get_d(b);
+		}
+		isl_val_free(a);
+		isl_val_free(b);
+		if (rc != 0)
+			return rc;
+		*vol *= hi[d] - lo[d] + 1;
+		if (d < n - 1)
+			*rows *= hi[d] - lo[d] + 1;
+	}
+	return 0;
+}
+
+/* Whether s (kept) is its bounding box [lo, hi]. */
+static bool is_its_box(__isl_keep isl_set *s, int n, const double *lo,
+		       const double *hi)
+{
+	isl_set *box = isl_set_universe(isl_set_get_space(s));
+	bool eq;
+
+	for (int d = 0; d < n; d++) {
+		box = isl_set_lower_bound_val(box, isl_dim_set, (unsigned)d,
+			isl_val_int_from_si(isl_set_get_ctx(s), (long)lo[d]));
+		box = isl_set_upper_bound_val(box, isl_dim_set, (unsigned)d,
+			isl_val_int_from_si(isl_set_get_ctx(s), (long)hi[d]));
+	}
+	eq = isl_set_is_equal(s, box) == isl_bool_true;
+	isl_set_free(box);
+	return eq;
+}
+
+/* Points of s (taken): exact, COUNT_TOO_BIG (bounding volume in *bound
+ * when not NULL), or -1 when isl fails or s is unbounded. */
+static double count_bounded(__isl_take isl_set *s, double *bound)
+{
+	isl_size n = isl_set_dim(s, isl_dim_set);
+	double lo[64], hi[64], vol, rows, x = -1;
+	int rc;
+
+	if (bound)
+		*bound = -1;
+	if (n < 0 || n > 64 || isl_set_dim(s, isl_dim_param) != 0) {
+		isl_set_free(s);
+		return -1;
+	}
+	rc = bounding_box(s, n, lo, hi, &vol, &rows);
+	if (rc == 1) {
+		x = 0;
+	} else if (rc == 0 && is_its_box(s, n, lo, hi)) {
+		x = vol;
+	} else if (rc == 0 && rows <= COUNT_ROWS_MAX) {
+		isl_val *v = isl_set_count_val(s);	/* __isl_keep */
+
+		x = v ? isl_val_get_d(v) : -1;
+		isl_val_free(v);
+	} else if (rc == 0) {
+		x = COUNT_TOO_BIG;
+		if (bound)
+			*bound = vol;
+	}
+	isl_set_free(s);
+	return x;
+}
+
 static isl_stat add_count(__isl_take isl_set *set, void *user)
 {
-	double *sum = user;
-	isl_val *v = isl_set_count_val(set);
+	double *sum = user, bound, v = count_bounded(set, &bound);
 
-	isl_set_free(set);
-	if (!v)
+	if (v == COUNT_TOO_BIG)
+		v = bound;	/* an upper bound: the set's bounding box */
+	if (v < 0)
 		return isl_stat_error;
-	*sum += isl_val_get_d(v);
-	isl_val_free(v);
+	*sum += v;
 	return isl_stat_ok;
 }
 
-/* Number of points of us (kept); -1 on failure.  isl counts by scanning
- * the innermost dimension per row, so this stays cheap for the per-tile
- * sets we ask about. */
+/* Number of points of us (kept); -1 on failure.  Closed form for boxes;
+ * a huge set that is not a box counts as its bounding box. */
 static double count_points(__isl_keep isl_union_set *us)
 {
 	double sum = 0;
@@ -709,14 +806,10 @@ static int components(__isl_keep isl_set *s, int n, int n_t, uint64_t *comp)
 	return k;
 }
 
+/* Points of s (taken): exact, COUNT_TOO_BIG or -1 (count_bounded). */
 static double count_set(__isl_take isl_set *s)
 {
-	isl_val *v = isl_set_count_val(s);
-	double x = v ? isl_val_get_d(v) : -1;
-
-	isl_val_free(v);
-	isl_set_free(s);
-	return x;
+	return count_bounded(s, NULL);
 }
 
 /* Counts the (tile, instance) pairs and the instances of s (flat, n_t
@@ -728,19 +821,27 @@ static int count_by_parts(__isl_keep isl_set *s, int n, int n_t, double *c)
 	int k = components(s, n, n_t, comp);
 	isl_set *rebuilt = isl_set_universe(isl_set_get_space(s));
 	double pairs = 1, range = 1;
-	bool same;
+	bool same, too_big = false, failed = false;
 
 	for (int i = 0; i < k; i++) {
 		isl_set *part = project_on(s, n, comp[i]);
 
-		pairs *= count_set(isl_set_copy(part));
-		if (comp[i] & inst)
-			range *= count_set(project_on(s, n, comp[i] & inst));
+		double x = count_set(isl_set_copy(part));
+		double y = comp[i] & inst ?
+			   count_set(project_on(s, n, comp[i] & inst)) : 1;
+
+		too_big |= x == COUNT_TOO_BIG || y == COUNT_TOO_BIG;
+		failed |= (x < 0 && x != COUNT_TOO_BIG) ||
+			  (y < 0 && y != COUNT_TOO_BIG);
+		pairs *= x;
+		range *= y;
 		rebuilt = isl_set_intersect(rebuilt, extend_to(part, n, comp[i]));
 	}
 	same = isl_set_is_equal(rebuilt, s) == isl_bool_true;
 	isl_set_free(rebuilt);
-	if (!same || pairs < 0 || range < 0)
+	if (same && too_big && !failed)
+		return 2;
+	if (!same || failed || too_big)
 		return 1;
 	c[0] += pairs;
 	c[1] += range;
@@ -761,26 +862,74 @@ static isl_stat count_pairs(__isl_take isl_map *m, void *user)
 	double p, r;
 	int rc = n <= 62 ? count_by_parts(flat, n, n_t, c) : 1;
 
+	if (rc == 2) {
+		c[2] = 1;
+		rc = 0;
+	}
+
 	if (rc == 1) {
 		p = count_set(isl_set_copy(flat));
 		r = count_set(isl_set_copy(range));
 		c[0] += p;
 		c[1] += r;
-		rc = p < 0 || r < 0 ? -1 : 0;
+		rc = p == COUNT_TOO_BIG || r == COUNT_TOO_BIG ? 2 :
+		     p < 0 || r < 0 ? -1 : 0;
 	}
+	if (rc == 2)
+		c[2] = 1;	/* too big to count: the caller windows */
 	isl_set_free(flat);
 	isl_set_free(range);
 	return rc == 0 ? isl_stat_ok : isl_stat_error;
+}
+
+/* Adds m (taken) to the union map *user with its tile dims (the domain)
+ * limited to the COUNT_WINDOW smallest values of each. */
+static isl_stat window_tiles(__isl_take isl_map *m, void *user)
+{
+	isl_union_map **w = user;
+	isl_size n = isl_map_dim(m, isl_dim_in);
+	isl_set *dom = isl_map_domain(isl_map_copy(m));
+
+	for (int d = 0; d < n; d++) {
+		isl_val *lo = isl_set_dim_min_val(isl_set_copy(dom), d);
+
+		if (lo && isl_val_is_int(lo) == isl_bool_true)
+			m = isl_map_upper_bound_val(m, isl_dim_in, (unsigned)d,
+				isl_val_add_ui(lo, COUNT_WINDOW - 1));
+		else
+			isl_val_free(lo);
+	}
+	isl_set_free(dom);
+	*w = isl_union_map_union(*w, isl_union_map_from_map(m));
+	return *w ? isl_stat_ok : isl_stat_error;
 }
 
 /* The recomputation factor: instances computed by all tiles together
  * over instances needed at all. */
 static double recompute_factor(__isl_keep isl_union_map *t2p)
 {
-	double c[2] = {0, 0};
+	double c[3] = {0, 0, 0};
+	isl_union_map *w;
 
-	if (isl_union_map_foreach_map(t2p, count_pairs, c) < 0 || c[1] <= 0)
+	if (isl_union_map_foreach_map(t2p, count_pairs, c) < 0)
 		return -1;
+	if (c[2] == 0)
+		return c[1] > 0 ? c[0] / c[1] : -1;
+	/* too many tiles to count: measure on the first COUNT_WINDOW tiles
+	 * of each tile dim (the factor of a translation-invariant tiling;
+	 * the halo at the window's edge makes it a slight underestimate) */
+	w = isl_union_map_empty(isl_union_map_get_space(t2p));
+	if (isl_union_map_foreach_map(t2p, window_tiles, &w) < 0) {
+		isl_union_map_free(w);
+		return -1;
+	}
+	c[0] = c[1] = c[2] = 0;
+	if (isl_union_map_foreach_map(w, count_pairs, c) < 0 || c[2] != 0 ||
+	    c[1] <= 0) {
+		isl_union_map_free(w);
+		return -1;
+	}
+	isl_union_map_free(w);
 	return c[0] / c[1];
 }
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CONS 128
 
 struct fl_groups {
 	int n;			/* ops == initial micro-graphs */
@@ -13,8 +12,11 @@ struct fl_groups {
 	int *ord;		/* micro-graph -> slot in topological order */
 	int *at_slot;		/* slot -> micro-graph, -1: free */
 	uint64_t (*kinds)[4];	/* per group and type: member op kinds */
-	uint64_t (*side_a)[2], (*side_b)[2];	/* constraint membership */
-	int n_cons;
+	/* constraint membership: per group, nw words of one bit per
+	 * constraint (side_a[g * nw + w]); as many words as the constraints
+	 * need, so that feedback may forbid many merges at once */
+	uint64_t *side_a, *side_b;
+	int nw, n_cons;
 	char (*cons_desc)[300];
 	int *mark, stamp;	/* per group: visited in DFS `stamp` */
 	int *win_mark;		/* per group: in the window `stamp` */
@@ -93,7 +95,7 @@ static int build_consumers(struct fl_groups *gx, const fl_graph *g)
 }
 
 /* Marks the ops of one side of constraint k in the per-op masks. */
-static int mark_side(fl_state *st, const char *name, uint64_t (*side)[2],
+static int mark_side(fl_state *st, const char *name, uint64_t *side, int nw,
 		     int k)
 {
 	int *idx, n = fl_groups_resolve(st->graph, name, &idx);
@@ -101,7 +103,8 @@ static int mark_side(fl_state *st, const char *name, uint64_t (*side)[2],
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++)
-		side[idx[i]][k / 64] |= 1ull << (k % 64);
+		side[(size_t)idx[i] * (size_t)nw + (size_t)(k / 64)] |=
+			1ull << (k % 64);
 	free(idx);
 	return 0;
 }
@@ -126,12 +129,19 @@ static const fl_op_pair *constraint(const fl_state *st, int i,
 	return &st->feedback[i];
 }
 
-static int build_constraints(fl_state *st, struct fl_groups *gx)
+/* How many constraints: never-fuse pairs and feedback of both kinds. */
+static int n_constraints(const fl_state *st)
 {
 	const fl_engine_opts *o = st->opts;
-	int n = o->n_never + o->n_feedback + st->n_feedback;
 
-	for (int i = 0; i < n && i < MAX_CONS; i++) {
+	return o->n_never + o->n_feedback + st->n_feedback;
+}
+
+static int build_constraints(fl_state *st, struct fl_groups *gx)
+{
+	int n = n_constraints(st);
+
+	for (int i = 0; i < n; i++) {
 		const char *reason;
 		const fl_op_pair *p = constraint(st, i, &reason);
 
@@ -142,8 +152,8 @@ static int build_constraints(fl_state *st, struct fl_groups *gx)
 			snprintf(gx->cons_desc[i], sizeof gx->cons_desc[i],
 				 "feedback forbids merging %s with %s: %s", p->a,
 				 p->b, reason);
-		if (mark_side(st, p->a, gx->side_a, i) < 0 ||
-		    mark_side(st, p->b, gx->side_b, i) < 0)
+		if (mark_side(st, p->a, gx->side_a, gx->nw, i) < 0 ||
+		    mark_side(st, p->b, gx->side_b, gx->nw, i) < 0)
 			return -1;
 		gx->n_cons = i + 1;
 	}
@@ -191,9 +201,14 @@ int fl_groups_init(fl_state *st, fl_error *err)
 	gx->ord = malloc(((size_t)n + 1) * sizeof *gx->ord);
 	gx->at_slot = malloc(((size_t)n + 1) * sizeof *gx->at_slot);
 	gx->kinds = calloc((size_t)n + 1, sizeof *gx->kinds);
-	gx->side_a = calloc((size_t)n + 1, sizeof *gx->side_a);
-	gx->side_b = calloc((size_t)n + 1, sizeof *gx->side_b);
-	gx->cons_desc = calloc(MAX_CONS, sizeof *gx->cons_desc);
+	gx->nw = (n_constraints(st) + 63) / 64;
+	if (gx->nw < 1)
+		gx->nw = 1;
+	gx->side_a = calloc(((size_t)n + 1) * (size_t)gx->nw,
+			    sizeof *gx->side_a);
+	gx->side_b = calloc(((size_t)n + 1) * (size_t)gx->nw,
+			    sizeof *gx->side_b);
+	gx->cons_desc = calloc((size_t)gx->nw * 64, sizeof *gx->cons_desc);
 	gx->mark = calloc((size_t)n + 1, sizeof *gx->mark);
 	gx->win_mark = calloc((size_t)n + 1, sizeof *gx->win_mark);
 	gx->stack = malloc(((size_t)n + 1) * sizeof *gx->stack);
@@ -302,9 +317,13 @@ static int check_constraints(const fl_state *st, int x, int y, char *why,
 {
 	const struct fl_groups *gx = st->groups;
 
-	for (int w = 0; w < 2; w++) {
-		uint64_t hit = (gx->side_a[x][w] & gx->side_b[y][w]) |
-			       (gx->side_b[x][w] & gx->side_a[y][w]);
+	const uint64_t *ax = gx->side_a + (size_t)x * (size_t)gx->nw;
+	const uint64_t *bx = gx->side_b + (size_t)x * (size_t)gx->nw;
+	const uint64_t *ay = gx->side_a + (size_t)y * (size_t)gx->nw;
+	const uint64_t *by = gx->side_b + (size_t)y * (size_t)gx->nw;
+
+	for (int w = 0; w < gx->nw; w++) {
+		uint64_t hit = (ax[w] & by[w]) | (bx[w] & ay[w]);
 
 		if (hit) {
 			snprintf(why, n, "%s", gx->cons_desc[w * 64 +
@@ -438,9 +457,12 @@ int fl_groups_merge(fl_state *st, int into, int from, fl_op_type type,
 		st->part.group_of[b->members[i]] = into;
 	for (int t = 0; t < 4; t++)
 		gx->kinds[into][t] |= gx->kinds[from][t];
-	for (int w = 0; w < 2; w++) {
-		gx->side_a[into][w] |= gx->side_a[from][w];
-		gx->side_b[into][w] |= gx->side_b[from][w];
+	for (int w = 0; w < gx->nw; w++) {
+		size_t i = (size_t)into * (size_t)gx->nw + (size_t)w;
+		size_t f = (size_t)from * (size_t)gx->nw + (size_t)w;
+
+		gx->side_a[i] |= gx->side_a[f];
+		gx->side_b[i] |= gx->side_b[f];
 	}
 	join_history(a, b, rule);
 	a->type = type;
@@ -484,9 +506,12 @@ struct fl_groups *fl_groups_copy(const struct fl_groups *gx)
 	c->ord = dup_array(gx->ord, n, sizeof *c->ord, &oom);
 	c->at_slot = dup_array(gx->at_slot, n, sizeof *c->at_slot, &oom);
 	c->kinds = dup_array(gx->kinds, n, sizeof *c->kinds, &oom);
-	c->side_a = dup_array(gx->side_a, n, sizeof *c->side_a, &oom);
-	c->side_b = dup_array(gx->side_b, n, sizeof *c->side_b, &oom);
-	c->cons_desc = dup_array(gx->cons_desc, MAX_CONS, sizeof *c->cons_desc,
+	c->side_a = dup_array(gx->side_a, n * (size_t)gx->nw, sizeof *c->side_a,
+			      &oom);
+	c->side_b = dup_array(gx->side_b, n * (size_t)gx->nw, sizeof *c->side_b,
+			      &oom);
+	c->cons_desc = dup_array(gx->cons_desc, (size_t)gx->nw * 64,
+				 sizeof *c->cons_desc,
 				 &oom);
 	c->mark = dup_array(gx->mark, n, sizeof *c->mark, &oom);
 	c->win_mark = dup_array(gx->win_mark, n, sizeof *c->win_mark, &oom);
