@@ -10,6 +10,16 @@
 
 #include "groups_impl.h"
 
+const char **fl_state_op_names(const fl_state *st, const int *ops, int n)
+{
+	const char **names = malloc(((size_t)n + 1) * sizeof *names);
+
+	if (names)
+		for (int i = 0; i < n; i++)
+			names[i] = st->graph->ops[ops[i]].name;
+	return names;
+}
+
 bool fl_state_decide(fl_state *st)
 {
 	if (st->budget == 0)

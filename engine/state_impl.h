@@ -62,6 +62,10 @@ int fl_state_copy(fl_state *dst, const fl_state *src);
 /* The invariant checks of fl_engine_check on a state. */
 int fl_state_check(const fl_state *st, fl_error *err);
 
+/* The names of ops ops[0..n-1] of st->graph, for an event's op list
+ * (malloc'd array of borrowed names); NULL when out of memory. */
+const char **fl_state_op_names(const fl_state *st, const int *ops, int n);
+
 /* Consumes one decision of the budget; false when none is left. */
 bool fl_state_decide(fl_state *st);
 

@@ -11,32 +11,17 @@
 #include "events.h"
 #include "test_util.h"
 
-/* Runs "fuselab ARGS", returns the status, output in *out. */
-static int fuselab(const char *args, char **out)
-{
-	char cmd[4096];
-
-	snprintf(cmd, sizeof cmd, "%s %s", t_fuselab_bin(), args);
-	return t_run(cmd, out);
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle))
-		fail_msg("output does not contain \"%s\":\n%s", needle, hay);
-}
-
 static void test_help_and_version(void **state)
 {
 	char *out;
 
 	(void)state;
-	assert_int_equal(fuselab("--help", &out), 0);
-	assert_contains(out, "usage: fuselab");
-	assert_contains(out, "--interpret");
+	assert_int_equal(t_fuselab("--help", &out), 0);
+	t_assert_contains(out, "usage: fuselab");
+	t_assert_contains(out, "--interpret");
 	free(out);
-	assert_int_equal(fuselab("--version", &out), 0);
-	assert_contains(out, "fuselab " FL_VERSION);
+	assert_int_equal(t_fuselab("--version", &out), 0);
+	t_assert_contains(out, "fuselab " FL_VERSION);
 	free(out);
 }
 
@@ -45,17 +30,17 @@ static void test_usage_errors(void **state)
 	char *out;
 
 	(void)state;
-	assert_int_equal(fuselab("--bogus", &out), 2);
-	assert_contains(out, "unknown option \"--bogus\"");
+	assert_int_equal(t_fuselab("--bogus", &out), 2);
+	t_assert_contains(out, "unknown option \"--bogus\"");
 	free(out);
-	assert_int_equal(fuselab("--interpret", &out), 2);
-	assert_contains(out, "--interpret needs --batch");
+	assert_int_equal(t_fuselab("--interpret", &out), 2);
+	t_assert_contains(out, "--interpret needs --batch");
 	free(out);
-	assert_int_equal(fuselab("--batch --seed abc", &out), 2);
-	assert_contains(out, "--seed: expected");
+	assert_int_equal(t_fuselab("--batch --seed abc", &out), 2);
+	t_assert_contains(out, "--seed: expected");
 	free(out);
-	assert_int_equal(fuselab("a.json b.json --check", &out), 2);
-	assert_contains(out, "more than one FILE");
+	assert_int_equal(t_fuselab("a.json b.json --check", &out), 2);
+	t_assert_contains(out, "more than one FILE");
 	free(out);
 }
 
@@ -65,9 +50,9 @@ static void test_check_sample(void **state)
 
 	(void)state;
 	snprintf(args, sizeof args, "--check %s/softmax.json", t_samples_dir());
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "ops: 1 (1 compound, 0 primitive)");
-	assert_contains(out, "valid: yes");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "ops: 1 (1 compound, 0 primitive)");
+	t_assert_contains(out, "valid: yes");
 	free(out);
 }
 
@@ -87,18 +72,18 @@ static void test_check_bad_file(void **state)
 	fclose(f);
 	/* stdout must stay empty: only the error, on stderr */
 	snprintf(args, sizeof args, "--check %s 2>&1 >/dev/null", path);
-	assert_int_equal(fuselab(args, &out), 2);
+	assert_int_equal(t_fuselab(args, &out), 2);
 	snprintf(want, sizeof want, "fuselab: %s: ops[0].in[1]: unknown tensor "
 		 "\"h2\"", path);
-	assert_contains(out, want);
+	t_assert_contains(out, want);
 	free(out);
 	snprintf(args, sizeof args, "--check %s 2>/dev/null", path);
-	assert_int_equal(fuselab(args, &out), 2);
+	assert_int_equal(t_fuselab(args, &out), 2);
 	assert_string_equal(out, "");
 	free(out);
 	remove(path);
-	assert_int_equal(fuselab("--check /nonexistent.json", &out), 2);
-	assert_contains(out, "/nonexistent.json: cannot open");
+	assert_int_equal(t_fuselab("--check /nonexistent.json", &out), 2);
+	t_assert_contains(out, "/nonexistent.json: cannot open");
 	free(out);
 }
 
@@ -107,9 +92,9 @@ static void test_builtin_sample(void **state)
 	char *out;
 
 	(void)state;
-	assert_int_equal(fuselab("--check", &out), 0);
-	assert_contains(out, "<built-in: bert_encoder.json>");
-	assert_contains(out, "valid: yes");
+	assert_int_equal(t_fuselab("--check", &out), 0);
+	t_assert_contains(out, "<built-in: bert_encoder.json>");
+	t_assert_contains(out, "valid: yes");
 	free(out);
 }
 
@@ -121,11 +106,11 @@ static void test_interpret_is_deterministic(void **state)
 	(void)state;
 	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --interpret",
 		 t_samples_dir());
-	assert_int_equal(fuselab(args, &a), 0);
-	assert_int_equal(fuselab(args, &b), 0);
+	assert_int_equal(t_fuselab(args, &a), 0);
+	assert_int_equal(t_fuselab(args, &b), 0);
 	strcat(args, " --seed 7");
-	assert_int_equal(fuselab(args, &c), 0);
-	assert_contains(a, "interpreted:");
+	assert_int_equal(t_fuselab(args, &c), 0);
+	t_assert_contains(a, "interpreted:");
 	p = strstr(a, "checksum");
 	q = strstr(b, "checksum");
 	assert_non_null(p);
@@ -145,8 +130,8 @@ static void test_interpret_memory_limit(void **state)
 	(void)state;
 	snprintf(args, sizeof args, "--batch %s/softmax.json --interpret "
 		 "--max-memory 1M", t_samples_dir());
-	assert_int_equal(fuselab(args, &out), 1);
-	assert_contains(out, "more than the interpreter's limit");
+	assert_int_equal(t_fuselab(args, &out), 1);
+	t_assert_contains(out, "more than the interpreter's limit");
 	free(out);
 }
 
@@ -155,8 +140,8 @@ static void test_interactive_needs_terminal(void **state)
 	char *out;
 
 	(void)state;
-	assert_int_equal(fuselab("</dev/null", &out), 2);
-	assert_contains(out, "needs a terminal");
+	assert_int_equal(t_fuselab("</dev/null", &out), 2);
+	t_assert_contains(out, "needs a terminal");
 	free(out);
 }
 
@@ -165,10 +150,10 @@ static void test_list_ops(void **state)
 	char *out;
 
 	(void)state;
-	assert_int_equal(fuselab("--list-ops", &out), 0);
-	assert_contains(out, "softmax");
-	assert_contains(out, "conv2d");
-	assert_contains(out, "compound");
+	assert_int_equal(t_fuselab("--list-ops", &out), 0);
+	t_assert_contains(out, "softmax");
+	t_assert_contains(out, "conv2d");
+	t_assert_contains(out, "compound");
 	/* each op with the class name the TUI shows too (fl_op_class_name) */
 	for (int k = 0; k < FL_OP_COUNT; k++) {
 		const fl_op_info *info = fl_op_info_of((fl_op_kind)k);
@@ -177,7 +162,7 @@ static void test_list_ops(void **state)
 		assert_string_not_equal(fl_op_class_name(info->cls), "?");
 		snprintf(line, sizeof line, "\n%-13s %-9s in ", info->name,
 			 fl_op_class_name(info->cls));
-		assert_contains(out, k == 0 ? line + 1 : line);
+		t_assert_contains(out, k == 0 ? line + 1 : line);
 	}
 	free(out);
 }
@@ -188,7 +173,7 @@ static void test_man_page_documents_options(void **state)
 	char *help, *man, *p;
 
 	(void)state;
-	assert_int_equal(fuselab("--help", &help), 0);
+	assert_int_equal(t_fuselab("--help", &help), 0);
 	assert_int_equal(t_run("cat man/fuselab.1", &man), 0);
 	for (p = strstr(help, "--"); p; p = strstr(p + 2, "--")) {
 		char opt[64], esc[80];
@@ -218,7 +203,7 @@ static int sample_run(const char *sample, const char *args, char **out)
 
 	snprintf(cmd, sizeof cmd, "--batch %s/%s.json %s", t_samples_dir(),
 		 sample, args);
-	return fuselab(cmd, out);
+	return t_fuselab(cmd, out);
 }
 
 static void test_stage_partition(void **state)
@@ -227,11 +212,11 @@ static void test_stage_partition(void **state)
 
 	(void)state;
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition", &out), 0);
-	assert_contains(out, "partition: 3 micro-graphs from 8 primitives");
-	assert_contains(out, "op1 op2 op3.max  [R1 R4]");
+	t_assert_contains(out, "partition: 3 micro-graphs from 8 primitives");
+	t_assert_contains(out, "op1 op2 op3.max  [R1 R4]");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--stage layer9", &out), 2);
-	assert_contains(out, "--stage: unknown stage \"layer9\"");
+	t_assert_contains(out, "--stage: unknown stage \"layer9\"");
 	free(out);
 }
 
@@ -308,11 +293,11 @@ static void test_step_equals_cut(void **state)
 	/* text: one line per decision, the later passes included */
 	assert_int_equal(sample_run("softmax", "--stage run --repeat 1 "
 				    "--warmup 0 --events", &out), 0);
-	assert_contains(out, " codegen generated [softmax.max] fl_k0: ");
-	assert_contains(out, " compile compiled [] ");
-	assert_contains(out, " run ran [softmax.max] fl_k0 (1 op): ");
-	assert_contains(out, " run verified [softmax.div] output y: pass");
-	assert_contains(out, "run: ok, verified");
+	t_assert_contains(out, " codegen generated [softmax.max] fl_k0: ");
+	t_assert_contains(out, " compile compiled [] ");
+	t_assert_contains(out, " run ran [softmax.max] fl_k0 (1 op): ");
+	t_assert_contains(out, " run verified [softmax.div] output y: pass");
+	t_assert_contains(out, "run: ok, verified");
 	free(out);
 	/* JSON: the state of every stage and the events, measurements apart */
 	assert_int_equal(sample_run("softmax", "--stage run --repeat 1 "
@@ -342,11 +327,11 @@ static void test_step_equals_cut(void **state)
 	free(out);
 	/* the state at a step: where it is and what comes next */
 	assert_int_equal(sample_run("softmax", "--stage codegen --step 5", &out), 0);
-	assert_contains(out, "step 5 of ");
-	assert_contains(out, ": next #5 classify classified");
+	t_assert_contains(out, "step 5 of ");
+	t_assert_contains(out, ": next #5 classify classified");
 	free(out);
 	assert_int_equal(sample_run("softmax", "--step -1", &out), 2);
-	assert_contains(out, "--step");
+	t_assert_contains(out, "--step");
 	free(out);
 }
 
@@ -363,9 +348,9 @@ static void test_stage_every_pass(void **state)
 		if (sample_run("layernorm", args, &out) != 0)
 			fail_msg("%s failed:\n%s", args, out);
 		if (p >= FL_PASS_LAYER1)
-			assert_contains(out, "layer 1: ");
+			t_assert_contains(out, "layer 1: ");
 		if (p == FL_PASS_CODEGEN)
-			assert_contains(out, "const int fl_n_kernels");
+			t_assert_contains(out, "const int fl_n_kernels");
 		free(out);
 	}
 }
@@ -420,16 +405,16 @@ static void test_why(void **state)
 
 	(void)state;
 	assert_int_equal(sample_run("apollo_fig3", "--why op1 op2", &out), 0);
-	assert_contains(out, "why op1 op2: yes: op1 and op2 are in micro-graph");
+	t_assert_contains(out, "why op1 op2: yes: op1 and op2 are in micro-graph");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--why op2 op3.sub", &out), 0);
-	assert_contains(out, "would create a cycle through op3.max");
+	t_assert_contains(out, "would create a cycle through op3.max");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--why op1 zz", &out), 2);
-	assert_contains(out, "--why: no op named \"zz\"");
+	t_assert_contains(out, "--why: no op named \"zz\"");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--why op1", &out), 2);
-	assert_contains(out, "--why needs two op names");
+	t_assert_contains(out, "--why needs two op names");
 	free(out);
 }
 
@@ -497,7 +482,7 @@ static void test_why_examples_in_docs(void **state)
 		if (t_run(cmd, &out) != 0)
 			fail_msg("%s example \"fuselab %s\" failed:\n%s",
 				 i < man ? "man page" : "README", cmds[i], out);
-		assert_contains(out, "why ");
+		t_assert_contains(out, "why ");
 		free(out);
 	}
 }
@@ -509,20 +494,20 @@ static void test_rule_options(void **state)
 	(void)state;
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
 				    "--disable-rule R4", &out), 0);
-	assert_contains(out, "partition: 5 micro-graphs");
+	t_assert_contains(out, "partition: 5 micro-graphs");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
 				    "--disable-rule R42", &out), 2);
-	assert_contains(out, "--disable-rule: no rule \"R42\"");
+	t_assert_contains(out, "--disable-rule: no rule \"R42\"");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
 				    "--rules /nonexistent.json", &out), 2);
-	assert_contains(out, "/nonexistent.json: cannot open rules file");
+	t_assert_contains(out, "/nonexistent.json: cannot open rules file");
 	free(out);
 	snprintf(args, sizeof args, "--stage partition --rules "
 		 "%s/rules/stencil-chains.json", t_samples_dir());
 	assert_int_equal(sample_run("unsharp_mask", args, &out), 0);
-	assert_contains(out, "blur_x blur_y");
+	t_assert_contains(out, "blur_x blur_y");
 	free(out);
 }
 
@@ -533,20 +518,20 @@ static void test_constraint_options(void **state)
 	(void)state;
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition --events "
 				    "--never-fuse op1,op2", &out), 0);
-	assert_contains(out, "--never-fuse op1,op2: they will never share");
-	assert_contains(out, "partition: 4 micro-graphs");
+	t_assert_contains(out, "--never-fuse op1,op2: they will never share");
+	t_assert_contains(out, "partition: 4 micro-graphs");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
 				    "--fuse op2,op3", &out), 0);
-	assert_contains(out, "partition: 1 micro-graphs");
+	t_assert_contains(out, "partition: 1 micro-graphs");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
 				    "--fuse op1", &out), 2);
-	assert_contains(out, "--fuse: expected two op names as A,B");
+	t_assert_contains(out, "--fuse: expected two op names as A,B");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--stage partition "
 				    "--never-fuse op1,nope", &out), 2);
-	assert_contains(out, "no op named \"nope\"");
+	t_assert_contains(out, "no op named \"nope\"");
 	free(out);
 }
 
@@ -566,18 +551,18 @@ static void test_run_ladder(void **state)
 	(void)state;
 	assert_int_equal(sample_run("apollo_fig3", "--run --repeat 1 --warmup 0",
 				    &out), 0);
-	assert_contains(out, "unfused");
-	assert_contains(out, "xla");
-	assert_contains(out, "apollo-l1");
+	t_assert_contains(out, "unfused");
+	t_assert_contains(out, "xla");
+	t_assert_contains(out, "apollo-l1");
 	assert_int_equal(count(out, "verified yes"), 3);
 	/* a fused kernel is compared with its ops unfused */
-	assert_contains(out, "unfused ");
+	t_assert_contains(out, "unfused ");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --strategy bogus", &out), 2);
-	assert_contains(out, "--strategy: expected unfused, xla, apollo-l1 or all");
+	t_assert_contains(out, "--strategy: expected unfused, xla, apollo-l1 or all");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --tile 0,4", &out), 2);
-	assert_contains(out, "--tile: expected");
+	t_assert_contains(out, "--tile: expected");
 	free(out);
 }
 
@@ -595,7 +580,7 @@ static void test_run_without_compiler(void **state)
 			 t_fuselab_bin(), args);
 		assert_int_equal(t_run(cmd, &out), 1);
 	}
-	assert_contains(out, "/nonexistent/cc");
+	t_assert_contains(out, "/nonexistent/cc");
 	free(out);
 }
 
@@ -608,8 +593,8 @@ static void test_emit_and_layer1_json(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(args, sizeof args, "--batch %s/micro2020_fig1.json --emit %s",
 		 t_samples_dir(), dir);
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "micro2020_fig1-apollo-l1.c");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "micro2020_fig1-apollo-l1.c");
 	free(out);
 	snprintf(cmd, sizeof cmd, "cc -fsyntax-only -fopenmp -Wall -Wextra "
 		 "-Werror %s/micro2020_fig1-apollo-l1.c", dir);
@@ -710,13 +695,13 @@ static void test_emit_names_stay_inside(void **state)
 	renamed_softmax(graph, "\"../../escaped\"");
 	snprintf(args, sizeof args, "--batch %s --emit %s --strategy unfused",
 		 graph, dir);
-	assert_int_equal(fuselab(args, &out), 0);
+	assert_int_equal(t_fuselab(args, &out), 0);
 	free(out);
 	renamed_softmax(graph, "\"a/b\\n\"");
-	assert_int_equal(fuselab(args, &out), 0);
+	assert_int_equal(t_fuselab(args, &out), 0);
 	free(out);
 	renamed_softmax(graph, "\"...\"");
-	assert_int_equal(fuselab(args, &out), 0);
+	assert_int_equal(t_fuselab(args, &out), 0);
 	free(out);
 	list_dir(dir, names, sizeof names);
 	assert_string_equal(names, "_..-unfused.c|_._.._escaped-unfused.c|"
@@ -752,8 +737,8 @@ static void test_run_workdir_leaves_user_files(void **state)
 	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --run "
 		 "--strategy unfused --repeat 1 --warmup 0 --workdir %s",
 		 t_samples_dir(), dir);
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "verified yes");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "verified yes");
 	free(out);
 	list_dir(dir, list, sizeof list);
 	assert_string_equal(list, "cc.log|gen.c|gen.so|");
@@ -770,7 +755,7 @@ static void test_run_workdir_leaves_user_files(void **state)
 		free(got);
 	}
 	/* --keep: the fresh directory inside DIR is printed and kept */
-	assert_int_equal(fuselab(strcat(args, " --keep"), &out), 0);
+	assert_int_equal(t_fuselab(strcat(args, " --keep"), &out), 0);
 	p = strstr(out, "sources kept in ");
 	assert_non_null(p);
 	kept = strndup(p + strlen("sources kept in "),
@@ -785,7 +770,7 @@ static void test_run_workdir_leaves_user_files(void **state)
 	snprintf(args, sizeof args, "--batch %s/apollo_fig3.json --stage "
 		 "compile --strategy unfused --workdir %s --keep",
 		 t_samples_dir(), dir);
-	assert_int_equal(fuselab(args, &out), 0);
+	assert_int_equal(t_fuselab(args, &out), 0);
 	p = strstr(out, "sources kept in ");
 	assert_non_null(p);
 	assert_int_equal(strncmp(p + strlen("sources kept in "), dir,
@@ -810,16 +795,16 @@ static void test_tui_in_tmux(void **state)
 		 "tmux -L %s capture-pane -p", sock, t_fuselab_bin(),
 		 t_samples_dir(), sock, sock);
 	assert_int_equal(t_run(cmd, &screen), 0);
-	assert_contains(screen, "apollo_fig3  (3 ops)");
-	assert_contains(screen, "op1");
+	t_assert_contains(screen, "apollo_fig3  (3 ops)");
+	t_assert_contains(screen, "op1");
 	/* j moved the selection to the second op: its details show */
-	assert_contains(screen, "op2 = tanh");
+	t_assert_contains(screen, "op2 = tanh");
 	free(screen);
 	snprintf(cmd, sizeof cmd, "tmux -L %s send-keys q && sleep 0.5 && "
 		 "tmux -L %s has-session 2>/dev/null; echo $?", sock, sock);
 	assert_int_equal(t_run(cmd, &screen), 0);
 	/* the session ended with the program */
-	assert_contains(screen, "1");
+	t_assert_contains(screen, "1");
 	free(screen);
 	snprintf(cmd, sizeof cmd, "tmux -L %s kill-server 2>/dev/null; true", sock);
 	t_run(cmd, NULL);
@@ -839,7 +824,7 @@ static void test_install_script_without_root(void **state)
 		 "chmod +x %s/dpkg-query %s/id && "
 		 "PATH=%s:$PATH sh scripts/install-deps.sh", dir, dir, dir, dir, dir);
 	assert_int_equal(t_run(cmd, &out), 1);
-	assert_contains(out, "fuselab: run as root:  apt-get install -y "
+	t_assert_contains(out, "fuselab: run as root:  apt-get install -y "
 			"--no-install-recommends build-essential pkg-config "
 			"libisl-dev libgraphviz-dev libcjson-dev libncurses-dev "
 			"libcmocka-dev tmux graphviz");
@@ -870,7 +855,7 @@ static void test_make_install(void **state)
 	}
 	snprintf(cmd, sizeof cmd, "%s/bin/fuselab --version", dir);
 	assert_int_equal(t_run(cmd, &out), 0);
-	assert_contains(out, "fuselab " FL_VERSION);
+	t_assert_contains(out, "fuselab " FL_VERSION);
 	free(out);
 	snprintf(cmd, sizeof cmd, "grep -c '@VERSION@' %s/share/man/man1/fuselab.1",
 		 dir);

@@ -275,14 +275,6 @@ static void test_custom_state_check(void **state)
 
 /* ---- the command line ---------------------------------------------------- */
 
-static int fuselab(const char *args, char **out)
-{
-	char cmd[4096];
-
-	snprintf(cmd, sizeof cmd, "%s %s", t_fuselab_bin(), args);
-	return t_run(cmd, out);
-}
-
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -317,7 +309,7 @@ static void test_custom_cli(void **state)
 	assert_non_null(mkdtemp(dir));
 
 	snprintf(args, sizeof args, "--batch --stage layer1 --events %s", path);
-	if (fuselab(args, &out) != 0)
+	if (t_fuselab(args, &out) != 0)
 		fail_msg("--stage layer1: %s", out);
 	assert_non_null(strstr(out, "G0 -> fl_k0: custom op c (copy): its own "
 			       "kernel, the op's reference code; not scheduled "
@@ -327,7 +319,7 @@ static void test_custom_cli(void **state)
 	free(out);
 
 	snprintf(args, sizeof args, "--batch --emit %s %s", dir, path);
-	if (fuselab(args, &out) != 0)
+	if (t_fuselab(args, &out) != 0)
 		fail_msg("--emit: %s", out);
 	free(out);
 	for (int i = 0; i < 3; i++) {
@@ -351,7 +343,7 @@ static void test_custom_cli(void **state)
 	rmdir(dir);
 
 	snprintf(args, sizeof args, "--batch --run --warmup 0 --repeat 1 %s", path);
-	if (fuselab(args, &out) != 0)
+	if (t_fuselab(args, &out) != 0)
 		fail_msg("--run: %s", out);
 	assert_int_equal(count(out, "verified yes"), 3);
 	assert_int_equal(count(out, "verified no"), 0);

@@ -17,29 +17,15 @@
 #include "run_impl.h"
 #include "test_util.h"
 
-static int fuselab(const char *args, char **out)
-{
-	char cmd[8192];
-
-	snprintf(cmd, sizeof cmd, "%s %s", t_fuselab_bin(), args);
-	return t_run(cmd, out);
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle))
-		fail_msg("output does not contain \"%s\":\n%s", needle, hay);
-}
-
 static void expect(const char *args, int status, const char *needle)
 {
 	char *out;
-	int rc = fuselab(args, &out);
+	int rc = t_fuselab(args, &out);
 
 	if (rc != status)
 		fail_msg("fuselab %s: exit %d, expected %d:\n%s", args, rc, status,
 			 out);
-	assert_contains(out, needle);
+	t_assert_contains(out, needle);
 	free(out);
 }
 
@@ -251,7 +237,7 @@ static void test_long_tmpdir(void **state)
 		 "compile %s/softmax.json", 0, t_fuselab_bin(), t_samples_dir());
 	rc = t_run(cmd, &out);
 	assert_int_equal(rc, 1);
-	assert_contains(out, "TMPDIR is too long (605 characters");
+	t_assert_contains(out, "TMPDIR is too long (605 characters");
 	free(out);
 }
 
@@ -287,22 +273,22 @@ static void test_names_escaped_on_terminal(void **state)
 	(void)state;
 	temp_file(path, g, sizeof g - 1);
 	snprintf(args, sizeof args, "--check %s", path);
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "graph: g\\x1b[31m\n");
-	assert_contains(out, "doc: d\\x1b]0;t\\x07\n");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "graph: g\\x1b[31m\n");
+	t_assert_contains(out, "doc: d\\x1b]0;t\\x07\n");
 	assert_null(strchr(out, '\033'));
 	free(out);
 	snprintf(args, sizeof args, "--batch --stage layer1 --events %s", path);
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "a\\x1b[31mRED b");
-	assert_contains(out, "t\\x1b register");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "a\\x1b[31mRED b");
+	t_assert_contains(out, "t\\x1b register");
 	assert_null(strchr(out, '\033'));
 	assert_null(strchr(out, '\007'));
 	free(out);
 	snprintf(args, sizeof args, "--batch --run --repeat 1 --warmup 0 "
 		 "--strategy xla %s", path);
-	if (fuselab(args, &out) == 0)	/* a compiler is there */
-		assert_contains(out, "[a\\x1b[31mRED .. b]");
+	if (t_fuselab(args, &out) == 0)	/* a compiler is there */
+		t_assert_contains(out, "[a\\x1b[31mRED .. b]");
 	assert_null(strchr(out, '\033'));
 	free(out);
 	unlink(path);
@@ -326,21 +312,21 @@ static void test_wide_loop_counters(void **state)
 	for (int i = 0; i < 3; i++) {
 		snprintf(args, sizeof args, "--batch --stage codegen --strategy %s "
 			 "%s", strategies[i], path);
-		assert_int_equal(fuselab(args, &out), 0);
-		assert_contains(out, "for (long c");
+		assert_int_equal(t_fuselab(args, &out), 0);
+		t_assert_contains(out, "for (long c");
 		assert_null(strstr(out, "for (int c"));
 		free(out);
 	}
 	snprintf(args, sizeof args, "--batch --stage codegen --strategy "
 		 "apollo-l1 %s", path);
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "for (long c3 = 32 * c1; c3 <= 32 * c1 + 31;");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "for (long c3 = 32 * c1; c3 <= 32 * c1 + 31;");
 	free(out);
 	unlink(path);
 	snprintf(args, sizeof args, "--batch --stage codegen %s/softmax.json",
 		 t_samples_dir());
-	assert_int_equal(fuselab(args, &out), 0);
-	assert_contains(out, "for (int c");
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "for (int c");
 	assert_null(strstr(out, "for (long c"));
 	free(out);
 }

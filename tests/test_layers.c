@@ -33,12 +33,6 @@ static int check(const char *root, char **out)
 	return t_run(cmd, out);
 }
 
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle))
-		fail_msg("output does not contain \"%s\":\n%s", needle, hay);
-}
-
 /* A tree that keeps the rules: the engine includes its own headers and
  * system ones; views and exporters include public engine headers. */
 static void good_tree(const char *root)
@@ -65,7 +59,7 @@ static void test_check_layers_flags_each_rule(void **state)
 	assert_non_null(mkdtemp(dir));
 	good_tree(dir);
 	assert_int_equal(check(dir, &out), 0);
-	assert_contains(out, "check-layers: OK");
+	t_assert_contains(out, "check-layers: OK");
 	free(out);
 
 	/* (a) curses in the engine, an app/ header, a views/ header and an
@@ -81,16 +75,16 @@ static void test_check_layers_flags_each_rule(void **state)
 	put(dir, "exporters/bad_groups.c", "#include \"groups_impl.h\"\n");
 
 	assert_int_equal(check(dir, &out), 1);
-	assert_contains(out, "engine/ir/bad_curses.c:2: #include <ncurses.h>");
-	assert_contains(out, "engine/bad_app.c:2: #include \"tui.h\"");
-	assert_contains(out, "(app/tui.h)");
-	assert_contains(out, "engine/partition/bad_view.h:3: #include \"view_x.h\"");
-	assert_contains(out, "engine/ir/bad_export.c:1: #include "
+	t_assert_contains(out, "engine/ir/bad_curses.c:2: #include <ncurses.h>");
+	t_assert_contains(out, "engine/bad_app.c:2: #include \"tui.h\"");
+	t_assert_contains(out, "(app/tui.h)");
+	t_assert_contains(out, "engine/partition/bad_view.h:3: #include \"view_x.h\"");
+	t_assert_contains(out, "engine/ir/bad_export.c:1: #include "
 			"\"../../exporters/dot.h\"");
-	assert_contains(out, "views/bad_state.c:2: #include \"state_impl.h\"");
-	assert_contains(out, "exporters/bad_groups.c:1: #include \"groups_impl.h\"");
-	assert_contains(out, "engine-internal header (engine/partition/groups_impl.h)");
-	assert_contains(out, "6 include(s) break the layer rules");
+	t_assert_contains(out, "views/bad_state.c:2: #include \"state_impl.h\"");
+	t_assert_contains(out, "exporters/bad_groups.c:1: #include \"groups_impl.h\"");
+	t_assert_contains(out, "engine-internal header (engine/partition/groups_impl.h)");
+	t_assert_contains(out, "6 include(s) break the layer rules");
 	/* the allowed includes are not reported */
 	assert_null(strstr(out, "app/tui.c"));
 	assert_null(strstr(out, "aggregate.c"));
@@ -109,7 +103,7 @@ static void test_check_layers_repository(void **state)
 	(void)state;
 	if (check(t_repo_root(), &out) != 0)
 		fail_msg("the repository breaks the layer rules:\n%s", out);
-	assert_contains(out, "check-layers: OK");
+	t_assert_contains(out, "check-layers: OK");
 	free(out);
 }
 

@@ -629,23 +629,8 @@ static void write_text(const char *path, const char *text)
 }
 
 /* A fresh work directory goes with whatever the compiler left in it
- * (sub-directories, symbolic links, whose targets stay); from a caller's
- * directory only our files go. */
-/* Entries of a directory, "." and ".." aside. */
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
+ * (sub-directories, symbolic links, whose targets stay); under a caller's
+ * directory it is a fresh sub-directory, and the caller's files stay. */
 static void test_run_workdir_removal(void **state)
 {
 	fl_run_opts o = quick_opts(1);
@@ -701,7 +686,7 @@ static void test_run_workdir_removal(void **state)
 	fl_build_remove(&b, &o);
 	assert_true(exists(foreign));
 	assert_true(exists(caller));
-	assert_int_equal(count_entries(caller), 2);	/* foreign.txt, gen.c */
+	assert_int_equal(t_count_entries(caller), 2);	/* foreign.txt, gen.c */
 	snprintf(path, sizeof path, "%s/gen.c", caller);
 	assert_true(exists(path));
 	assert_true(exists(keep));

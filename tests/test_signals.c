@@ -131,20 +131,6 @@ static int leftover(int root, const seen_procs *s)
 	return found;
 }
 
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
 typedef enum phase { PH_COMPILE, PH_CHECK, PH_TIME } phase;
 
 static const char *const phase_names[] = {"compile", "check", "time"};
@@ -291,7 +277,7 @@ static void signal_at(const char *scratch, phase ph, int sig,
 	if (left)
 		fail_msg("%s: process %d left after signal %d in the %s phase",
 			 args, left, sig, phase_names[ph]);
-	if (count_entries(tmp) != 0)
+	if (t_count_entries(tmp) != 0)
 		fail_msg("%s: TMPDIR not empty after signal %d in the %s phase",
 			 args, sig, phase_names[ph]);
 	assert_int_equal(rmdir(tmp), 0);

@@ -1,4 +1,5 @@
 /* Helpers shared by the test files (see test_util.h). */
+#include <dirent.h>
 #include "test_util.h"
 
 #include <math.h>
@@ -152,4 +153,37 @@ const char *t_repo_root(void)
 		return ".";
 	*slash = '\0';
 	return root[0] ? root : "/";
+}
+
+int t_fuselab(const char *args, char **out)
+{
+	size_t n = strlen(t_fuselab_bin()) + strlen(args) + 2;
+	char *cmd = malloc(n);
+	int rc;
+
+	assert_non_null(cmd);
+	snprintf(cmd, n, "%s %s", t_fuselab_bin(), args);
+	rc = t_run(cmd, out);
+	free(cmd);
+	return rc;
+}
+
+void t_assert_contains(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("output does not contain \"%s\":\n%s", needle, hay);
+}
+
+int t_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
 }

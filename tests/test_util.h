@@ -56,6 +56,16 @@ void t_infer_fails(const fl_op *op, const fl_shape *in, const char *expect);
  * and returns its exit status (-1 if it did not exit normally). */
 int t_run(const char *cmd, char **output);
 
+/* Runs "fuselab ARGS" (the binary under test), returns its status as
+ * t_run does, stdout+stderr in *out (malloc'd). */
+int t_fuselab(const char *args, char **out);
+
+/* Fails the test, showing hay, unless it contains needle. */
+void t_assert_contains(const char *hay, const char *needle);
+
+/* Entries of a directory, "." and ".." aside (fails when unreadable). */
+int t_count_entries(const char *dir);
+
 /* Path of the fuselab binary under test and of the samples folder (from the
  * environment set by make test). */
 const char *t_fuselab_bin(void);

@@ -115,14 +115,12 @@ static int tile_local_count(const fl_kernel *k)
 static int log_generated(fl_state *st, int k, const char *src)
 {
 	const fl_kernel *kn = &st->program->kernels[k];
-	const char **names = malloc(((size_t)kn->n_ops + 1) * sizeof *names);
+	const char **names = fl_state_op_names(st, kn->ops, kn->n_ops);
 	int par = count_in(src, "#pragma omp parallel"), local = tile_local_count(kn);
 	fl_event *e;
 
 	if (!names)
 		return -1;
-	for (int i = 0; i < kn->n_ops; i++)
-		names[i] = st->graph->ops[kn->ops[i]].name;
 	e = fl_state_log(st, FL_EV_GENERATED, "", names, kn->n_ops, kn->group,
 			 -1, "%s: %d lines of C, %d parallel loop%s, %d "
 			 "tile-local array%s", kn->name, count_in(src, "\n"),

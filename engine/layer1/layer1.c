@@ -819,17 +819,6 @@ isl_failed:
 
 /* ---- the decisions of one micro-graph -------------------------------------- */
 
-/* Op names of the members (for events). */
-static const char **member_names(const fl_state *st, const fl_l1_model *m)
-{
-	const char **names = malloc(((size_t)m->n_ops + 1) * sizeof *names);
-
-	if (names)
-		for (int i = 0; i < m->n_ops; i++)
-			names[i] = st->graph->ops[m->ops[i]].name;
-	return names;
-}
-
 /* The scheduling decision: the kernel, or feedback to the partition. */
 static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 			   l1_memo **out, fl_kernel **k, fl_error *err)
@@ -882,7 +871,7 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 		st->memo->l1_seconds += fl_now() - t0;
 	}
 	*k = kernel_add(st->program, mg->id, &e->m);
-	names = member_names(st, &e->m);
+	names = fl_state_op_names(st, e->m.ops, e->m.n_ops);
 	if (!*k || !names) {
 		free(names);
 		fl_error_set(err, "out of memory");

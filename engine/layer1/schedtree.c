@@ -98,71 +98,69 @@ static fl_tree_kind tree_kind(enum isl_schedule_node_type t)
 	}
 }
 
+/* isl's text of an object, which is freed (the _text helpers take). */
+static char *uset_text(__isl_take isl_union_set *u)
+{
+	char *s = isl_union_set_to_str(u);
+
+	isl_union_set_free(u);
+	return s;
+}
+
+static char *umap_text(__isl_take isl_union_map *u)
+{
+	char *s = isl_union_map_to_str(u);
+
+	isl_union_map_free(u);
+	return s;
+}
+
+static char *set_text(__isl_take isl_set *set)
+{
+	char *s = isl_set_to_str(set);
+
+	isl_set_free(set);
+	return s;
+}
+
+static char *mupa_text(__isl_take isl_multi_union_pw_aff *mupa)
+{
+	char *s = isl_multi_union_pw_aff_to_str(mupa);
+
+	isl_multi_union_pw_aff_free(mupa);
+	return s;
+}
+
+static char *mark_text(__isl_take isl_id *id)
+{
+	const char *name = isl_id_get_name(id);
+	char *s = strdup(name ? name : "");
+
+	isl_id_free(id);
+	return s;
+}
+
 /* The text of a node: its set, map, mark name or partial schedule
  * (malloc'd), NULL for sequence, set and leaf. */
 static char *node_text(__isl_keep isl_schedule_node *node)
 {
 	switch (isl_schedule_node_get_type(node)) {
-	case isl_schedule_node_band: {
-		isl_multi_union_pw_aff *mupa =
-			isl_schedule_node_band_get_partial_schedule(node);
-		char *s = isl_multi_union_pw_aff_to_str(mupa);
-
-		isl_multi_union_pw_aff_free(mupa);
-		return s;
-	}
-	case isl_schedule_node_domain: {
-		isl_union_set *d = isl_schedule_node_domain_get_domain(node);
-		char *s = isl_union_set_to_str(d);
-
-		isl_union_set_free(d);
-		return s;
-	}
-	case isl_schedule_node_filter: {
-		isl_union_set *f = isl_schedule_node_filter_get_filter(node);
-		char *s = isl_union_set_to_str(f);
-
-		isl_union_set_free(f);
-		return s;
-	}
-	case isl_schedule_node_extension: {
-		isl_union_map *e =
-			isl_schedule_node_extension_get_extension(node);
-		char *s = isl_union_map_to_str(e);
-
-		isl_union_map_free(e);
-		return s;
-	}
-	case isl_schedule_node_expansion: {
-		isl_union_map *e =
-			isl_schedule_node_expansion_get_expansion(node);
-		char *s = isl_union_map_to_str(e);
-
-		isl_union_map_free(e);
-		return s;
-	}
-	case isl_schedule_node_context: {
-		isl_set *c = isl_schedule_node_context_get_context(node);
-		char *s = isl_set_to_str(c);
-
-		isl_set_free(c);
-		return s;
-	}
-	case isl_schedule_node_guard: {
-		isl_set *c = isl_schedule_node_guard_get_guard(node);
-		char *s = isl_set_to_str(c);
-
-		isl_set_free(c);
-		return s;
-	}
-	case isl_schedule_node_mark: {
-		isl_id *id = isl_schedule_node_mark_get_id(node);
-		const char *name = isl_id_get_name(id);
-		char *s = strdup(name ? name : "");
-
-		isl_id_free(id);
-		return s;
-	}
+	case isl_schedule_node_band:
+		return mupa_text(isl_schedule_node_band_get_partial_schedule(node));
+	case isl_schedule_node_domain:
+		return uset_text(isl_schedule_node_domain_get_domain(node));
+	case isl_schedule_node_filter:
+		return uset_text(isl_schedule_node_filter_get_filter(node));
+	case isl_schedule_node_extension:
+		return umap_text(isl_schedule_node_extension_get_extension(node));
+	case isl_schedule_node_expansion:
+		return umap_text(isl_schedule_node_expansion_get_expansion(node));
+	case isl_schedule_node_context:
+		return set_text(isl_schedule_node_context_get_context(node));
+	case isl_schedule_node_guard:
+		return set_text(isl_schedule_node_guard_get_guard(node));
+	case isl_schedule_node_mark:
+		return mark_text(isl_schedule_node_mark_get_id(node));
 	default:
 		return NULL;
 	}

@@ -96,22 +96,11 @@ static const fl_run_result *result_of(fl_state *st, fl_error *err)
 	return r;
 }
 
-/* Op names of kernel k (malloc'd array of borrowed names). */
-static const char **kernel_ops(const fl_state *st, const fl_kernel *k)
-{
-	const char **names = malloc(((size_t)k->n_ops + 1) * sizeof *names);
-
-	if (names)
-		for (int i = 0; i < k->n_ops; i++)
-			names[i] = st->graph->ops[k->ops[i]].name;
-	return names;
-}
-
 static int log_ran(fl_state *st, int k)
 {
 	const fl_kernel *kn = &st->program->kernels[k];
 	const fl_kernel_result *kr = &st->run->kernels[k];
-	const char **names = kernel_ops(st, kn);
+	const char **names = fl_state_op_names(st, kn->ops, kn->n_ops);
 	fl_event *e = NULL;
 
 	if (names)
@@ -134,7 +123,7 @@ static int log_kernel_verified(fl_state *st, int k)
 {
 	const fl_kernel *kn = &st->program->kernels[k];
 	const fl_kernel_result *kr = &st->run->kernels[k];
-	const char **names = kernel_ops(st, kn);
+	const char **names = fl_state_op_names(st, kn->ops, kn->n_ops);
 	fl_event *e = NULL;
 
 	if (names)
