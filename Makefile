@@ -16,7 +16,7 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SAN      ?= 0
 
-PKGS     := isl libcgraph libgvc libcjson ncurses
+PKGS     := isl libcgraph libgvc libcjson ncursesw
 DEPS_OK  := $(shell scripts/install-deps.sh >&2 && echo yes)
 ifneq ($(DEPS_OK),yes)
 $(error missing packages: see the message above)
@@ -49,11 +49,14 @@ ENGINE_DIRS := engine engine/ir engine/preprocess engine/partition \
 	       engine/layer1 engine/backend engine/run
 ENGINE_SRC := $(sort $(foreach d,$(ENGINE_DIRS),$(wildcard $(d)/*.c)))
 EXPORT_SRC := $(sort $(wildcard exporters/*.c))
-APP_SRC    := $(sort $(wildcard app/*.c views/*.c))
+# The explorer (app/ without main.c, and views/) is a library too, so
+# that tests and benchmarks drive it headless.
+UI_SRC     := $(sort $(filter-out app/main.c,$(wildcard app/*.c)) $(wildcard views/*.c))
 TEST_SRC   := $(sort $(wildcard tests/*.c))
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
-APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
+UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
+APP_OBJ    := $(B)/app/main.o $(UI_OBJ)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 EXPORT_OBJ := $(EXPORT_SRC:%.c=$(B)/%.o)
 
@@ -67,8 +70,12 @@ all: $(BIN) build/fuselab
 build/fuselab: $(BIN)
 	@ln -sf $(VARIANT)/fuselab $@
 
-$(BIN): $(APP_OBJ) $(B)/libfuselab.a
+$(BIN): $(B)/app/main.o $(B)/libfuselab_ui.a $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
+
+$(B)/libfuselab_ui.a: $(UI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
 $(B)/libfuselab.a: $(ENGINE_OBJ) $(EXPORT_OBJ)
 	@rm -f $@
@@ -85,7 +92,7 @@ $(B)/gen/builtin_sample.c: $(DEFAULT_SAMPLE) scripts/embed.sh
 $(B)/gen/builtin_sample.o: $(B)/gen/builtin_sample.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(TEST_BIN): $(TEST_OBJ) $(B)/libfuselab.a
+$(TEST_BIN): $(TEST_OBJ) $(B)/libfuselab_ui.a $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(TEST_LIBS) -lm -ldl -lpthread
 
 run: all
