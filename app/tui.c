@@ -1,203 +1,236 @@
-/* The interactive explorer's main loop: one place that owns input, the
- * screen size and redraws.  Views format rows; this file places them.
- * Keys come from one table, from which the help screen is generated. */
+/* The explorer on a terminal: one small layer that turns curses input
+ * into key codes (views/keys.h) and draws the explorer's cell grid.
+ * Everything else (what a key does, what the screen shows) is the
+ * explorer's (explorer.h), so tests drive it without a terminal.
+ *
+ * Colours follow the terminal's own (use_default_colors) and NO_COLOR
+ * (https://no-color.org): without colour, looks become bold, reverse,
+ * underline and dim.  Box-drawing characters fall back to ASCII when the
+ * locale is not UTF-8.  SIGINT and SIGTERM end the loop like `q` does,
+ * so the terminal is always restored. */
 #include "tui.h"
 
 #include <curses.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "batch.h"
-#include "view_ops.h"
-
-#define MIN_COLS 40
-#define MIN_LINES 10
-
-typedef enum tui_action {
-	ACT_NONE, ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_HOME,
-	ACT_END, ACT_HELP, ACT_QUIT,
-} tui_action;
-
-typedef struct key_binding {
-	int key;
-	tui_action action;
-	const char *label;	/* shown in help; NULL: an alias */
-	const char *help;
-} key_binding;
-
-static const key_binding keymap[] = {
-	{KEY_DOWN, ACT_DOWN, "Down j", "next op"},
-	{'j', ACT_DOWN, NULL, NULL},
-	{KEY_UP, ACT_UP, "Up k", "previous op"},
-	{'k', ACT_UP, NULL, NULL},
-	{KEY_NPAGE, ACT_PAGE_DOWN, "PgDn", "page down"},
-	{KEY_PPAGE, ACT_PAGE_UP, "PgUp", "page up"},
-	{KEY_HOME, ACT_HOME, "Home g", "first op"},
-	{'g', ACT_HOME, NULL, NULL},
-	{KEY_END, ACT_END, "End G", "last op"},
-	{'G', ACT_END, NULL, NULL},
-	{'?', ACT_HELP, "?", "this help"},
-	{'q', ACT_QUIT, "q", "quit"},
-};
+#include "explorer.h"
+#include "keys.h"
+#include "signals.h"
+#include "tour.h"
 
 typedef struct tui {
-	const fl_graph *g;
-	int sel, top;
-	bool help;
-	bool color;
+	bool color, utf8;
+	attr_t attr[FL_LOOK_COUNT];
+	short pair[FL_LOOK_COUNT];
 } tui;
 
-static tui_action lookup_key(int ch)
+static void setup_looks(tui *t)
 {
-	for (size_t i = 0; i < sizeof keymap / sizeof keymap[0]; i++)
-		if (keymap[i].key == ch)
-			return keymap[i].action;
-	return ACT_NONE;
-}
+	static const short group_fg[FL_LOOK_GROUPS] = {
+		COLOR_CYAN, COLOR_GREEN, COLOR_MAGENTA, COLOR_YELLOW,
+		COLOR_BLUE, COLOR_RED, COLOR_WHITE, COLOR_CYAN};
+	const char *no_color = getenv("NO_COLOR");
 
-static void draw_help(void)
-{
-	int y = 2;
-
-	mvprintw(0, 0, "fuselab keys (any key closes this help)");
-	for (size_t i = 0; i < sizeof keymap / sizeof keymap[0]; i++)
-		if (keymap[i].label && y < LINES)
-			mvprintw(y++, 2, "%-10s %s", keymap[i].label,
-				 keymap[i].help);
-}
-
-static void draw_list(tui *t, int rows)
-{
-	char buf[512];
-
-	if (t->sel < t->top)
-		t->top = t->sel;
-	if (t->sel >= t->top + rows)
-		t->top = t->sel - rows + 1;
-	attron(A_BOLD);
-	mvaddnstr(1, 0, fl_view_ops_header(), COLS);
-	attroff(A_BOLD);
-	for (int r = 0; r < rows && t->top + r < t->g->n_ops; r++) {
-		int i = t->top + r;
-
-		fl_view_ops_row(t->g, i, buf, sizeof buf);
-		if (i == t->sel)
-			attron(A_REVERSE);
-		mvaddnstr(2 + r, 0, buf, COLS);
-		if (i == t->sel)
-			attroff(A_REVERSE);
-	}
-}
-
-static void draw_details(const tui *t, int y0)
-{
-	char lines[12][160];
-	int n = fl_view_ops_details(t->g, t->sel, lines, 12);
-
-	mvhline(y0, 0, '-', COLS);	/* plain: any terminal */
-	for (int i = 0; i < n && y0 + 1 + i < LINES - 1; i++)
-		mvaddnstr(y0 + 1 + i, 0, lines[i], COLS);
-}
-
-static void draw(tui *t)
-{
-	int detail_rows = LINES >= 20 ? 8 : 0;
-	int list_rows = LINES - 3 - detail_rows;
-
-	erase();
-	if (COLS < MIN_COLS || LINES < MIN_LINES) {
-		mvprintw(0, 0, "terminal too small (need %dx%d)", MIN_COLS,
-			 MIN_LINES);
-		refresh();
+	memset(t->attr, 0, sizeof t->attr);
+	memset(t->pair, 0, sizeof t->pair);
+	t->attr[FL_LOOK_DIM] = A_DIM;
+	t->attr[FL_LOOK_TITLE] = A_BOLD;
+	t->attr[FL_LOOK_STATUS] = A_REVERSE;
+	t->attr[FL_LOOK_CURSOR] = A_REVERSE | A_BOLD;
+	t->attr[FL_LOOK_HIGHLIGHT] = A_BOLD | A_UNDERLINE;
+	t->attr[FL_LOOK_MARK] = A_BOLD | A_UNDERLINE;
+	t->attr[FL_LOOK_BAD] = A_BOLD;
+	t->attr[FL_LOOK_WARN] = A_UNDERLINE;
+	t->color = has_colors() && !(no_color && no_color[0]);
+	if (!t->color)
 		return;
+	start_color();
+	use_default_colors();
+	init_pair(1, COLOR_YELLOW, -1);		/* highlight */
+	init_pair(2, COLOR_MAGENTA, -1);	/* mark */
+	init_pair(3, COLOR_GREEN, -1);		/* ok */
+	init_pair(4, COLOR_RED, -1);		/* bad */
+	init_pair(5, COLOR_YELLOW, -1);		/* warn */
+	init_pair(6, COLOR_BLUE, -1);		/* edge */
+	t->pair[FL_LOOK_HIGHLIGHT] = 1;
+	t->pair[FL_LOOK_MARK] = 2;
+	t->pair[FL_LOOK_OK] = 3;
+	t->pair[FL_LOOK_BAD] = 4;
+	t->pair[FL_LOOK_WARN] = 5;
+	t->pair[FL_LOOK_EDGE] = 6;
+	t->attr[FL_LOOK_WARN] = 0;
+	for (int k = 0; k < FL_LOOK_GROUPS; k++) {
+		init_pair((short)(10 + k), group_fg[k], -1);
+		t->pair[FL_LOOK_GROUP0 + k] = (short)(10 + k);
 	}
-	if (t->help) {
-		draw_help();
-		refresh();
-		return;
+}
+
+/* An ASCII stand-in for a box-drawing or symbol code point. */
+static wchar_t ascii_of(uint32_t ch)
+{
+	switch (ch) {
+	case FL_CH_HLINE: return '-';
+	case FL_CH_VLINE: return '|';
+	case FL_CH_ARROW_D: return 'v';
+	case FL_CH_ARROW_U: return '^';
+	case FL_CH_ARROW_R: return '>';
+	case FL_CH_ARROW_L: return '<';
+	case FL_CH_DOT: return '.';
+	case FL_CH_BLOCK: return '#';
+	case FL_CH_LIGHT: return ':';
+	case FL_CH_BULLET: return 'o';
 	}
-	attron(A_BOLD);
-	mvprintw(0, 0, "fuselab %s  %s  (%d ops)", FL_VERSION, t->g->name,
-		 t->g->n_ops);
-	attroff(A_BOLD);
-	draw_list(t, list_rows);
-	if (detail_rows)
-		draw_details(t, LINES - 1 - detail_rows);
-	mvaddnstr(LINES - 1, 0, "j/k move  g/G first/last  ? help  q quit",
-		  COLS);
+	if (ch >= 0x2500 && ch < 0x2580)
+		return '+';
+	return ch < 0x80 ? (wchar_t)ch : '?';
+}
+
+static void draw(tui *t, const fl_grid *g)
+{
+	for (int y = 0; y < g->h; y++)
+		for (int x = 0; x < g->w; x++) {
+			const fl_cell *c = fl_grid_cell(g, x, y);
+			wchar_t wc[2] = {t->utf8 ? (wchar_t)c->ch : ascii_of(c->ch), 0};
+			cchar_t cc;
+
+			/* The last cell of the screen cannot be written
+			 * without scrolling on some terminals. */
+			if (y == g->h - 1 && x == g->w - 1)
+				continue;
+			setcchar(&cc, wc, t->attr[c->look], t->pair[c->look],
+				 NULL);
+			mvadd_wch(y, x, &cc);
+		}
 	refresh();
 }
 
-/* Applies an action; returns false to quit. */
-static bool act(tui *t, tui_action a)
+/* A curses key as a views/keys.h code; -1 to ignore. */
+static int key_code(int r, wint_t ch)
 {
-	int page = LINES > 12 ? LINES - 12 : 1;
-
-	switch (a) {
-	case ACT_UP: t->sel--; break;
-	case ACT_DOWN: t->sel++; break;
-	case ACT_PAGE_UP: t->sel -= page; break;
-	case ACT_PAGE_DOWN: t->sel += page; break;
-	case ACT_HOME: t->sel = 0; break;
-	case ACT_END: t->sel = t->g->n_ops - 1; break;
-	case ACT_HELP: t->help = true; break;
-	case ACT_QUIT: return false;
-	case ACT_NONE: break;
+	if (r == OK) {
+		if (ch == '\r' || ch == '\n')
+			return FL_KEY_ENTER;
+		if (ch == 8)
+			return FL_KEY_BACKSPACE;
+		return (int)ch;
 	}
-	if (t->sel < 0)
-		t->sel = 0;
-	if (t->sel >= t->g->n_ops)
-		t->sel = t->g->n_ops - 1;
-	return true;
+	switch (ch) {
+	case KEY_UP: return FL_KEY_UP;
+	case KEY_DOWN: return FL_KEY_DOWN;
+	case KEY_LEFT: return FL_KEY_LEFT;
+	case KEY_RIGHT: return FL_KEY_RIGHT;
+	case KEY_PPAGE: return FL_KEY_PGUP;
+	case KEY_NPAGE: return FL_KEY_PGDN;
+	case KEY_HOME: return FL_KEY_HOME;
+	case KEY_END: return FL_KEY_END;
+	case KEY_BTAB: return FL_KEY_BTAB;
+	case KEY_ENTER: return FL_KEY_ENTER;
+	case KEY_BACKSPACE: case KEY_DC: return FL_KEY_BACKSPACE;
+	case KEY_RESIZE: return FL_KEY_RESIZE;
+	case KEY_MOUSE: return FL_KEY_MOUSE;
+	}
+	return -1;
 }
 
-static void loop(tui *t)
+static void loop(tui *t, fl_explorer *x)
 {
-	for (;;) {
-		int ch;
+	fl_grid *g = fl_grid_new(COLS, LINES);
+	bool dirty = true;
 
-		draw(t);
-		ch = getch();
-		if (ch == ERR || ch == KEY_RESIZE)
+	while (g && !fl_app_signal()) {
+		wint_t ch;
+		int r, key;
+
+		if (dirty) {
+			if (g->w != COLS || g->h != LINES)
+				fl_grid_resize(g, COLS, LINES);
+			fl_explorer_render(x, g);
+			draw(t, g);
+		}
+		r = get_wch(&ch);
+		dirty = fl_explorer_poll(x);
+		if (r == ERR)
 			continue;
-		if (t->help) {
-			t->help = false;
+		key = key_code(r, ch);
+		if (key == FL_KEY_MOUSE) {
+			MEVENT m;
+
+			if (getmouse(&m) == OK && (m.bstate & (BUTTON1_CLICKED |
+						BUTTON1_PRESSED | BUTTON1_RELEASED)))
+				fl_explorer_click(x, m.x, m.y);
+			dirty = true;
 			continue;
 		}
-		if (!act(t, lookup_key(ch)))
+		if (key < 0)
+			continue;
+		if (key == FL_KEY_RESIZE)
+			clear();
+		if (!fl_explorer_key(x, key))
 			break;
+		dirty = true;
 	}
+	fl_grid_free(g);
+}
+
+static fl_explorer *open_explorer(const fl_options *o, fl_error *err)
+{
+	fl_engine_opts eo;
+	fl_graph *g = fl_app_load(o, err);
+	fl_tour *tour = NULL;
+	fl_explorer *x = NULL;
+
+	if (!g)
+		return NULL;
+	if (fl_app_engine_opts(o, &eo) < 0) {
+		fl_error_set(err, "bad engine options");
+	} else if (!o->file || (tour = fl_tour_load_file(o->file, err))) {
+		x = fl_explorer_open(g, &eo, o->file ? o->file : "built-in sample",
+				     tour, err);
+	}
+	fl_graph_free(g);
+	return x;
 }
 
 int fl_tui_main(const fl_options *o)
 {
 	fl_error err = {""};
-	fl_graph *g;
+	fl_explorer *x;
 	tui t;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "fuselab: the interactive explorer needs a "
-			"terminal; use --batch or --check for scripts\n");
+			"terminal; use --batch (with --stage, --events, --run) "
+			"or --check for scripts\n");
 		return 2;
 	}
 	if (fl_app_check_rules(o) < 0)
 		return 2;
-	g = fl_app_load(o, &err);
-	if (!g) {
+	x = open_explorer(o, &err);
+	if (!x) {
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
-	memset(&t, 0, sizeof t);
-	t.g = g;
+	fl_app_signals_install();
+	setlocale(LC_ALL, "");
+	t.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	set_escdelay(25);
 	initscr();
 	cbreak();
 	noecho();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	timeout(500);
-	loop(&t);
+	mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED, NULL);
+	mouseinterval(0);
+	timeout(100);
+	setup_looks(&t);
+	loop(&t, x);
 	endwin();
-	fl_graph_free(g);
-	return 0;
+	fl_explorer_close(x);
+	return fl_app_signal() ? 128 + fl_app_signal() : 0;
 }
