@@ -297,7 +297,7 @@ static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
 	int step = fl_engine_position(x->s);
 	const fl_event_log *old_log;
 	fl_session *s = fl_engine_open(x->graph, o, &err);
-	int first, total;
+	int first, total, before, after;
 
 	if (!s || fl_engine_run(s, &err) < 0) {
 		fl_engine_close(s);
@@ -305,15 +305,19 @@ static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
 		return -1;
 	}
 	total = fl_engine_position(s);
+	after = kernels_of(s);
 	old_log = fl_x_full_log(x, true);
 	first = old_log ? first_difference(old_log, fl_engine_events(s)) : 0;
-	if (step > total)
-		step = total;
-	fl_engine_goto(s, step, &err);
+	fl_engine_goto(s, step < total ? step : total, &err);
 	if (x->prev)
 		fl_engine_close(x->prev);
 	x->prev = x->s;
 	x->s = s;
+	/* The old session at its end for the kernel count, then back at the
+	 * same step for the views that compare (memoised: cheap). */
+	fl_engine_run(x->prev, &err);
+	before = kernels_of(x->prev);
+	fl_engine_goto(x->prev, step, &err);
 	snprintf(x->prev_label, sizeof x->prev_label, "%s", label);
 	x->opts = *o;
 	if (x->prev_ladder) {
@@ -324,11 +328,9 @@ static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
 	x->ladder = NULL;
 	fl_x_full_start(x, &err);
 	refresh(x);
-	fl_engine_run(x->prev, &err);
 	fl_x_say(x, FL_LOOK_OK, "%s: re-ran from step %d (first changed "
 		 "decision); kernels %d -> %d at the end", label, first,
-		 kernels_of(x->prev), fl_engine_done(s) ? kernels_of(s) : -1);
-	fl_engine_goto(x->prev, step, &err);
+		 before, after);
 	return 0;
 }
 

@@ -298,21 +298,48 @@ static int replay(fl_session *s, long k, fl_error *err)
 
 /* ---- opening and closing ------------------------------------------- */
 
-/* Checks that every op name in the constraints exists in g. */
-static int check_pairs(const fl_graph *g, const fl_op_pair *p, int n,
-		       const char *flag, fl_error *err)
+/* Whether `name` names an op of g, or a primitive that opening g's
+ * compound ops makes (constraints may name either: the explorer marks
+ * the primitives it shows).  *opened is g opened, made on first need. */
+static bool names_an_op(const fl_graph *g, fl_graph **opened, const char *name)
+{
+	fl_error ignored;
+
+	if (fl_graph_find_op(g, name) >= 0)
+		return true;
+	if (!*opened)
+		*opened = fl_graph_expand_compounds(g, &ignored);
+	return *opened && fl_graph_find_op(*opened, name) >= 0;
+}
+
+/* Checks that every op name in the constraints exists. */
+static int check_pairs(const fl_graph *g, fl_graph **opened,
+		       const fl_op_pair *p, int n, const char *flag,
+		       fl_error *err)
 {
 	for (int i = 0; i < n; i++) {
 		const char *names[2] = {p[i].a, p[i].b};
 
 		for (int k = 0; k < 2; k++)
-			if (fl_graph_find_op(g, names[k]) < 0) {
+			if (!names_an_op(g, opened, names[k])) {
 				fl_error_set(err, "%s %s,%s: no op named \"%s\"",
 					     flag, p[i].a, p[i].b, names[k]);
 				return -1;
 			}
 	}
 	return 0;
+}
+
+static int check_constraints(const fl_graph *g, const fl_engine_opts *o,
+			     fl_error *err)
+{
+	fl_graph *opened = NULL;
+	int r = check_pairs(g, &opened, o->never_fuse, o->n_never,
+			    "--never-fuse", err) < 0 ||
+		check_pairs(g, &opened, o->fuse, o->n_fuse, "--fuse", err) < 0;
+
+	fl_graph_free(opened);
+	return r ? -1 : 0;
 }
 
 /* A compiled program's directory goes when the session closes. */
@@ -335,9 +362,7 @@ fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,
 		s->opts = *o;
 	else
 		fl_engine_opts_default(&s->opts);
-	if (check_pairs(g, s->opts.never_fuse, s->opts.n_never, "--never-fuse",
-			err) < 0 ||
-	    check_pairs(g, s->opts.fuse, s->opts.n_fuse, "--fuse", err) < 0) {
+	if (check_constraints(g, &s->opts, err) < 0) {
 		free(s);
 		return NULL;
 	}
@@ -587,11 +612,14 @@ static int add_constraint(fl_session *s, fl_op_pair *pairs, int *n,
 			  fl_error *err)
 {
 	fl_op_pair p;
+	fl_graph *opened = NULL;
+	int bad;
 
 	snprintf(p.a, sizeof p.a, "%s", a);
 	snprintf(p.b, sizeof p.b, "%s", b);
-	if (check_pairs(s->input, &p, 1, flag, err) < 0 ||
-	    add_pair(pairs, n, a, b, err) < 0)
+	bad = check_pairs(s->input, &opened, &p, 1, flag, err) < 0;
+	fl_graph_free(opened);
+	if (bad || add_pair(pairs, n, a, b, err) < 0)
 		return -1;
 	return rerun(s, fl_engine_position(s), s->done, err);
 }

@@ -1,0 +1,295 @@
+/* The explorer driven headless: keys in, the screen's cell grid out
+ * (app/explorer.h), with no terminal.  The same calls app/tui.c makes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "explorer.h"
+#include "keys.h"
+#include "test_util.h"
+
+typedef struct tx {
+	fl_graph *g;
+	fl_explorer *x;
+	fl_grid *grid;
+	char *text;
+	char tmp[64];
+} tx;
+
+static void tx_open(tx *t, const char *sample, int w, int h)
+{
+	fl_engine_opts o;
+	fl_error err = {""};
+
+	memset(t, 0, sizeof *t);
+	snprintf(t->tmp, sizeof t->tmp, "/tmp/fuselab-xtest-XXXXXX");
+	assert_non_null(mkdtemp(t->tmp));
+	t->g = t_load_sample(sample);
+	fl_engine_opts_default(&o);
+	o.run.workdir = t->tmp;
+	o.run.repeat = 1;
+	o.run.warmup = 0;
+	t->x = fl_explorer_open(t->g, &o, sample, NULL, &err);
+	if (!t->x)
+		fail_msg("%s", err.msg);
+	t->grid = fl_grid_new(w, h);
+	assert_non_null(t->grid);
+}
+
+/* Renders and returns the screen text (kept in t->text). */
+static const char *tx_screen(tx *t)
+{
+	free(t->text);
+	fl_explorer_poll(t->x);
+	fl_explorer_render(t->x, t->grid);
+	t->text = fl_grid_dump(t->grid);
+	assert_non_null(t->text);
+	return t->text;
+}
+
+static void tx_keys(tx *t, const char *keys)
+{
+	for (const char *k = keys; *k; k++)
+		assert_true(fl_explorer_key(t->x, *k == '\n' ? FL_KEY_ENTER : *k));
+}
+
+static void tx_key(tx *t, int key)
+{
+	assert_true(fl_explorer_key(t->x, key));
+}
+
+static void tx_close(tx *t)
+{
+	char cmd[128], *out = NULL;
+
+	fl_explorer_close(t->x);
+	fl_graph_free(t->g);
+	fl_grid_free(t->grid);
+	free(t->text);
+	/* nothing of a kernel run may be left behind */
+	assert_int_equal(t_count_entries(t->tmp), 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", t->tmp);
+	t_run(cmd, &out);
+	free(out);
+}
+
+static void explorer_steps_forward_and_back(void **state)
+{
+	tx t;
+	char line[64];
+
+	(void)state;
+	tx_open(&t, "softmax", 100, 30);
+	t_assert_contains(tx_screen(&t), "step 0/");
+	tx_keys(&t, "nnnn");
+	t_assert_contains(tx_screen(&t), "step 4/");
+	t_assert_contains(t.text, "softmax.sub (sub) is broadcast");
+	tx_keys(&t, "N");
+	t_assert_contains(tx_screen(&t), "step 3/");
+	t_assert_contains(t.text, "softmax.max (reduce_max) is reduction");
+	assert_null(strstr(t.text, "softmax.sub (sub) is broadcast"));
+	assert_int_equal(fl_event_log_count(fl_engine_events(
+				 fl_explorer_session(t.x))), 3);
+	tx_keys(&t, "p");	/* the end of classify */
+	t_assert_contains(tx_screen(&t), "step 7/");
+	tx_keys(&t, "P");
+	t_assert_contains(tx_screen(&t), "step 2/");
+	tx_keys(&t, "g11\n");
+	snprintf(line, sizeof line, "step 11/");
+	t_assert_contains(tx_screen(&t), line);
+	t_assert_contains(t.text, "R4: B->R merge softmax.exp into softmax.sum");
+	tx_keys(&t, "r");
+	assert_true(fl_engine_done(fl_explorer_session(t.x)));
+	tx_close(&t);
+}
+
+static void explorer_total_arrives(void **state)
+{
+	tx t;
+	char want[64];
+	int total;
+
+	(void)state;
+	tx_open(&t, "softmax", 100, 30);
+	assert_int_equal(fl_explorer_wait(t.x, 60), 0);
+	tx_keys(&t, "r");
+	total = fl_engine_position(fl_explorer_session(t.x));
+	tx_keys(&t, "g0\n");
+	snprintf(want, sizeof want, "step 0/%d", total);
+	t_assert_contains(tx_screen(&t), want);
+	tx_close(&t);
+}
+
+static void explorer_bad_goto_and_small_screen(void **state)
+{
+	tx t;
+
+	(void)state;
+	tx_open(&t, "softmax", 100, 30);
+	tx_keys(&t, "gx1\n");
+	t_assert_contains(tx_screen(&t), "not a step number: \"x1\"");
+	tx_keys(&t, "g");
+	t_assert_contains(tx_screen(&t), "go to step: _");
+	tx_key(&t, FL_KEY_ESC);
+	assert_null(strstr(tx_screen(&t), "go to step"));
+	assert_int_equal(fl_grid_resize(t.grid, 30, 8), 0);
+	t_assert_contains(tx_screen(&t), "terminal too small");
+	assert_int_equal(fl_grid_resize(t.grid, 1, 1), 0);
+	tx_screen(&t);
+	tx_close(&t);
+}
+
+static void explorer_find_mark_and_why(void **state)
+{
+	tx t;
+
+	(void)state;
+	tx_open(&t, "softmax", 120, 30);
+	tx_keys(&t, "r/nosuchop\n");
+	t_assert_contains(tx_screen(&t), "no op named like \"nosuchop\"");
+	tx_keys(&t, "/softmax.max\nm/softmax.div\nm");
+	t_assert_contains(tx_screen(&t), "marked: softmax.max, softmax.div");
+	tx_keys(&t, "w");
+	t_assert_contains(tx_screen(&t), "why softmax.max and softmax.div");
+	t_assert_contains(t.text, "apart");
+	tx_keys(&t, " ");	/* any key closes the explanation */
+	assert_null(strstr(tx_screen(&t), "why softmax.max and"));
+	tx_close(&t);
+}
+
+static void explorer_forbid_and_remove(void **state)
+{
+	tx t;
+
+	(void)state;
+	tx_open(&t, "softmax", 120, 30);
+	tx_keys(&t, "r/softmax.exp\nm/softmax.sum\nm");
+	tx_keys(&t, "w");
+	t_assert_contains(tx_screen(&t), "together");
+	tx_keys(&t, " f");
+	t_assert_contains(tx_screen(&t), "forbid softmax.exp softmax.sum: "
+			  "re-ran from step");
+	t_assert_contains(t.text, "kernels 3 -> 4");
+	tx_keys(&t, "w");
+	t_assert_contains(tx_screen(&t), "apart");
+	tx_keys(&t, " o");
+	t_assert_contains(tx_screen(&t), "forbid  softmax.exp  softmax.sum");
+	tx_keys(&t, "d");	/* the list stays open */
+	t_assert_contains(tx_screen(&t), "kernels 4 -> 3");
+	t_assert_contains(t.text, "none: mark two ops");
+	tx_keys(&t, " ");
+	assert_null(strstr(tx_screen(&t), "none: mark two ops"));
+	tx_close(&t);
+}
+
+static void explorer_switches_views_and_panes(void **state)
+{
+	tx t;
+	const char *names[] = {"graph", "decisions", "schedule", "domain",
+			       "memory", "parallel", "timings", "code"};
+
+	(void)state;
+	tx_open(&t, "softmax", 100, 30);
+	for (int v = 0; v < 8; v++) {
+		tx_key(&t, '1' + v);
+		assert_string_equal(fl_explorer_view_name(t.x), names[v]);
+	}
+	tx_key(&t, FL_KEY_TAB);
+	assert_string_equal(fl_explorer_view_name(t.x), "graph");
+	tx_key(&t, FL_KEY_BTAB);
+	assert_string_equal(fl_explorer_view_name(t.x), "code");
+	/* two panes side by side from 160 columns; x moves the focus */
+	assert_int_equal(fl_grid_resize(t.grid, 200, 50), 0);
+	tx_key(&t, '1');
+	tx_screen(&t);
+	tx_key(&t, 'x');
+	assert_string_equal(fl_explorer_view_name(t.x), "decisions");
+	tx_keys(&t, "?");
+	t_assert_contains(tx_screen(&t), "in the decisions view");
+	t_assert_contains(t.text, "why (not) fused");
+	tx_keys(&t, "q");	/* closes help, does not quit */
+	assert_null(strstr(tx_screen(&t), "fuselab keys"));
+	assert_false(fl_explorer_key(t.x, 'q'));
+	tx_close(&t);
+}
+
+static void explorer_strategy_and_export(void **state)
+{
+	tx t;
+	char path[128], cmd[400], *out = NULL;
+
+	(void)state;
+	tx_open(&t, "softmax", 120, 30);
+	tx_keys(&t, "s");
+	t_assert_contains(tx_screen(&t), "| unfused |");
+	tx_keys(&t, "ss");
+	t_assert_contains(tx_screen(&t), "| apollo-l1 |");
+	snprintf(path, sizeof path, "%s/report.json", t.tmp);
+	tx_keys(&t, "r");
+	tx_keys(&t, "e");
+	/* replace the suggested name */
+	for (int i = 0; i < 64; i++)
+		tx_key(&t, FL_KEY_BACKSPACE);
+	tx_keys(&t, path);
+	tx_keys(&t, "\n");
+	t_assert_contains(tx_screen(&t), "wrote ");
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; "
+		 "d=json.load(open(sys.argv[1])); "
+		 "assert d[\"format\"]==\"fuselab-report/1\"' %s", path);
+	assert_int_equal(t_run(cmd, &out), 0);
+	free(out);
+	remove(path);
+	tx_keys(&t, "e");
+	for (int i = 0; i < 64; i++)
+		tx_key(&t, FL_KEY_BACKSPACE);
+	tx_keys(&t, "/nonexistent/dir/r.json\n");
+	t_assert_contains(tx_screen(&t), "cannot write /nonexistent/dir/r.json");
+	tx_close(&t);
+}
+
+static void explorer_runs_kernels_in_background(void **state)
+{
+	tx t;
+
+	(void)state;
+	tx_open(&t, "layernorm", 120, 30);
+	tx_keys(&t, "R");
+	t_assert_contains(tx_screen(&t), "running kernels");
+	/* the UI keeps stepping while kernels run */
+	tx_keys(&t, "nn");
+	t_assert_contains(tx_screen(&t), "step 2/");
+	assert_int_equal(fl_explorer_wait(t.x, 300), 0);
+	t_assert_contains(tx_screen(&t), "kernels ran: 3 of 3 strategies "
+			  "verified");
+	tx_close(&t);
+}
+
+static void explorer_cancels_a_run(void **state)
+{
+	tx t;
+
+	(void)state;
+	tx_open(&t, "layernorm", 120, 30);
+	tx_keys(&t, "R");
+	tx_key(&t, FL_KEY_ESC);
+	assert_int_equal(fl_explorer_wait(t.x, 120), 0);
+	t_assert_contains(tx_screen(&t), "kernel run cancelled");
+	assert_false(fl_explorer_busy(t.x));
+	tx_close(&t);	/* checks the work directory is gone */
+}
+
+FL_SUITE(explorer,
+	 cmocka_unit_test(explorer_steps_forward_and_back),
+	 cmocka_unit_test(explorer_total_arrives),
+	 cmocka_unit_test(explorer_bad_goto_and_small_screen),
+	 cmocka_unit_test(explorer_find_mark_and_why),
+	 cmocka_unit_test(explorer_forbid_and_remove),
+	 cmocka_unit_test(explorer_switches_views_and_panes),
+	 cmocka_unit_test(explorer_strategy_and_export),
+	 cmocka_unit_test(explorer_runs_kernels_in_background),
+	 cmocka_unit_test(explorer_cancels_a_run));

@@ -1,0 +1,159 @@
+/* The tmux driver for end-to-end explorer tests (see tmux_driver.h). */
+#include "tmux_driver.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Runs "tmux -L socket -f /dev/null ARGS", failing the test on error. */
+static char *tmux(t_tmux *t, const char *fmt, ...)
+{
+	char args[2048], cmd[2400], *out = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "tmux -L %s -f /dev/null %s", t->socket, args);
+	rc = t_run(cmd, &out);
+	if (rc != 0)
+		fail_msg("%s: exit %d: %s", cmd, rc, out);
+	return out;
+}
+
+void t_tmux_start(t_tmux *t, int w, int h, const char *args)
+{
+	static int serial;
+	char *out;
+
+	memset(t, 0, sizeof *t);
+	snprintf(t->socket, sizeof t->socket, "fltest%d_%d", (int)getpid(),
+		 serial++);
+	snprintf(t->dir, sizeof t->dir, "/tmp/fuselab-tui-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->status_file, sizeof t->status_file, "%s/status", t->dir);
+	out = tmux(t, "new-session -d -s main -x %d -y %d "
+		   "\"cd %s && TERM=screen-256color LANG=C.UTF-8 "
+		   "LC_ALL=C.UTF-8 ASAN_OPTIONS=detect_leaks=1 %s %s; "
+		   "echo \\$? > %s; sleep 600\"", w, h, t->dir,
+		   t_fuselab_bin(), args, t->status_file);
+	free(out);
+	out = tmux(t, "set-option -t main status off");
+	free(out);
+	t_tmux_wait_for(t, " | step ", 20);
+}
+
+void t_tmux_keys(t_tmux *t, const char *keys)
+{
+	free(tmux(t, "send-keys -t main %s", keys));
+	sleep_ms(150);
+}
+
+void t_tmux_type(t_tmux *t, const char *text)
+{
+	free(tmux(t, "send-keys -t main -l '%s'", text));
+	sleep_ms(150);
+}
+
+char *t_tmux_screen(t_tmux *t)
+{
+	return tmux(t, "capture-pane -p -t main");
+}
+
+bool t_tmux_shows(t_tmux *t, const char *text)
+{
+	char *s = t_tmux_screen(t);
+	bool found = strstr(s, text) != NULL;
+
+	free(s);
+	return found;
+}
+
+void t_tmux_wait_for(t_tmux *t, const char *text, double timeout_s)
+{
+	double t0 = now_s();
+	char *s;
+
+	for (;;) {
+		s = t_tmux_screen(t);
+		if (strstr(s, text)) {
+			free(s);
+			return;
+		}
+		if (now_s() - t0 > timeout_s)
+			break;
+		free(s);
+		sleep_ms(100);
+	}
+	fail_msg("\"%s\" did not show within %.0f s; the screen:\n%s", text,
+		 timeout_s, s);
+}
+
+void t_tmux_resize(t_tmux *t, int w, int h)
+{
+	free(tmux(t, "resize-window -t main -x %d -y %d", w, h));
+	sleep_ms(300);
+}
+
+int t_tmux_exit_status(t_tmux *t, double timeout_s)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < timeout_s) {
+		FILE *f = fopen(t->status_file, "r");
+		int status = -1;
+
+		if (f) {
+			int got = fscanf(f, "%d", &status);
+
+			fclose(f);
+			if (got == 1) {
+				char *alt = tmux(t, "display-message -p -t main "
+						 "'#{alternate_on}'");
+
+				/* endwin left the alternate screen */
+				assert_int_equal(atoi(alt), 0);
+				free(alt);
+				return status;
+			}
+		}
+		sleep_ms(100);
+	}
+	return -1;
+}
+
+void t_tmux_stop(t_tmux *t)
+{
+	char cmd[512], *out = NULL;
+
+	snprintf(cmd, sizeof cmd, "tmux -L %s kill-server", t->socket);
+	t_run(cmd, &out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", t->dir);
+	t_run(cmd, &out);
+	free(out);
+}
