@@ -190,8 +190,11 @@ static fl_explorer *open_explorer(const fl_options *o, fl_error *err)
 	if (fl_app_engine_opts(o, &eo) < 0) {
 		fl_error_set(err, "bad engine options");
 	} else if (!o->file || (tour = fl_tour_load_file(o->file, err))) {
-		x = fl_explorer_open(g, &eo, o->file ? o->file : "built-in sample",
-				     tour, err);
+		const char *slash = o->file ? strrchr(o->file, '/') : NULL;
+		const char *label = !o->file ? "built-in sample"
+				    : slash ? slash + 1 : o->file;
+
+		x = fl_explorer_open(g, &eo, label, tour, err);
 	}
 	fl_graph_free(g);
 	return x;

@@ -24,6 +24,7 @@ FL_SUITE_DECL(custom);
 FL_SUITE_DECL(signals);
 FL_SUITE_DECL(errors);
 FL_SUITE_DECL(explorer);
+FL_SUITE_DECL(tui);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
 		{fl_suite_signals, &fl_suite_signals_n},
 		{fl_suite_errors, &fl_suite_errors_n},
 		{fl_suite_explorer, &fl_suite_explorer_n},
+		{fl_suite_tui, &fl_suite_tui_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

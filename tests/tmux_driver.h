@@ -8,7 +8,7 @@
 
 typedef struct t_tmux {
 	char socket[64];	/* tmux -L name */
-	char status_file[256];	/* where the shell writes fuselab's status */
+	char status_file[300];	/* where the shell writes fuselab's status */
 	char dir[256];		/* a fresh working directory */
 } t_tmux;
 

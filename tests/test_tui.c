@@ -1,0 +1,130 @@
+/* The explorer end to end: the real binary in a detached tmux session of
+ * fixed size, driven by keys, read back from the screen (tmux_driver.h).
+ * Under the sanitizer build the binary is the sanitizer's, so a leak or
+ * an error at exit shows as a non-zero exit status here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+#include "tmux_driver.h"
+
+static char *sample_path(const char *name)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof buf, "%s/%s.json", t_samples_dir(), name);
+	return buf;
+}
+
+static void quit_cleanly(t_tmux *t)
+{
+	t_tmux_keys(t, "q");
+	assert_int_equal(t_tmux_exit_status(t, 30), 0);
+	t_tmux_stop(t);
+}
+
+static void tui_steps_back_and_forth(void **state)
+{
+	t_tmux t;
+
+	(void)state;
+	t_tmux_start(&t, 100, 30, sample_path("softmax"));
+	t_tmux_wait_for(&t, "step 0/30", 20);
+	t_tmux_keys(&t, "n n n n");
+	t_tmux_wait_for(&t, "step 4/30", 5);
+	t_tmux_wait_for(&t, "softmax.sub (sub) is broadcast", 5);
+	t_tmux_keys(&t, "N");
+	t_tmux_wait_for(&t, "step 3/30", 5);
+	t_tmux_wait_for(&t, "softmax.max (reduce_max) is reduction", 5);
+	t_tmux_keys(&t, "g");
+	t_tmux_type(&t, "11");
+	t_tmux_keys(&t, "Enter");
+	t_tmux_wait_for(&t, "R4: B->R merge softmax.exp into softmax.sum", 5);
+	quit_cleanly(&t);
+}
+
+static void tui_find_why_and_forbid(void **state)
+{
+	t_tmux t;
+
+	(void)state;
+	t_tmux_start(&t, 120, 30, sample_path("softmax"));
+	t_tmux_keys(&t, "r /");
+	t_tmux_type(&t, "softmax.exp");
+	t_tmux_keys(&t, "Enter");
+	t_tmux_wait_for(&t, "found softmax.exp", 5);
+	t_tmux_keys(&t, "m /");
+	t_tmux_type(&t, "softmax.sum");
+	t_tmux_keys(&t, "Enter m w");
+	t_tmux_wait_for(&t, "why softmax.exp and softmax.sum", 10);
+	t_tmux_wait_for(&t, "together", 5);
+	t_tmux_keys(&t, "Space f");
+	t_tmux_wait_for(&t, "kernels 3 -> 4", 20);
+	t_tmux_keys(&t, "o");
+	t_tmux_wait_for(&t, "forbid  softmax.exp  softmax.sum", 5);
+	t_tmux_keys(&t, "d");
+	t_tmux_wait_for(&t, "kernels 4 -> 3", 20);
+	t_tmux_keys(&t, "Escape");
+	quit_cleanly(&t);
+}
+
+static void tui_resizes_and_helps(void **state)
+{
+	t_tmux t;
+
+	(void)state;
+	t_tmux_start(&t, 80, 24, sample_path("softmax"));
+	t_tmux_wait_for(&t, "1 graph", 5);
+	t_tmux_resize(&t, 200, 50);
+	/* two panes: graph and decisions side by side */
+	t_tmux_keys(&t, "?");
+	t_tmux_wait_for(&t, "fuselab keys", 5);
+	t_tmux_wait_for(&t, "why (not) fused", 5);
+	t_tmux_keys(&t, "Space");
+	t_tmux_resize(&t, 80, 24);
+	t_tmux_wait_for(&t, "step 0/", 5);
+	t_tmux_resize(&t, 30, 8);
+	t_tmux_wait_for(&t, "terminal too small", 5);
+	t_tmux_resize(&t, 80, 24);
+	t_tmux_wait_for(&t, "step 0/", 5);
+	quit_cleanly(&t);
+}
+
+static void tui_runs_and_cancels_kernels(void **state)
+{
+	t_tmux t;
+
+	(void)state;
+	t_tmux_start(&t, 120, 30, sample_path("layernorm"));
+	t_tmux_keys(&t, "R");
+	t_tmux_wait_for(&t, "running kernels", 10);
+	t_tmux_keys(&t, "Escape");
+	t_tmux_wait_for(&t, "kernel run cancelled", 60);
+	t_tmux_keys(&t, "R");
+	t_tmux_wait_for(&t, "kernels ran: 3 of 3 strategies verified", 300);
+	quit_cleanly(&t);
+}
+
+static void tui_needs_a_terminal(void **state)
+{
+	char *out = NULL;
+	char args[600];
+
+	(void)state;
+	snprintf(args, sizeof args, "%s < /dev/null", sample_path("softmax"));
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "needs a terminal; use --batch");
+	free(out);
+}
+
+FL_SUITE(tui,
+	 cmocka_unit_test(tui_steps_back_and_forth),
+	 cmocka_unit_test(tui_find_why_and_forbid),
+	 cmocka_unit_test(tui_resizes_and_helps),
+	 cmocka_unit_test(tui_runs_and_cancels_kernels),
+	 cmocka_unit_test(tui_needs_a_terminal));
