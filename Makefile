@@ -143,6 +143,11 @@ L1_BIN := $(B)/bench_layer1
 $(L1_BIN): $(B)/bench/bench_layer1.o $(B)/bench/synth.o $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
+EXPLORER_BENCH_BIN := $(B)/bench_explorer
+
+$(EXPLORER_BENCH_BIN): $(B)/bench/bench_explorer.o $(B)/bench/synth.o $(B)/libfuselab_ui.a $(B)/libfuselab.a
+	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
+
 STREAM_BIN := $(B)/stream
 
 $(STREAM_BIN): bench/stream.c
@@ -151,7 +156,7 @@ $(STREAM_BIN): bench/stream.c
 
 # Speed lives here, not in timed tests: each benchmark prints what it
 # measured and on which machine, with its baseline from the same run.
-bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(BIN) $(STREAM_BIN)
+bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM_BIN)
 	@mkdir -p build/bench
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
@@ -162,6 +167,9 @@ bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(BIN) $(STREAM_BIN)
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   $(L1_BIN); } | tee build/bench/layer1.txt
+	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
+	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	   $(EXPLORER_BENCH_BIN) samples; } | tee build/bench/explorer.txt
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   bench/bench_kernels.sh $(BIN) $(STREAM_BIN); } | tee build/bench/kernels.txt
@@ -187,5 +195,5 @@ clean:
 	rm -rf build
 
 -include $(B)/bench/bench_partition.d $(B)/bench/bench_steps.d $(B)/bench/synth.d \
-	$(B)/bench/bench_layer1.d
+	$(B)/bench/bench_layer1.d $(B)/bench/bench_explorer.d
 -include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(EXPORT_OBJ:.o=.d)
