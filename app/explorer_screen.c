@@ -230,11 +230,86 @@ static void text_overlay(fl_explorer *x, fl_grid *g)
 	wrap_text(g, ix, iy, iw, ih, x->overlay_text, FL_LOOK_NORMAL);
 }
 
+/* The units of a session's state as op-name lists: its kernels once
+ * layer 1 ran, else its alive micro-graphs.  Each unit is one string
+ * "a b c" in buf rows; returns the count. */
+static int units_of(const fl_session *s, char (*rows)[256], int max)
+{
+	const fl_program *p = fl_engine_program(s);
+	const fl_partition *part = fl_engine_partition(s);
+	const fl_graph *g = fl_engine_graph(s);
+	int n = 0;
+
+	for (int u = 0; p && u < p->n_kernels && n < max; u++, n++) {
+		size_t len = 0;
+
+		rows[n][0] = '\0';
+		for (int i = 0; i < p->kernels[u].n_ops && len < 250; i++)
+			len += (size_t)snprintf(rows[n] + len, 256 - len, "%s%s",
+						i ? " " : "",
+						g->ops[p->kernels[u].ops[i]].name);
+	}
+	for (int u = 0; !p && part && u < part->n_groups && n < max; u++) {
+		const fl_micro_graph *mg = &part->groups[u];
+		size_t len = 0;
+
+		if (!mg->alive)
+			continue;
+		rows[n][0] = '\0';
+		for (int i = 0; i < mg->n_members && len < 250; i++)
+			len += (size_t)snprintf(rows[n] + len, 256 - len, "%s%s",
+						i ? " " : "", g->ops[mg->members[i]].name);
+		n++;
+	}
+	return n;
+}
+
+static bool has_unit(char (*rows)[256], int n, const char *unit)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(rows[i], unit) == 0)
+			return true;
+	return false;
+}
+
+/* The run before the last override beside this one: unit counts and the
+ * units that are new (+) or gone (-). */
+static int compare_rows(fl_explorer *x, fl_grid *g, int ix, int y, int iw,
+			int y_end)
+{
+	enum { MAX_UNITS = 256 };
+	char (*now)[256] = malloc(sizeof(char[MAX_UNITS][256]));
+	char (*before)[256] = malloc(sizeof(char[MAX_UNITS][256]));
+	int n_now, n_before;
+
+	if (!x->prev || !now || !before) {
+		free(now);
+		free(before);
+		return y;
+	}
+	n_now = units_of(x->s, now, MAX_UNITS);
+	n_before = units_of(x->prev, before, MAX_UNITS);
+	fl_grid_textf(g, ix, y++, iw, FL_LOOK_TITLE, "before \"%s\": %d %s; "
+		      "now %d (at step %d)", x->prev_label, n_before,
+		      fl_engine_program(x->s) ? "kernels" : "micro-graphs",
+		      n_now, fl_engine_position(x->s));
+	for (int i = 0; i < n_now && y < y_end; i++)
+		if (!has_unit(before, n_before, now[i]))
+			fl_grid_textf(g, ix, y++, iw, FL_LOOK_OK, "  + %s", now[i]);
+	for (int i = 0; i < n_before && y < y_end; i++)
+		if (!has_unit(now, n_now, before[i]))
+			fl_grid_textf(g, ix, y++, iw, FL_LOOK_BAD, "  - %s",
+				      before[i]);
+	free(now);
+	free(before);
+	return y;
+}
+
 static void overrides_overlay(fl_explorer *x, fl_grid *g)
 {
 	int ix, iy, iw, ih, y;
 
-	overlay_box(g, 70, x->n_overrides + 4, "overrides", &ix, &iy, &iw, &ih);
+	overlay_box(g, 90, x->n_overrides + 14, "overrides", &ix, &iy, &iw, &ih);
 	y = iy;
 	if (x->n_overrides == 0)
 		fl_grid_text(g, ix, y++, iw, "none: mark two ops (m), then f "
@@ -244,6 +319,7 @@ static void overrides_overlay(fl_explorer *x, fl_grid *g)
 			      FL_LOOK_CURSOR : FL_LOOK_NORMAL, "%2d  %-6s  %s  %s",
 			      i + 1, x->overrides[i].force ? "force" : "forbid",
 			      x->overrides[i].a, x->overrides[i].b);
+	compare_rows(x, g, ix, y + 1, iw, iy + ih - 1);
 	fl_grid_text(g, ix, iy + ih - 1, iw, "d remove  S save  L load  "
 		     "other keys close", FL_LOOK_DIM);
 }

@@ -179,6 +179,11 @@ static void explorer_forbid_and_remove(void **state)
 	t_assert_contains(tx_screen(&t), "apart");
 	tx_keys(&t, " o");
 	t_assert_contains(tx_screen(&t), "forbid  softmax.exp  softmax.sum");
+	/* the run before beside this one: kernels new and gone */
+	t_assert_contains(t.text, "now 4 (at step 30)");
+	t_assert_contains(t.text, "+ softmax.sub softmax.exp ");
+	t_assert_contains(t.text, "+ softmax.sum ");
+	t_assert_contains(t.text, "- softmax.sub softmax.exp softmax.sum");
 	tx_keys(&t, "d");	/* the list stays open */
 	t_assert_contains(tx_screen(&t), "kernels 4 -> 3");
 	t_assert_contains(t.text, "none: mark two ops");
