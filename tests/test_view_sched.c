@@ -1,0 +1,127 @@
+/* The schedule tree, domain and code views (views/view_schedule.c,
+ * view_domain.c, view_code.c) rendered headless on the paper samples:
+ * what each shows, how its keys change what it shows, the explanation
+ * before layer 1, and every grid size from 1x1 to 300x100. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+#include "view_fixture.h"
+
+/* ---- helpers -------------------------------------------------------- */
+
+static void *t_create(const fl_view_class *vc)
+{
+	void *st = vc->create();
+
+	assert_non_null(st);
+	return st;
+}
+
+/* Sends key to the view; asserts it was the view's. */
+static void t_key(t_view *f, const fl_view_class *vc, void *st, int key)
+{
+	fl_view_action act;
+
+	memset(&act, 0, sizeof act);
+	assert_int_equal(vc->key(st, &f->ctx, key, &act), 1);
+}
+
+/* Renders and checks that text occurs (frees the dump). */
+static void t_render_has(t_view *f, const fl_view_class *vc, void *st, int w,
+			 int h, const char *needle)
+{
+	char *text = t_view_render(f, vc, st, w, h);
+
+	t_assert_contains(text, needle);
+	free(text);
+}
+
+/* Every view renders into tiny and huge grids, and explains itself before
+ * layer 1 ran. */
+static void t_sizes_and_empty(const fl_view_class *vc)
+{
+	static const int sizes[][2] = {
+		{1, 1}, {2, 1}, {1, 5}, {10, 3}, {40, 8}, {80, 24},
+		{99, 30}, {100, 30}, {300, 100},
+	};
+	t_view f;
+	void *st;
+	char *text;
+
+	t_view_open(&f, "micro2020_fig1", 0);
+	st = t_create(vc);
+	text = t_view_render(&f, vc, st, 100, 24);
+	t_assert_contains(text, "no kernels yet: layer 1 has not run");
+	free(text);
+	t_view_goto(&f, -1);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		free(t_view_render(&f, vc, st, sizes[i][0], sizes[i][1]));
+	vc->destroy(st);
+	t_view_close(&f);
+}
+
+/* ---- code ------------------------------------------------------------ */
+
+static void view_sched_code_sizes(void **state)
+{
+	(void)state;
+	t_sizes_and_empty(&fl_view_code);
+}
+
+/* Line numbers on the left, the kernel's C, scrolling by line and page. */
+static void view_sched_code_scrolls(void **state)
+{
+	t_view f;
+	void *st;
+	char *text, row[256];
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_code);
+	text = t_view_render(&f, &fl_view_code, st, 80, 24);
+	t_assert_contains(text, "code of kernel 0: lines 1-23");
+	t_assert_contains(text, " 1 /* fl_k0");
+	t_assert_contains(text, "void fl_k0(float *const *bufs)");
+	free(text);
+	t_key(&f, &fl_view_code, st, 'j');
+	text = t_view_render(&f, &fl_view_code, st, 80, 24);
+	fl_grid_row(f.grid, 1, row, sizeof row);
+	assert_non_null(strstr(row, " 2 "));
+	free(text);
+	t_key(&f, &fl_view_code, st, FL_KEY_PGDN);
+	t_render_has(&f, &fl_view_code, st, 80, 24, "lines 25-47");
+	t_key(&f, &fl_view_code, st, FL_KEY_END);
+	text = t_view_render(&f, &fl_view_code, st, 80, 24);
+	{
+		int a, b, n;
+
+		assert_int_equal(sscanf(text, "code of kernel 0: lines %d-%d "
+					"of %d", &a, &b, &n), 3);
+		assert_int_equal(b, n);
+		assert_int_equal(a, n - 22);
+	}
+	free(text);
+	/* Sideways: the first 8 columns of a line go out of view. */
+	t_key(&f, &fl_view_code, st, FL_KEY_HOME);
+	t_key(&f, &fl_view_code, st, 'l');
+	text = t_view_render(&f, &fl_view_code, st, 80, 24);
+	t_assert_contains(text, "(scrolled right)");
+	assert_null(strstr(text, "void fl_k0("));
+	t_assert_contains(text, " k0(float *const *bufs)");
+	free(text);
+	assert_int_equal(fl_view_code.key(st, &f.ctx, 'q', &(fl_view_action){0}),
+			 0);
+	fl_view_code.destroy(st);
+	t_view_close(&f);
+}
+
+FL_SUITE(view_sched,
+	cmocka_unit_test(view_sched_code_sizes),
+	cmocka_unit_test(view_sched_code_scrolls),
+);
