@@ -121,7 +121,143 @@ static void view_sched_code_scrolls(void **state)
 	t_view_close(&f);
 }
 
+
+/* ---- schedule tree ------------------------------------------------- */
+
+/* Moves the view's cursor down until a row with `text` is the cursor's;
+ * fails after 60 moves. */
+static void t_sched_goto(t_view *f, void *st, int w, int h, const char *text)
+{
+	for (int i = 0; i < 60; i++) {
+		free(t_view_render(f, &fl_view_schedule, st, w, h));
+		if (fl_grid_find_look(f->grid, text, FL_LOOK_CURSOR))
+			return;
+		t_key(f, &fl_view_schedule, st, 'j');
+	}
+	fail_msg("no node \"%s\" under the cursor", text);
+}
+
+static void view_sched_schedule_sizes(void **state)
+{
+	(void)state;
+	t_sizes_and_empty(&fl_view_schedule);
+}
+
+/* MICRO 2020 Fig. 1: the tiled conv with the quantize grafted under its
+ * tile band by an extension node; bands show their flags. */
+static void view_sched_schedule_extension(void **state)
+{
+	t_view f;
+	void *st;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_schedule);
+	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
+	t_assert_contains(text, "schedule tree of kernel 0 (fl_k0)");
+	t_assert_contains(text, "extension { [0, i1, i2] -> S");
+	t_assert_contains(text, "domain { S3_1[0, i1");
+	t_assert_contains(text, "band permutable, coincident [1 1 1], "
+				"tiles 64x32x32: [{");
+	t_assert_contains(text, "mark \"parallel\"");
+	t_assert_contains(text, "filter { S0_0_r0[");
+	t_assert_contains(text, "leaf: S4_0");
+	/* Rows are cut at the width with an ellipsis... */
+	t_assert_contains(text, "\u2026");
+	free(text);
+	/* ... and the node under the cursor is whole at the bottom. */
+	t_sched_goto(&f, st, 90, 40, "extension {");
+	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
+	t_assert_contains(text, "[extension, depth 3]");
+	t_assert_contains(text, "o6 <= 33 + 32i2");
+	free(text);
+	fl_view_schedule.destroy(st);
+	t_view_close(&f);
+}
+
+/* Enter folds the node under the cursor; c and C fold and unfold all. */
+static void view_sched_schedule_collapse(void **state)
+{
+	t_view f;
+	void *st;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_schedule);
+	t_sched_goto(&f, st, 90, 40, "extension {");
+	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
+	t_assert_contains(text, "sequence (2 children)");
+	free(text);
+	t_key(&f, &fl_view_schedule, st, FL_KEY_ENTER);
+	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
+	assert_null(strstr(text, "sequence (2 children)"));
+	assert_null(strstr(text, "filter { S0_0_r0["));
+	t_assert_contains(text, "extension {");
+	free(text);
+	t_key(&f, &fl_view_schedule, st, FL_KEY_ENTER);
+	t_render_has(&f, &fl_view_schedule, st, 90, 40, "filter { S0_0_r0[");
+	/* Everything folded: the root and its one child (the mark). */
+	t_key(&f, &fl_view_schedule, st, 'c');
+	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
+	t_assert_contains(text, "mark \"parallel\"");
+	assert_null(strstr(text, "band "));
+	free(text);
+	t_key(&f, &fl_view_schedule, st, 'C');
+	t_render_has(&f, &fl_view_schedule, st, 90, 40, "leaf: S4_0");
+	fl_view_schedule.destroy(st);
+	t_view_close(&f);
+}
+
+/* On a wide grid the kernel's C sits beside the tree, with the lines of
+ * the node under the cursor highlighted: a filter's statements with
+ * their loops, a band's own loops only. */
+static void view_sched_schedule_code_pane(void **state)
+{
+	t_view f;
+	void *st;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_schedule);
+	t_sched_goto(&f, st, 300, 60, "filter { S0_0_r0[");
+	text = t_view_render(&f, &fl_view_schedule, st, 300, 60);
+	t_assert_contains(text, "code: 7 lines of this filter");
+	free(text);
+	assert_true(fl_grid_find_look(f.grid, "/* S0_0_r0: mul compute */",
+				      FL_LOOK_HIGHLIGHT));
+	assert_true(fl_grid_find_look(f.grid, "for (int c6 = 32 * c2;",
+				      FL_LOOK_HIGHLIGHT));
+	assert_true(fl_grid_find_look(f.grid, "for (int c1 = 0;",
+				      FL_LOOK_HIGHLIGHT));
+	assert_true(fl_grid_find_look(f.grid, "#pragma omp parallel for",
+				      FL_LOOK_HIGHLIGHT));
+	assert_false(fl_grid_find_look(f.grid, "/* S1_0_r0: round",
+				       FL_LOOK_HIGHLIGHT));
+	assert_true(fl_grid_find_look(f.grid, "/* S1_0_r0: round",
+				      FL_LOOK_NORMAL));
+	/* The tile band: the tile loops c1 c2 (c0 has one iteration). */
+	t_key(&f, &fl_view_schedule, st, FL_KEY_HOME);
+	t_sched_goto(&f, st, 300, 60, "band permutable, coincident [1 1 1], "
+				      "tiles");
+	text = t_view_render(&f, &fl_view_schedule, st, 300, 60);
+	t_assert_contains(text, "code: 3 lines of this band");
+	free(text);
+	assert_true(fl_grid_find_look(f.grid, "for (int c2 = 0; c2 <= 1;",
+				      FL_LOOK_HIGHLIGHT));
+	assert_false(fl_grid_find_look(f.grid, "for (int c4",
+				       FL_LOOK_HIGHLIGHT));
+	fl_view_schedule.destroy(st);
+	t_view_close(&f);
+}
+
 FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_code_sizes),
 	cmocka_unit_test(view_sched_code_scrolls),
+	cmocka_unit_test(view_sched_schedule_sizes),
+	cmocka_unit_test(view_sched_schedule_extension),
+	cmocka_unit_test(view_sched_schedule_collapse),
+	cmocka_unit_test(view_sched_schedule_code_pane),
 );
