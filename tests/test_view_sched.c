@@ -253,6 +253,79 @@ static void view_sched_schedule_code_pane(void **state)
 	t_view_close(&f);
 }
 
+/* ---- domain ---------------------------------------------------------- */
+
+/* Cells of the grid's rows [y0, y1) with character ch and look r. */
+static int t_count(const fl_grid *g, int y0, int y1, uint32_t ch, fl_look r)
+{
+	int n = 0;
+
+	for (int y = y0; y < y1 && y < g->h; y++)
+		for (int x = 0; x < g->w; x++) {
+			const fl_cell *c = fl_grid_cell(g, x, y);
+
+			n += c->ch == ch && c->look == r;
+		}
+	return n;
+}
+
+/* Distinct tile-colour looks among the points of rows [y0, y1). */
+static int t_group_looks(const fl_grid *g, int y0, int y1)
+{
+	bool seen[FL_LOOK_GROUPS] = {false};
+	int n = 0;
+
+	for (int y = y0; y < y1 && y < g->h; y++)
+		for (int x = 0; x < g->w; x++) {
+			const fl_cell *c = fl_grid_cell(g, x, y);
+
+			if (c->ch == FL_CH_BULLET && c->look >= FL_LOOK_GROUP0 &&
+			    !seen[c->look - FL_LOOK_GROUP0]) {
+				seen[c->look - FL_LOOK_GROUP0] = true;
+				n++;
+			}
+		}
+	return n;
+}
+
+static void view_sched_domain_sizes(void **state)
+{
+	(void)state;
+	t_sizes_and_empty(&fl_view_domain);
+}
+
+/* MICRO 2020 Fig. 1: the quantize runs as copies in each 32 x 32 conv
+ * tile, and the two columns it shares between tiles (the conv's halo)
+ * are computed twice: the overlap. */
+static void view_sched_domain_overlap(void **state)
+{
+	t_view f;
+	void *st;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_domain);
+	text = t_view_render(&f, &fl_view_domain, st, 100, 30);
+	t_assert_contains(text, "S0_0 (op S0_quantize.scale_down) of kernel 0");
+	t_assert_contains(text, "rows i2 cols i3; fixed [i0=0] i1=0");
+	t_assert_contains(text, "computed by 2+ tiles");
+	/* Points in two tile colours, split by a boundary line, and the
+	 * overlapped columns 32 and 33 marked. */
+	assert_true(t_group_looks(f.grid, 1, 26) >= 2);
+	assert_true(t_count(f.grid, 1, 26, FL_CH_VLINE, FL_LOOK_EDGE) > 0);
+	assert_int_equal(t_count(f.grid, 1, 26, 0x25C6, FL_LOOK_WARN), 2 * 25);
+	free(text);
+	/* The cursor on an overlapped point says so. */
+	for (int i = 0; i < 32; i++)
+		t_key(&f, &fl_view_domain, st, 'l');
+	t_render_has(&f, &fl_view_domain, st, 100, 30,
+		     "cursor S0_0[0, 0, 0, 32]: computed by 2 tiles (first "
+		     "(0,0,0)): overlap");
+	fl_view_domain.destroy(st);
+	t_view_close(&f);
+}
+
 FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_code_sizes),
 	cmocka_unit_test(view_sched_code_scrolls),
@@ -260,4 +333,6 @@ FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_schedule_extension),
 	cmocka_unit_test(view_sched_schedule_collapse),
 	cmocka_unit_test(view_sched_schedule_code_pane),
+	cmocka_unit_test(view_sched_domain_sizes),
+	cmocka_unit_test(view_sched_domain_overlap),
 );
