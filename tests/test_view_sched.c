@@ -307,8 +307,8 @@ static void view_sched_domain_overlap(void **state)
 	t_view_open(&f, "micro2020_fig1", -1);
 	st = t_create(&fl_view_domain);
 	text = t_view_render(&f, &fl_view_domain, st, 100, 30);
-	t_assert_contains(text, "S0_0 (op S0_quantize.scale_down) of kernel 0");
-	t_assert_contains(text, "rows i2 cols i3; fixed [i0=0] i1=0");
+	t_assert_contains(text, "S0_0 1/6: rows i2 cols i3; fixed [i0=0] i1=0; "
+				"op S0_quantize.scale_down, kernel 0");
 	t_assert_contains(text, "computed by 2+ tiles");
 	/* Points in two tile colours, split by a boundary line, and the
 	 * overlapped columns 32 and 33 marked. */
@@ -326,6 +326,89 @@ static void view_sched_domain_overlap(void **state)
 	t_view_close(&f);
 }
 
+/* The conv's update S3_1 at its first point: its sources are the
+ * init of the same output element and the quantized input it reads;
+ * its sink is the next update of that element, drawn in the window. */
+static void view_sched_domain_dependences(void **state)
+{
+	t_view f;
+	void *st;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_domain);
+	free(t_view_render(&f, &fl_view_domain, st, 80, 24));
+	for (int i = 0; i < 4; i++)
+		t_key(&f, &fl_view_domain, st, ']');
+	text = t_view_render(&f, &fl_view_domain, st, 80, 24);
+	t_assert_contains(text, "S3_1 5/6: rows i5 cols i6; fixed [i0=0] i1=0 "
+				"i2=0 i3=0 i4=0; op S1_S2_conv");
+	t_assert_contains(text, "cursor S3_1[0, 0, 0, 0, 0, 0, 0]: tile (0,0,0)");
+	t_assert_contains(text, "sources (2): S2_0[0, 0, 0, 0], S3_0[0, 0, 0, 0]");
+	t_assert_contains(text, "sinks (1): S3_1[0, 0, 0, 0, 0, 0, 1]");
+	free(text);
+	assert_int_equal(t_count(f.grid, 1, 20, FL_CH_ARROW_R, FL_LOOK_MARK), 1);
+	/* One step right: the previous update is now its source. */
+	t_key(&f, &fl_view_domain, st, 'l');
+	text = t_view_render(&f, &fl_view_domain, st, 80, 24);
+	t_assert_contains(text, "sources (2): S2_0[0, 0, 0, 1], "
+				"S3_1[0, 0, 0, 0, 0, 0, 0]");
+	free(text);
+	assert_int_equal(t_count(f.grid, 1, 20, FL_CH_ARROW_L, FL_LOOK_MARK), 1);
+	assert_int_equal(t_count(f.grid, 1, 20, FL_CH_ARROW_R, FL_LOOK_MARK), 1);
+	fl_view_domain.destroy(st);
+	t_view_close(&f);
+}
+
+/* d, { } and < > choose what is shown; [ ] the statement; y numbers the
+ * points in execution order: within a conv tile, row after row. */
+static void view_sched_domain_keys(void **state)
+{
+	t_view f;
+	void *st;
+	char *text, row[512];
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	st = t_create(&fl_view_domain);
+	free(t_view_render(&f, &fl_view_domain, st, 80, 24));
+	t_key(&f, &fl_view_domain, st, 'd');
+	t_render_has(&f, &fl_view_domain, st, 80, 24,
+		     "rows i0 cols i1; fixed [i2=0] i3=0");
+	t_key(&f, &fl_view_domain, st, '}');
+	t_key(&f, &fl_view_domain, st, '>');
+	t_key(&f, &fl_view_domain, st, '>');
+	t_render_has(&f, &fl_view_domain, st, 80, 24,
+		     "rows i0 cols i1; fixed i2=0 [i3=2]");
+	t_key(&f, &fl_view_domain, st, '<');
+	t_render_has(&f, &fl_view_domain, st, 80, 24, "[i3=1]");
+	t_key(&f, &fl_view_domain, st, '[');
+	t_render_has(&f, &fl_view_domain, st, 80, 24,
+		     "S4_0 6/6: rows i2 cols i3");
+	/* Back to the quantize; execution order of its first rows. */
+	t_key(&f, &fl_view_domain, st, ']');
+	t_key(&f, &fl_view_domain, st, 'y');
+	text = t_view_render(&f, &fl_view_domain, st, 80, 24);
+	t_assert_contains(text, "runs 1st in the window");
+	fl_grid_row(f.grid, 1, row, sizeof row);
+	t_assert_contains(row, "    0    1    2    3");
+	fl_grid_row(f.grid, 2, row, sizeof row);
+	t_assert_contains(row, "    1   15   16   17");
+	free(text);
+	/* Paging right reaches the second tile column. */
+	t_key(&f, &fl_view_domain, st, 'y');
+	free(t_view_render(&f, &fl_view_domain, st, 80, 24));
+	t_key(&f, &fl_view_domain, st, 'L');
+	t_key(&f, &fl_view_domain, st, 'L');
+	t_render_has(&f, &fl_view_domain, st, 80, 24, "tile (0,0,1)");
+	t_key(&f, &fl_view_domain, st, FL_KEY_END);
+	t_render_has(&f, &fl_view_domain, st, 80, 24,
+		     "cursor S0_0[0, 0, 55, 55]: tile (0,1,1)");
+	fl_view_domain.destroy(st);
+	t_view_close(&f);
+}
+
 FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_code_sizes),
 	cmocka_unit_test(view_sched_code_scrolls),
@@ -335,4 +418,6 @@ FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_schedule_code_pane),
 	cmocka_unit_test(view_sched_domain_sizes),
 	cmocka_unit_test(view_sched_domain_overlap),
+	cmocka_unit_test(view_sched_domain_dependences),
+	cmocka_unit_test(view_sched_domain_keys),
 );

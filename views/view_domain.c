@@ -1151,29 +1151,31 @@ static const char *op_name(const fl_view_ctx *c, const dom_stmt *s)
 	return g && op >= 0 && op < g->n_ops ? g->ops[op].name : "?";
 }
 
+/* "S0_0 1/6: rows i2 cols i3; fixed [i0=0] i1=0; op ..., kernel 0":
+ * what the keys change first, so that narrow grids keep it. */
 static void draw_title(fl_grid *g, const fl_view_ctx *c, const dom_state *st,
 		       int kernel)
 {
 	const dom_stmt *s = &st->stmts[st->stmt];
-	char buf[512], *p = buf;
-	int fixed[MAXD], nf = fixed_dims(st, fixed);
-	size_t n = sizeof buf;
+	char buf[512];
+	int fixed[MAXD], nf = fixed_dims(st, fixed), n;
 
-	p += snprintf(p, n, "%s (op %s) of kernel %d, statement %d/%d; ",
-		      s->name, op_name(c, s), kernel, st->stmt + 1,
-		      st->n_stmts);
-	n = sizeof buf - (size_t)(p - buf);
+	n = snprintf(buf, sizeof buf, "%s %d/%d:", s->name, st->stmt + 1,
+		     st->n_stmts);
 	if (st->da >= 0)
-		p += snprintf(p, n, "rows i%d ", st->da);
-	n = sizeof buf - (size_t)(p - buf);
+		n += snprintf(buf + n, sizeof buf - (size_t)n, " rows i%d",
+			      st->da);
 	if (st->db >= 0)
-		p += snprintf(p, n, "cols i%d", st->db);
-	for (int i = 0; i < nf && (size_t)(p - buf) + 32 < sizeof buf; i++)
-		p += snprintf(p, sizeof buf - (size_t)(p - buf), "%s%si%d=%ld%s",
+		n += snprintf(buf + n, sizeof buf - (size_t)n, " cols i%d",
+			      st->db);
+	for (int i = 0; i < nf && n + 40 < (int)sizeof buf; i++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%si%d=%ld%s",
 			      i ? " " : "; fixed ",
 			      i == st->fixed_sel ? "[" : "", fixed[i],
 			      st->fixed[fixed[i]],
 			      i == st->fixed_sel ? "]" : "");
+	snprintf(buf + n, sizeof buf - (size_t)n, "; op %s, kernel %d",
+		 op_name(c, s), kernel);
 	fl_grid_text(g, 0, 0, g->w, buf, FL_LOOK_TITLE);
 }
 
@@ -1291,6 +1293,21 @@ static int window_get(dom_state *st, const fl_kernel *k)
 	return 0;
 }
 
+/* Window cells along dimension d: what fits (room), at most the extent
+ * of the domain along d, at least 1. */
+static int window_span(const dom_state *st, int d, int room)
+{
+	const dom_stmt *s = &st->stmts[st->stmt];
+	long extent;
+
+	if (d < 0 || room < 1)
+		return 1;
+	if (s->lo[d] == LONG_MIN || s->hi[d] == LONG_MAX)
+		return room;
+	extent = s->hi[d] - s->lo[d] + 1;
+	return extent < room ? (int)extent : room;
+}
+
 static void dom_render(void *p, const fl_view_ctx *c, fl_grid *g)
 {
 	dom_state *st = p;
@@ -1310,9 +1327,8 @@ static void dom_render(void *p, const fl_view_ctx *c, fl_grid *g)
 	area = g->h - 1 - foot;
 	lw = st->da >= 0 ? 6 : 0;
 	cw = st->show_order ? 5 : 2;
-	st->rows = st->da >= 0 ? (area > 0 ? area : 1) : 1;
-	st->cols = st->db >= 0 ? ((g->w - lw) / cw > 0 ? (g->w - lw) / cw : 1)
-			       : 1;
+	st->rows = window_span(st, st->da, area);
+	st->cols = window_span(st, st->db, (g->w - lw) / cw);
 	/* Separator rows may leave fewer data rows than the area: redo once
 	 * with the origin moved so the cursor stays in sight. */
 	for (int pass = 0; pass < 2; pass++) {
