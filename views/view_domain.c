@@ -110,6 +110,7 @@ typedef struct dom_state {
 	int win_stmt, win_da, win_db, win_rows, win_cols;
 	long win_oy, win_ox, win_fixed[MAXD];
 	bool win_order;
+	bool copied;		/* the statement runs as copies */
 	dom_cell *cells;
 	int rows, cols;		/* window size at the last render */
 	int shown_rows;		/* rows drawn (separators take some) */
@@ -457,52 +458,144 @@ static int tile_cmp(const int *a, const int *b, int n)
 
 /* ---- the window's cells ------------------------------------------ */
 
-static isl_stat mark_in(__isl_take isl_point *pt, void *user)
+/* What to do to each cell of a region: mark it an instance, or add a
+ * tile to it. */
+typedef struct region_op {
+	dom_state *st;
+	bool add_tile;
+	int n_tile;
+	int tile[MAXD];
+} region_op;
+
+static void region_cell(dom_cell *c, const region_op *op)
 {
-	dom_state *st = user;
+	if (!op->add_tile) {
+		c->in = true;
+		return;
+	}
+	if (!c->in)
+		return;
+	if (!c->n_tiles || tile_cmp(op->tile, c->tile, op->n_tile) < 0)
+		memcpy(c->tile, op->tile, sizeof op->tile);
+	c->n_tile = op->n_tile;
+	c->n_tiles++;
+}
+
+static isl_stat region_point(__isl_take isl_point *pt, void *user)
+{
+	const region_op *op = user;
 	long v[MAXD];
 	dom_cell *c;
 
-	if (point_coords(pt, st->stmts[st->stmt].n, v) == 0 &&
-	    (c = cell_of(st, v)))
-		c->in = true;
+	if (point_coords(pt, op->st->stmts[op->st->stmt].n, v) == 0 &&
+	    (c = cell_of(op->st, v)))
+		region_cell(c, op);
 	isl_point_free(pt);
 	return isl_stat_ok;
 }
 
-/* A point [instance -> tile] of inst2tile, or a copy [tile, instance]. */
-typedef struct tile_pt {
-	dom_state *st;
-	int n_tile;		/* tile coordinates */
-	bool tile_first;	/* copies: the tile comes first */
-} tile_pt;
-
-static isl_stat add_tile(__isl_take isl_point *pt, void *user)
+/* Bounds of region r along d into lo, hi (d < 0: the single value 0);
+ * false when unbounded. */
+static bool region_bounds(__isl_keep isl_set *r, int d, long *lo, long *hi)
 {
-	tile_pt *t = user;
-	dom_state *st = t->st;
-	int n = st->stmts[st->stmt].n;
-	long v[2 * MAXD];
-	int tile[MAXD];
-	dom_cell *c;
+	if (d < 0) {
+		*lo = *hi = 0;
+		return true;
+	}
+	*lo = dim_bound(r, d, false);
+	*hi = dim_bound(r, d, true);
+	return *lo != LONG_MIN && *hi != LONG_MAX;
+}
 
-	if (point_coords(pt, n + t->n_tile, v) == 0) {
-		const long *inst = t->tile_first ? v + t->n_tile : v;
-		const long *tv = t->tile_first ? v : v + n;
+/* Applies op to the cells of r, a set of the statement's instances
+ * inside the window (taken).  A region that is a rectangle - the
+ * common case: a domain, a tile - is filled from its bounds; any other
+ * is enumerated point by point (bounded by the window). */
+static void region_apply(const region_op *op, __isl_take isl_set *r)
+{
+	dom_state *st = op->st;
+	long lo_a, hi_a, lo_b, hi_b;
+	isl_set *box;
+	bool rect;
 
-		for (int i = 0; i < t->n_tile; i++)
-			tile[i] = (int)tv[i];
-		c = cell_of(st, inst);
-		if (c && c->in) {
-			if (!c->n_tiles ||
-			    tile_cmp(tile, c->tile, t->n_tile) < 0)
-				memcpy(c->tile, tile, sizeof tile);
-			c->n_tile = t->n_tile;
-			c->n_tiles++;
+	if (!r || isl_set_is_empty(r) != isl_bool_false) {
+		isl_set_free(r);
+		return;
+	}
+	rect = region_bounds(r, st->da, &lo_a, &hi_a) &&
+	       region_bounds(r, st->db, &lo_b, &hi_b);
+	if (rect) {
+		box = fix_others(st, isl_set_universe(isl_set_get_space(r)), 0);
+		if (st->da >= 0) {
+			box = isl_set_lower_bound_si(box, isl_dim_set, st->da,
+						     (int)lo_a);
+			box = isl_set_upper_bound_si(box, isl_dim_set, st->da,
+						     (int)hi_a);
 		}
+		if (st->db >= 0) {
+			box = isl_set_lower_bound_si(box, isl_dim_set, st->db,
+						     (int)lo_b);
+			box = isl_set_upper_bound_si(box, isl_dim_set, st->db,
+						     (int)hi_b);
+		}
+		rect = isl_set_is_equal(r, box) == isl_bool_true;
+		isl_set_free(box);
+	}
+	if (!rect) {
+		isl_set_foreach_point(r, region_point, (void *)op);
+		isl_set_free(r);
+		return;
+	}
+	isl_set_free(r);
+	for (long y = lo_a; y <= hi_a; y++)
+		for (long x = lo_b; x <= hi_b; x++)
+			region_cell(&st->cells[(st->da >= 0 ? y - st->oy : 0) *
+						       st->cols +
+					       (st->db >= 0 ? x - st->ox : 0)],
+				    op);
+}
+
+/* The tiles (points of `tiles`, n_tile coordinates each) and the
+ * instances in each: region(tile) gives them. */
+typedef struct tile_walk {
+	region_op op;
+	isl_map *tile2inst;	/* tile -> instances in the window */
+} tile_walk;
+
+static isl_stat tile_region(__isl_take isl_point *pt, void *user)
+{
+	tile_walk *t = user;
+	long v[MAXD];
+
+	if (point_coords(pt, t->op.n_tile, v) == 0) {
+		isl_set *one = isl_set_from_point(isl_point_copy(pt));
+
+		for (int i = 0; i < t->op.n_tile; i++)
+			t->op.tile[i] = (int)v[i];
+		region_apply(&t->op, isl_set_apply(one,
+					isl_map_copy(t->tile2inst)));
 	}
 	isl_point_free(pt);
 	return isl_stat_ok;
+}
+
+/* Adds the tiles of map tile2inst (tile -> window instances, taken) to
+ * the cells, one region per tile. */
+static void tiles_apply(dom_state *st, __isl_take isl_map *tile2inst)
+{
+	tile_walk t = {{st, true, 0, {0}}, tile2inst};
+	isl_size n = isl_map_dim(tile2inst, isl_dim_in);
+	isl_set *tiles;
+
+	if (n < 0 || n > MAXD) {
+		isl_map_free(tile2inst);
+		return;
+	}
+	t.op.n_tile = n;
+	tiles = isl_map_domain(isl_map_copy(tile2inst));
+	isl_set_foreach_point(tiles, tile_region, &t);
+	isl_set_free(tiles);
+	isl_map_free(tile2inst);
 }
 
 /* Is copy the name of a recomputed copy of statement base
@@ -514,10 +607,10 @@ static bool is_copy_of(const char *copy, const char *base)
 	return !strncmp(copy, base, n) && copy[n] == '_' && copy[n + 1] == 'r';
 }
 
+/* A copy [tile, instance] of the window's statement: its tiles. */
 static isl_stat copy_tiles(__isl_take isl_set *set, void *user)
 {
-	tile_pt *t = user;
-	dom_state *st = t->st;
+	dom_state *st = user;
 	const dom_stmt *s = &st->stmts[st->stmt];
 	const char *name = isl_set_get_tuple_name(set);
 	isl_size n = isl_set_dim(set, isl_dim_set);
@@ -527,29 +620,19 @@ static isl_stat copy_tiles(__isl_take isl_set *set, void *user)
 		isl_set_free(set);
 		return isl_stat_ok;
 	}
-	t->n_tile = n - s->n;
-	set = window_box(st, set, t->n_tile);
-	isl_set_foreach_point(set, add_tile, t);
-	isl_set_free(set);
+	st->copied = true;
+	set = window_box(st, set, n - s->n);
+	/* [] -> S_r[t, i] becomes [t] -> S_r[i]. */
+	tiles_apply(st, isl_map_move_dims(isl_map_from_range(set), isl_dim_in,
+					  0, isl_dim_out, 0, n - s->n));
 	return isl_stat_ok;
 }
 
-/* Tiles of the window's instances of a tiled (not copied) statement:
- * inst2tile cut to the window's box, as points [instance -> tile]. */
+/* The tiles of a tiled statement's window instances: inst2tile cut to
+ * the window, reversed. */
 static isl_stat tiled_piece(__isl_take isl_map *m, void *user)
 {
-	tile_pt *t = user;
-	isl_size n = isl_map_dim(m, isl_dim_out);
-	isl_set *w;
-
-	if (n < 0 || n > MAXD) {
-		isl_map_free(m);
-		return isl_stat_ok;
-	}
-	t->n_tile = n;
-	w = isl_map_wrap(m);
-	isl_set_foreach_point(w, add_tile, t);
-	isl_set_free(w);
+	tiles_apply(user, isl_map_reverse(m));
 	return isl_stat_ok;
 }
 
@@ -557,7 +640,6 @@ static void tiled_tiles(dom_state *st, const fl_kernel *k)
 {
 	const dom_stmt *s = &st->stmts[st->stmt];
 	isl_union_map *m;
-	tile_pt t = {st, 0, false};
 
 	if (!k->inst2tile)
 		return;
@@ -565,7 +647,7 @@ static void tiled_tiles(dom_state *st, const fl_kernel *k)
 		isl_union_pw_multi_aff_copy(k->inst2tile));
 	m = isl_union_map_intersect_domain(m, isl_union_set_from_set(
 		window_box(st, isl_set_copy(s->dom), 0)));
-	isl_union_map_foreach_map(m, tiled_piece, &t);
+	isl_union_map_foreach_map(m, tiled_piece, st);
 	isl_union_map_free(m);
 }
 
@@ -790,20 +872,18 @@ static int window_fill(dom_state *st, const fl_kernel *k)
 {
 	const dom_stmt *s = &st->stmts[st->stmt];
 	size_t n = (size_t)st->rows * (size_t)st->cols;
-	tile_pt t = {st, 0, true};
+	region_op in = {st, false, 0, {0}};
 	dom_cell *cells = calloc(n ? n : 1, sizeof *cells);
-	isl_set *box;
 
 	if (!cells)
 		return -1;
 	free(st->cells);
 	st->cells = cells;
-	box = window_box(st, isl_set_copy(s->dom), 0);
-	isl_set_foreach_point(box, mark_in, st);
-	isl_set_free(box);
+	region_apply(&in, window_box(st, isl_set_copy(s->dom), 0));
 	/* A producer fused by an extension runs as its copies only. */
-	isl_union_set_foreach_set(st->copies, copy_tiles, &t);
-	if (t.n_tile == 0)
+	st->copied = false;
+	isl_union_set_foreach_set(st->copies, copy_tiles, st);
+	if (!st->copied)
 		tiled_tiles(st, k);
 	if (st->show_order)
 		order_window(st, k);
