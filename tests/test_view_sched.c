@@ -409,6 +409,62 @@ static void view_sched_domain_keys(void **state)
 	t_view_close(&f);
 }
 
+/* ---- every kernel of the samples ------------------------------------ */
+
+/* Each view on each kernel of a sample, at 80x24 and 300x100, before and
+ * after its keys: it names the kernel and never crashes. */
+static void t_sweep_sample(const char *sample)
+{
+	static const fl_view_class *const views[] = {
+		&fl_view_schedule, &fl_view_domain, &fl_view_code,
+	};
+	static const int keys[] = {
+		'j', 'l', FL_KEY_ENTER, 'c', 'C', 'd', '}', '>', ']', 'y',
+		'L', 'J', FL_KEY_END, FL_KEY_PGDN, FL_KEY_HOME,
+	};
+	const fl_program *p;
+	t_view f;
+
+	t_view_open(&f, sample, -1);
+	p = fl_engine_program(f.s);
+	assert_non_null(p);
+	for (int k = 0; k < p->n_kernels; k++) {
+		char want[64];
+
+		f.sel.kernel = k;
+		snprintf(want, sizeof want, "kernel %d", k);
+		for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+			void *st = t_create(views[v]);
+
+			t_render_has(&f, views[v], st, 120, 24, want);
+			for (size_t i = 0; i < sizeof keys / sizeof keys[0];
+			     i++) {
+				fl_view_action act = {0};
+
+				views[v]->key(st, &f.ctx, keys[i], &act);
+				assert_int_equal(act.kind, FL_VIEW_ACT_NONE);
+			}
+			t_render_has(&f, views[v], st, 300, 100, want);
+			views[v]->destroy(st);
+		}
+	}
+	t_view_close(&f);
+}
+
+static void view_sched_sweep_samples(void **state)
+{
+	static const char *const samples[] = {
+		"micro2020_fig1", "apollo_listing1", "harris_corner",
+		"unsharp_mask", "softmax", "layernorm", "bert_encoder",
+		"inception_block", "resnet50_bottleneck",
+	};
+	size_t n = T_SANITIZED ? 3 : sizeof samples / sizeof samples[0];
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		t_sweep_sample(samples[i]);
+}
+
 FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_code_sizes),
 	cmocka_unit_test(view_sched_code_scrolls),
@@ -420,4 +476,5 @@ FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_domain_overlap),
 	cmocka_unit_test(view_sched_domain_dependences),
 	cmocka_unit_test(view_sched_domain_keys),
+	cmocka_unit_test(view_sched_sweep_samples),
 );

@@ -57,7 +57,7 @@
 #include "view.h"
 
 #define MAXD 16		/* dimensions kept per instance or tile */
-#define MAXV 48		/* schedule vector length kept */
+#define MAXV 32		/* schedule vector length kept */
 #define MAX_LIST 3	/* sources / sinks named in the text line */
 #define COUNT_CAP 1000	/* counting dependences stops here */
 
@@ -389,8 +389,8 @@ static void cursor_clamp(dom_state *st)
 
 /* ---- isl helpers ------------------------------------------------- */
 
-/* The instance values of statement s at window cell (y, x) - or of its
- * whole window when whole: da and db left to the box below. */
+/* set (whose dimensions off.. are the statement's) with the dimensions
+ * not shown fixed at their chosen values. */
 static __isl_give isl_set *fix_others(const dom_state *st,
 				      __isl_take isl_set *set, int off)
 {
@@ -715,9 +715,13 @@ static __isl_give isl_union_map *order_walk(__isl_keep isl_schedule_node *node,
 		isl_multi_union_pw_aff *b =
 			isl_schedule_node_band_get_partial_schedule(node);
 		isl_size n = isl_multi_union_pw_aff_size(b);
-		isl_space *sp = isl_space_set_alloc(isl_map_get_ctx(embed), 0,
-						    n < 0 ? 0 : n);
+		isl_space *sp;
 
+		if (n <= 0) {	/* no member: nothing to add */
+			isl_multi_union_pw_aff_free(b);
+			break;
+		}
+		sp = isl_space_set_alloc(isl_map_get_ctx(embed), 0, n);
 		prefix = isl_union_map_flat_range_product(prefix,
 			isl_union_map_from_multi_union_pw_aff(b));
 		embed = isl_map_flat_product(embed, isl_map_identity(
@@ -1281,8 +1285,7 @@ static void draw_cursor_line(fl_grid *g, int y, const dom_state *st)
 	if (!c || !c->in)
 		snprintf(buf + n, sizeof buf - (size_t)n, "]: not an instance");
 	else if (!c->n_tiles)
-		snprintf(buf + n, sizeof buf - (size_t)n, "]: untiled%s",
-			 st->show_order && c->rank ? "" : "");
+		snprintf(buf + n, sizeof buf - (size_t)n, "]: untiled");
 	else if (c->n_tiles > 1)
 		snprintf(buf + n, sizeof buf - (size_t)n, "]: computed by %d "
 			 "tiles (first (%s)): overlap, recomputed", c->n_tiles,
@@ -1481,7 +1484,6 @@ static int dom_key(void *p, const fl_view_ctx *c, int key,
 		   fl_view_action *act)
 {
 	dom_state *st = p;
-	const dom_stmt *s;
 	int fixed[MAXD], nf;
 	long page_y = st->shown_rows > 1 ? st->shown_rows : 1;
 	long page_x = st->cols > 1 ? st->cols : 1;
@@ -1490,7 +1492,6 @@ static int dom_key(void *p, const fl_view_ctx *c, int key,
 	act->kind = FL_VIEW_ACT_NONE;
 	if (!st->stmts || st->stmt < 0)
 		return 0;
-	s = &st->stmts[st->stmt];
 	nf = fixed_dims(st, fixed);
 	switch (key) {
 	case FL_KEY_UP: case 'k': cursor_by(st, -1, 0); break;
@@ -1513,7 +1514,6 @@ static int dom_key(void *p, const fl_view_ctx *c, int key,
 	case 'y': st->show_order = !st->show_order; break;
 	default: return 0;
 	}
-	(void)s;
 	return 1;
 }
 
