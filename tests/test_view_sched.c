@@ -169,7 +169,9 @@ static void view_sched_schedule_extension(void **state)
 	/* ... and the node under the cursor is whole at the bottom. */
 	t_sched_goto(&f, st, 90, 40, "extension {");
 	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
-	t_assert_contains(text, "[extension, depth 3]");
+	/* isl's order of the domain's statements, then the copies. */
+	t_assert_contains(text, "[extension, depth 3, statements S3_1 S3_0 "
+				"S4_0 S1_0_r0 S0_0_r0 S2_0_r0 ]");
 	t_assert_contains(text, "o6 <= 33 + 32i2");
 	free(text);
 	fl_view_schedule.destroy(st);

@@ -507,13 +507,13 @@ static void draw_row(fl_grid *g, int x, int y, int w, const sched_node *n,
 static void draw_detail(fl_grid *g, int y, int h, const sched_node *n,
 			const fl_kernel *k)
 {
-	char label[4096], head[64];
+	char label[4096], head[512];
 	int w = g->w, len, off = 0;
 
 	if (h <= 0 || w <= 0)
 		return;
-	snprintf(head, sizeof head, "[%s, depth %d] ", type_name(n->type),
-		 n->depth);
+	snprintf(head, sizeof head, "[%s, depth %d, statements%s] ",
+		 type_name(n->type), n->depth, n->stmts ? n->stmts : " ");
 	node_label(n, k, label, sizeof label);
 	fl_grid_hline(g, 0, y, w, FL_LOOK_DIM);
 	fl_grid_text(g, 1, y, w - 1, head, FL_LOOK_TITLE);
@@ -764,7 +764,7 @@ static void sched_render(void *p, const fl_view_ctx *c, fl_grid *g)
 		      "schedule tree of kernel %d (%s): %d nodes%s%s", kernel,
 		      k->name, st->n_nodes, k->n_tile ? ", tiles " : "",
 		      k->n_tile ? tiles : "");
-	draw_tree(st, k, g, tree_w, 1, rows, true);
+	draw_tree(st, k, g, tree_w, 1, rows, c->focused);
 	if (g->w >= CODE_MIN_W) {
 		fl_grid_vline(g, tree_w, 0, g->h - detail_h, FL_LOOK_DIM);
 		draw_code(st, c, kernel, g, tree_w + 1, g->w - tree_w - 1,
