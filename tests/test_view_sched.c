@@ -411,6 +411,63 @@ static void view_sched_domain_keys(void **state)
 	t_view_close(&f);
 }
 
+/* After layer 1, before codegen made the kernel's C: the tree is there,
+ * the code is not, and both views say so. */
+static void view_sched_before_codegen(void **state)
+{
+	t_view f;
+	void *sched, *code;
+	int total;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	total = f.ctx.step;
+	t_view_goto(&f, total - 1);
+	assert_non_null(fl_engine_program(f.s));
+	assert_null(fl_engine_kernel_source(f.s, 0));
+	sched = t_create(&fl_view_schedule);
+	code = t_create(&fl_view_code);
+	t_render_has(&f, &fl_view_schedule, sched, 120, 30, "extension {");
+	t_render_has(&f, &fl_view_schedule, sched, 120, 30,
+		     "no code yet: codegen has not generated this kernel");
+	t_render_has(&f, &fl_view_code, code, 120, 30,
+		     "no code yet for kernel 0: codegen has not generated it");
+	fl_view_schedule.destroy(sched);
+	fl_view_code.destroy(code);
+	t_view_close(&f);
+}
+
+/* One view state across steps and across two sessions of the same graph
+ * (the explorer's compare mode): the caches follow the session and the
+ * step they draw, never mixing one session's isl objects with
+ * another's. */
+static void view_sched_caches_follow_session(void **state)
+{
+	const fl_view_class *const views[] = {
+		&fl_view_schedule, &fl_view_domain, &fl_view_code,
+	};
+	t_view a, b;
+
+	(void)state;
+	t_view_open(&a, "micro2020_fig1", -1);
+	t_view_open(&b, "micro2020_fig1", -1);
+	for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+		void *st = t_create(views[v]);
+
+		t_render_has(&a, views[v], st, 100, 30, "kernel 0");
+		t_key(&a, views[v], st, 'j');
+		t_render_has(&b, views[v], st, 100, 30, "kernel 0");
+		t_view_goto(&a, 0);
+		t_render_has(&a, views[v], st, 100, 30, "no kernels yet");
+		t_view_goto(&a, -1);
+		t_render_has(&a, views[v], st, 100, 30, "kernel 0");
+		t_render_has(&b, views[v], st, 100, 30, "kernel 0");
+		views[v]->destroy(st);
+	}
+	t_view_close(&a);
+	t_view_close(&b);
+}
+
 /* ---- every kernel of the samples ------------------------------------ */
 
 /* Each view on each kernel of a sample, at 80x24 and 300x100, before and
@@ -478,5 +535,7 @@ FL_SUITE(view_sched,
 	cmocka_unit_test(view_sched_domain_overlap),
 	cmocka_unit_test(view_sched_domain_dependences),
 	cmocka_unit_test(view_sched_domain_keys),
+	cmocka_unit_test(view_sched_before_codegen),
+	cmocka_unit_test(view_sched_caches_follow_session),
 	cmocka_unit_test(view_sched_sweep_samples),
 );

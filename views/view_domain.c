@@ -34,7 +34,13 @@
  * the schedule relation, the dependences), per window (its cells) and
  * per cursor (its dependences) the results are cached in the state and
  * recomputed only when what they depend on changes.  Reads the session
- * only. */
+ * only.
+ *
+ * The caches hold isl objects of the session's isl_ctx, and so a
+ * reference to it: they are dropped at the first render with another
+ * session's kernel, or when the view is destroyed.  A session closed
+ * while a view still holds its objects keeps its isl_ctx alive (isl
+ * refuses to free a context still referenced) until then. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,9 +93,12 @@ typedef struct dom_cell {
 } dom_cell;
 
 typedef struct dom_state {
-	/* Per kernel. */
+	/* Per kernel: built from the kernel of that index, with that
+	 * schedule text, in that isl_ctx (a session of its own: another
+	 * session's objects must never meet this one's). */
 	int kernel;
-	char *sched_text;	/* what the kernel cache was built from */
+	char *sched_text;
+	isl_ctx *ctx;
 	int n_stmts;
 	dom_stmt *stmts;
 	isl_union_set *copies;	/* instances the extension nodes add */
@@ -270,10 +279,12 @@ static int kernel_get(dom_state *st, const fl_kernel *k, int kernel)
 	isl_schedule_node *root;
 
 	if (st->stmts && st->kernel == kernel && k->schedule_text &&
+	    st->ctx == isl_union_set_get_ctx(k->domain) &&
 	    st->sched_text && !strcmp(st->sched_text, k->schedule_text))
 		return 0;
 	kernel_free(st);
 	st->kernel = kernel;
+	st->ctx = isl_union_set_get_ctx(k->domain);
 	st->stmt = 0;
 	st->stmts = malloc((size_t)c.cap * sizeof *st->stmts);
 	st->sched_text = strdup(k->schedule_text ? k->schedule_text : "");
