@@ -324,6 +324,16 @@ static void view_sched_domain_overlap(void **state)
 	t_render_has(&f, &fl_view_domain, st, 100, 30,
 		     "cursor S0_0[0, 0, 0, 32]: computed by 2 tiles (first "
 		     "(0,0,0)): overlap");
+	/* Rows 32 and 33 are shared too; below them a line closes the
+	 * first row of tiles. */
+	t_key(&f, &fl_view_domain, st, 'J');
+	t_render_has(&f, &fl_view_domain, st, 100, 30,
+		     "cursor S0_0[0, 0, 25, 32]");
+	t_key(&f, &fl_view_domain, st, 'J');
+	text = t_view_render(&f, &fl_view_domain, st, 100, 30);
+	t_assert_contains(text, "   33 ◆ ◆ ◆");
+	free(text);
+	assert_true(t_count(f.grid, 1, 26, FL_CH_HLINE, FL_LOOK_EDGE) > 0);
 	fl_view_domain.destroy(st);
 	t_view_close(&f);
 }
