@@ -25,6 +25,7 @@ FL_SUITE_DECL(signals);
 FL_SUITE_DECL(errors);
 FL_SUITE_DECL(explorer);
 FL_SUITE_DECL(tui);
+FL_SUITE_DECL(view_sched);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
 		{fl_suite_errors, &fl_suite_errors_n},
 		{fl_suite_explorer, &fl_suite_explorer_n},
 		{fl_suite_tui, &fl_suite_tui_n},
+		{fl_suite_view_sched, &fl_suite_view_sched_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
