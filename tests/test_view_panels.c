@@ -140,7 +140,564 @@ static void view_panels_parallel_gain(void **state)
 	assert_float_equal(g, 0, 1e-12);
 }
 
+/* ---- grid helpers ------------------------------------------------------- */
+
+/* Cells of row y holding a bar block. */
+static int bar_cells(const fl_grid *g, int y)
+{
+	int n = 0;
+
+	for (int x = 0; x < g->w; x++)
+		n += fl_grid_cell(g, x, y)->ch == FL_CH_BLOCK;
+	return n;
+}
+
+/* The row of the grid whose text contains s, -1. */
+static int row_of(const fl_grid *g, const char *s)
+{
+	char buf[1024];
+
+	for (int y = 0; y < g->h; y++)
+		if (strstr(fl_grid_row(g, y, buf, sizeof buf), s))
+			return y;
+	return -1;
+}
+
+/* ---- decisions --------------------------------------------------------- */
+
+/* Sends key to view class vc (state st) in f's context. */
+static fl_view_action press(t_view *f, const fl_view_class *vc, void *st,
+			    int key)
+{
+	fl_view_action act;
+
+	memset(&act, 0, sizeof act);
+	act.kind = FL_VIEW_ACT_NONE;
+	assert_int_equal(vc->key(st, &f->ctx, key, &act), 1);
+	return act;
+}
+
+/* Rows 1..n_rows-ish of the list: every list line (they start "  #" or
+ * ">" and a bullet) must contain `word`; returns how many there were. */
+static int list_rows_with(const char *text, const char *word)
+{
+	int n = 0;
+	const char *line = strchr(text, '\n');
+
+	while (line && line[1]) {
+		const char *end = strchr(line + 1, '\n');
+		size_t len = end ? (size_t)(end - line - 1) : strlen(line + 1);
+		char buf[1024];
+
+		if (len >= sizeof buf)
+			len = sizeof buf - 1;
+		memcpy(buf, line + 1, len);
+		buf[len] = '\0';
+		if (strstr(buf, "details"))
+			break;
+		if (strstr(buf, " #") || buf[0] == '#' ||
+		    strstr(buf, "\xe2\x97\x8f#")) {
+			t_assert_contains(buf, word);
+			n++;
+		}
+		line = end;
+	}
+	return n;
+}
+
+/* At step 10 of softmax: the title counts what is ahead, the log shows
+ * decisions 0..9 and no more, the current one (#9) is highlighted, and
+ * the details show it in full. */
+static void view_panels_decisions_sync(void **state)
+{
+	t_view f;
+	void *st = fl_view_decisions.create();
+	const fl_event *e;
+	char *text, want[96];
+
+	(void)state;
+	t_view_open(&f, "softmax", 10);
+	text = t_view_render(&f, &fl_view_decisions, st, 120, 40);
+	snprintf(want, sizeof want, "10 of %d decisions; %d ahead",
+		 f.ctx.total, f.ctx.total - 10);
+	t_assert_contains(text, want);
+	t_assert_contains(text, "#0 ");
+	t_assert_contains(text, "#9 ");
+	assert_null(strstr(text, "#10 "));
+	assert_true(fl_grid_find_look(f.grid, "#9 ", FL_LOOK_HIGHLIGHT));
+	assert_false(fl_grid_find_look(f.grid, "#8 ", FL_LOOK_HIGHLIGHT));
+	e = fl_event_log_get(fl_engine_events(f.s), 9);
+	t_assert_contains(text, e->reason);
+	t_assert_contains(text, "(current)");
+	free(text);
+
+	/* the step moves on: the cursor follows it to the new current */
+	t_view_goto(&f, 13);
+	text = t_view_render(&f, &fl_view_decisions, st, 120, 40);
+	assert_true(fl_grid_find_look(f.grid, "#12 ", FL_LOOK_HIGHLIGHT));
+	t_assert_contains(text, ">\xe2\x97\x8f#12 ");
+	free(text);
+	fl_view_decisions.destroy(st);
+	t_view_close(&f);
+}
+
+/* Up selects the decision before; Enter goes to the state right after
+ * it (seq + 1); the cursor stays where the user put it until the step
+ * moves; a click selects a row. */
+static void view_panels_decisions_keys(void **state)
+{
+	t_view f;
+	void *st = fl_view_decisions.create();
+	fl_view_action act;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "softmax", 10);
+	free(t_view_render(&f, &fl_view_decisions, st, 120, 40));
+	act = press(&f, &fl_view_decisions, st, FL_KEY_UP);
+	assert_int_equal(act.kind, FL_VIEW_ACT_SELECT_EVENT);
+	assert_int_equal(act.arg, 8);
+	act = press(&f, &fl_view_decisions, st, FL_KEY_ENTER);
+	assert_int_equal(act.kind, FL_VIEW_ACT_GOTO_STEP);
+	assert_int_equal(act.arg, 9);
+	/* a redraw at the same step keeps the cursor on #8 */
+	text = t_view_render(&f, &fl_view_decisions, st, 120, 40);
+	t_assert_contains(text, "> #8 ");
+	t_assert_contains(text, "#8  pass ");
+	free(text);
+	act = press(&f, &fl_view_decisions, st, FL_KEY_HOME);
+	assert_int_equal(act.arg, 0);
+	act = press(&f, &fl_view_decisions, st, FL_KEY_END);
+	assert_int_equal(act.arg, 9);
+	f.ctx.mouse_x = 5;
+	f.ctx.mouse_y = 3;	/* the third row of the list */
+	act = press(&f, &fl_view_decisions, st, FL_KEY_MOUSE);
+	assert_int_equal(act.kind, FL_VIEW_ACT_SELECT_EVENT);
+	assert_int_equal(act.arg, 2);
+	fl_view_decisions.destroy(st);
+	t_view_close(&f);
+}
+
+/* ] cycles the pass filter, } the kind filter, A clears both; the rows
+ * shown are exactly the matching events. */
+static void view_panels_decisions_filters(void **state)
+{
+	t_view f;
+	void *st = fl_view_decisions.create();
+	const fl_event_log *log;
+	const fl_event *e;
+	fl_view_action act;
+	char *text, want[64];
+	int n_pass = 0, n_kind = 0, step;
+
+	(void)state;
+	t_view_open(&f, "softmax", -1);
+	log = fl_engine_events(f.s);
+	step = fl_event_log_count(log);
+	/* the pass filter on layer1 */
+	for (int i = 0; i <= FL_PASS_LAYER1; i++)
+		act = press(&f, &fl_view_decisions, st, ']');
+	assert_int_equal(act.kind, FL_VIEW_ACT_MESSAGE);
+	t_assert_contains(act.text, "pass layer1");
+	for (int i = 0; i < step; i++)
+		n_pass += fl_event_log_get(log, i)->pass == FL_PASS_LAYER1;
+	assert_true(n_pass > 0 && n_pass < step);
+	text = t_view_render(&f, &fl_view_decisions, st, 160, 200);
+	snprintf(want, sizeof want, "(%d shown)", n_pass);
+	t_assert_contains(text, want);
+	assert_int_equal(list_rows_with(text, " layer1 "), n_pass);
+	free(text);
+	/* and the kind filter on the kind of the first event */
+	press(&f, &fl_view_decisions, st, 'A');
+	e = fl_event_log_get(log, 0);
+	for (int i = 0; i <= (int)e->kind; i++)
+		press(&f, &fl_view_decisions, st, '}');
+	for (int i = 0; i < step; i++)
+		n_kind += fl_event_log_get(log, i)->kind == e->kind;
+	text = t_view_render(&f, &fl_view_decisions, st, 160, 200);
+	snprintf(want, sizeof want, " %s ", fl_event_kind_name(e->kind));
+	assert_int_equal(list_rows_with(text, want), n_kind);
+	free(text);
+	/* A: everything again */
+	press(&f, &fl_view_decisions, st, 'A');
+	text = t_view_render(&f, &fl_view_decisions, st, 160, 400);
+	snprintf(want, sizeof want, "(%d shown)", step);
+	t_assert_contains(text, want);
+	free(text);
+	fl_view_decisions.destroy(st);
+	t_view_close(&f);
+}
+
+/* A long reason wraps in the details of a narrow pane: its last word
+ * still shows. */
+static void view_panels_decisions_details(void **state)
+{
+	t_view f;
+	void *st = fl_view_decisions.create();
+	const fl_event_log *log;
+	const fl_event *e = NULL;
+	const char *last;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "softmax", -1);
+	log = fl_engine_events(f.s);
+	for (int i = fl_event_log_count(log) - 1; i >= 0 && !e; i--)
+		if (strlen(fl_event_log_get(log, i)->reason) > 70)
+			e = fl_event_log_get(log, i);
+	assert_non_null(e);
+	t_view_goto(&f, e->seq + 1);
+	text = t_view_render(&f, &fl_view_decisions, st, 50, 30);
+	last = strrchr(e->reason, ' ');
+	assert_non_null(last);
+	t_assert_contains(text, last + 1);
+	t_assert_contains(text, "reason: ");
+	free(text);
+	fl_view_decisions.destroy(st);
+	t_view_close(&f);
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* MICRO 2020 Fig. 1 after layer 1: the quantized input is tile-local
+ * with its 34x34 footprint box (per tile, overlapping), the conv output
+ * a register, the output global; three tile buffers of 289 KiB overflow
+ * the 256 KiB capacity, and the bar says so. */
+static void view_panels_memory_placements(void **state)
+{
+	t_view f;
+	void *st = fl_view_memory.create();
+	char *text;
+	int y;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
+	t_assert_contains(text, "kernel fl_k0 (1 of 1)");
+	t_assert_contains(text, "867.0 KiB of 256.0 KiB (capacity");
+	t_assert_contains(text, "CPU L2/core default");
+	assert_true(fl_grid_find_look(f.grid, "A_q", FL_LOOK_OK));
+	t_assert_contains(text, "tile-local [1,64,34,34]");
+	t_assert_contains(text, "289.0 KiB");
+	t_assert_contains(text, "register");
+	assert_true(fl_grid_find_look(f.grid, "OVER", FL_LOOK_BAD));
+	y = row_of(f.grid, "OVER");
+	assert_true(y > 0);
+	assert_int_equal(fl_grid_cell(f.grid, 1, y)->ch, FL_CH_BLOCK);
+	assert_int_equal(fl_grid_cell(f.grid, 1, y)->look, FL_LOOK_BAD);
+	assert_int_equal(bar_cells(f.grid, y), 40);
+	/* the reason of the selected tensor (the first: A, an input) */
+	t_assert_contains(text, "graph input");
+	free(text);
+	fl_view_memory.destroy(st);
+	t_view_close(&f);
+}
+
+/* Kernels switch with Left/Right (wrapping) through the explorer's
+ * selection; a kernel without tile buffers has an empty, OK bar; before
+ * layer 1 the view says why it is empty. */
+static void view_panels_memory_kernels(void **state)
+{
+	t_view f;
+	void *st = fl_view_memory.create();
+	fl_view_action act;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "inception_block", -1);
+	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
+	assert_true(fl_grid_find_look(f.grid, "0%", FL_LOOK_OK));
+	free(text);
+	act = press(&f, &fl_view_memory, st, FL_KEY_RIGHT);
+	assert_int_equal(act.kind, FL_VIEW_ACT_SELECT_KERNEL);
+	assert_int_equal(act.arg, 1);
+	act = press(&f, &fl_view_memory, st, '<');
+	assert_int_equal(act.arg, fl_engine_program(f.s)->n_kernels - 1);
+	f.sel.kernel = 3;
+	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
+	t_assert_contains(text, "kernel fl_k3 (4 of 11)");
+	free(text);
+	t_view_goto(&f, 2);
+	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
+	t_assert_contains(text, "no kernels yet");
+	t_assert_contains(text, "layer 1");
+	free(text);
+	fl_view_memory.destroy(st);
+	t_view_close(&f);
+}
+
+/* ---- parallel groups view ---------------------------------------------- */
+
+static void view_panels_parallel_view(void **state)
+{
+	t_view f;
+	void *st = fl_view_parallel.create();
+	fl_view_action act;
+	char *text;
+
+	(void)state;
+	t_view_open(&f, "inception_block", -1);
+	text = t_view_render(&f, &fl_view_parallel, st, 110, 50);
+	assert_true(fl_grid_find_look(f.grid, "has NOT run", FL_LOOK_WARN));
+	t_assert_contains(text, "virtual head");
+	t_assert_contains(text, "dropped: compute-bound");
+	t_assert_contains(text, "round 1");
+	t_assert_contains(text, "gain = ");
+	assert_true(fl_grid_find_look(f.grid, "accept {(b4_pad) + (b2_pad) + "
+				      "(b3_pad)}", FL_LOOK_OK));
+	t_assert_contains(text, "1 group would run together");
+	free(text);
+	/* lines: units, formula, set, branch, then the first unit: fl_k0 */
+	for (int i = 0; i < 4; i++)
+		press(&f, &fl_view_parallel, st, FL_KEY_DOWN);
+	act = press(&f, &fl_view_parallel, st, FL_KEY_ENTER);
+	assert_int_equal(act.kind, FL_VIEW_ACT_SELECT_KERNEL);
+	assert_int_equal(act.arg, 0);
+	fl_view_parallel.destroy(st);
+	t_view_close(&f);
+
+	st = fl_view_parallel.create();
+	t_view_open(&f, "chain8", 0);
+	text = t_view_render(&f, &fl_view_parallel, st, 110, 30);
+	t_assert_contains(text, "no branch set");
+	t_assert_contains(text, "0 groups would run together");
+	free(text);
+	fl_view_parallel.destroy(st);
+	t_view_close(&f);
+}
+
+/* ---- timings ------------------------------------------------------------ */
+
+static fl_ladder_kernel *kernels(int n, const char *first, const char *last,
+				 double secs, double unfused)
+{
+	fl_ladder_kernel *k = calloc((size_t)n, sizeof *k);
+
+	assert_non_null(k);
+	for (int i = 0; i < n; i++) {
+		snprintf(k[i].name, sizeof k[i].name, "fl_k%d", i);
+		snprintf(k[i].first_op, sizeof k[i].first_op, "%s%d", first,
+			 n > 1 ? i : 0);
+		snprintf(k[i].last_op, sizeof k[i].last_op, "%s%d", last,
+			 n > 1 ? i : 0);
+		k[i].n_ops = n > 1 ? 1 : 3;
+		k[i].r.seconds = secs;
+		k[i].r.min_seconds = secs * 0.9;
+		k[i].r.max_seconds = secs * 1.1;
+		k[i].r.ok = true;
+		k[i].unfused_seconds = unfused;
+	}
+	return k;
+}
+
+static void ran_step(fl_ladder_step *s, fl_strategy st, int n_k,
+		     double secs, double lo, double hi, double speedup,
+		     bool noise)
+{
+	memset(s, 0, sizeof *s);
+	s->strategy = st;
+	s->ran = true;
+	s->status = FL_RUN_OK;
+	s->n_kernels = n_k;
+	s->total_seconds = secs;
+	s->total_min = lo;
+	s->total_max = hi;
+	s->max_abs = 2.5e-7;
+	s->max_rel = 1.5e-6;
+	s->verified = true;
+	s->speedup = speedup;
+	s->within_noise = noise;
+}
+
+static void free_ladder(fl_ladder *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->steps[i].kernels);
+	free(l->steps);
+}
+
+/* now: unfused 2 ms, xla 1.9 ms (a speedup inside the noise), apollo-l1
+ * 1 ms (2x, one kernel of three ops); before: apollo-l1 failed to
+ * compile and xla had two kernels. */
+static void make_ladders(fl_ladder *now, fl_ladder *before)
+{
+	now->n = before->n = 3;
+	now->steps = calloc(3, sizeof *now->steps);
+	before->steps = calloc(3, sizeof *before->steps);
+	assert_true(now->steps && before->steps);
+	ran_step(&now->steps[0], FL_STRATEGY_UNFUSED, 3, 2e-3, 1.9e-3,
+		 2.1e-3, 1.0, false);
+	now->steps[0].kernels = kernels(3, "op", "op", 0.66e-3, 0.66e-3);
+	ran_step(&now->steps[1], FL_STRATEGY_XLA, 1, 1.9e-3, 1.8e-3, 2.0e-3,
+		 2e-3 / 1.9e-3, true);
+	now->steps[1].kernels = kernels(1, "op", "op", 1.9e-3, 2e-3);
+	ran_step(&now->steps[2], FL_STRATEGY_APOLLO_L1, 1, 1e-3, 0.95e-3,
+		 1.05e-3, 2.0, false);
+	now->steps[2].kernels = kernels(1, "op", "op", 1e-3, 2e-3);
+	ran_step(&before->steps[0], FL_STRATEGY_UNFUSED, 3, 2e-3, 1.9e-3,
+		 2.1e-3, 1.0, false);
+	before->steps[0].kernels = kernels(3, "op", "op", 0.66e-3, 0.66e-3);
+	ran_step(&before->steps[1], FL_STRATEGY_XLA, 2, 2.5e-3, 2.4e-3,
+		 2.6e-3, 0.8, false);
+	before->steps[1].kernels = kernels(2, "op", "op", 1.2e-3, 1e-3);
+	memset(&before->steps[2], 0, sizeof before->steps[2]);
+	before->steps[2].strategy = FL_STRATEGY_APOLLO_L1;
+	before->steps[2].ran = true;
+	before->steps[2].status = FL_RUN_COMPILE_ERROR;
+	snprintf(before->steps[2].message, sizeof before->steps[2].message,
+		 "gen.c:12: error: boom\nmore");
+}
+
+static void view_panels_timings_ladder(void **state)
+{
+	t_view f;
+	void *st = fl_view_timings.create();
+	fl_ladder now, before;
+	char *text;
+	int y_unf, y_apo;
+
+	(void)state;
+	make_ladders(&now, &before);
+	t_view_open(&f, "softmax", 0);
+	text = t_view_render(&f, &fl_view_timings, st, 100, 30);
+	t_assert_contains(text, "press R");
+	free(text);
+	f.ctx.ladder = &now;
+	f.ctx.timed = &now.steps[2];
+	text = t_view_render(&f, &fl_view_timings, st, 111, 30);
+	t_assert_contains(text, "2.000 ms [1.900..2.100]");
+	t_assert_contains(text, " 2.00x");
+	assert_true(fl_grid_find_look(f.grid, "1.05x noise", FL_LOOK_WARN));
+	assert_false(fl_grid_find_look(f.grid, "2.00x", FL_LOOK_WARN));
+	t_assert_contains(text, "err 2.5e-07/1.5e-06");
+	/* bars: unfused (slowest) fills the bar, apollo-l1 half of it */
+	y_unf = row_of(f.grid, "unfused ");
+	y_apo = row_of(f.grid, "apollo-l1 ");
+	assert_true(y_unf > 0 && y_apo > 0);
+	assert_int_equal(bar_cells(f.grid, y_unf), 30);
+	assert_int_equal(bar_cells(f.grid, y_apo), 15);
+	free(text);
+	/* expand apollo-l1: its kernel, its ops and its own speedup */
+	press(&f, &fl_view_timings, st, FL_KEY_DOWN);
+	press(&f, &fl_view_timings, st, FL_KEY_DOWN);
+	press(&f, &fl_view_timings, st, FL_KEY_ENTER);
+	text = t_view_render(&f, &fl_view_timings, st, 100, 30);
+	t_assert_contains(text, "fl_k0     1.000 ms  unfused  2.000 ms  2.00x"
+			  "    3 ops op0..op0");
+	t_assert_contains(text, "apollo-l1  (the session's strategy)");
+	free(text);
+	fl_view_timings.destroy(st);
+	free_ladder(&now);
+	free_ladder(&before);
+	t_view_close(&f);
+}
+
+static void view_panels_timings_compare(void **state)
+{
+	t_view f;
+	void *st = fl_view_timings.create();
+	fl_ladder now, before;
+	char *text;
+
+	(void)state;
+	make_ladders(&now, &before);
+	t_view_open(&f, "softmax", 0);
+	/* the failed run on its own */
+	f.ctx.ladder = &before;
+	text = t_view_render(&f, &fl_view_timings, st, 100, 30);
+	assert_true(fl_grid_find_look(f.grid, "failed (compile error): "
+				      "gen.c:12: error: boom", FL_LOOK_BAD));
+	assert_null(strstr(text, "more"));
+	free(text);
+	/* after an override: before -> now per strategy */
+	f.ctx.ladder = &now;
+	f.ctx.prev_ladder = &before;
+	f.ctx.prev_label = "forbid a b";
+	text = t_view_render(&f, &fl_view_timings, st, 120, 30);
+	t_assert_contains(text, "compared with before: forbid a b");
+	t_assert_contains(text, "before (forbid a b): 2.000 ms -> now "
+			  "2.000 ms (+0.0%); kernels: 0 new, 0 gone");
+	t_assert_contains(text, "before (forbid a b): 2.500 ms -> now "
+			  "1.900 ms (-24.0%); kernels: 1 new, 2 gone");
+	t_assert_contains(text, "before (forbid a b): failed -> now 1.000 ms");
+	assert_true(fl_grid_find_look(f.grid, "1 new, 2 gone", FL_LOOK_WARN));
+	free(text);
+	/* expanded, the kernel that did not exist before is new */
+	press(&f, &fl_view_timings, st, FL_KEY_DOWN);
+	press(&f, &fl_view_timings, st, FL_KEY_RIGHT);
+	text = t_view_render(&f, &fl_view_timings, st, 120, 30);
+	assert_true(fl_grid_find_look(f.grid, "  new", FL_LOOK_WARN));
+	free(text);
+	fl_view_timings.destroy(st);
+	free_ladder(&now);
+	free_ladder(&before);
+	t_view_close(&f);
+}
+
+/* ---- every size --------------------------------------------------------- */
+
+/* Each view at sizes from 1x1 to 300x100, before anything, at the end,
+ * with a ladder; keys at a tiny size must not crash either. */
+static void view_panels_sizes(void **state)
+{
+	static const int sizes[][2] = {{1, 1}, {2, 2}, {5, 3}, {80, 24},
+				       {300, 100}, {0, 0}, {1, 100}, {300, 1}};
+	const fl_view_class *vcs[] = {&fl_view_decisions, &fl_view_memory,
+				      &fl_view_parallel, &fl_view_timings};
+	static const int keys[] = {FL_KEY_UP, FL_KEY_DOWN, FL_KEY_PGDN,
+				   FL_KEY_PGUP, FL_KEY_HOME, FL_KEY_END,
+				   FL_KEY_ENTER, FL_KEY_LEFT, FL_KEY_RIGHT,
+				   FL_KEY_MOUSE, '[', ']', '{', '}', 'A'};
+	fl_ladder now, before;
+	fl_view_action act;
+	t_view f;
+
+	(void)state;
+	make_ladders(&now, &before);
+	t_view_open(&f, "inception_block", 0);
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass == 1)
+			t_view_goto(&f, -1);
+		if (pass == 2) {
+			f.ctx.ladder = &now;
+			f.ctx.prev_ladder = &before;
+		}
+		for (size_t v = 0; v < sizeof vcs / sizeof vcs[0]; v++) {
+			void *st = vcs[v]->create();
+
+			assert_non_null(st);
+			for (size_t i = 0; i < sizeof sizes / sizeof sizes[0];
+			     i++) {
+				char *text = t_view_render(&f, vcs[v], st,
+							   sizes[i][0],
+							   sizes[i][1]);
+
+				if (sizes[i][0] == 80)
+					assert_true(strlen(text) > 0);
+				free(text);
+				for (size_t k = 0;
+				     k < sizeof keys / sizeof keys[0]; k++)
+					vcs[v]->key(st, &f.ctx, keys[k], &act);
+			}
+			vcs[v]->destroy(st);
+		}
+	}
+	free_ladder(&now);
+	free_ladder(&before);
+	t_view_close(&f);
+}
+
 FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_parallel_inception),
 	 cmocka_unit_test(view_panels_parallel_chain),
-	 cmocka_unit_test(view_panels_parallel_gain));
+	 cmocka_unit_test(view_panels_parallel_gain),
+	 cmocka_unit_test(view_panels_decisions_sync),
+	 cmocka_unit_test(view_panels_decisions_keys),
+	 cmocka_unit_test(view_panels_decisions_filters),
+	 cmocka_unit_test(view_panels_decisions_details),
+	 cmocka_unit_test(view_panels_memory_placements),
+	 cmocka_unit_test(view_panels_memory_kernels),
+	 cmocka_unit_test(view_panels_parallel_view),
+	 cmocka_unit_test(view_panels_timings_ladder),
+	 cmocka_unit_test(view_panels_timings_compare),
+	 cmocka_unit_test(view_panels_sizes));
