@@ -94,6 +94,42 @@ static void view_panels_parallel_inception(void **state)
 	t_view_close(&f);
 }
 
+/* Until layer 1 has made every kernel the units are the micro-graphs:
+ * the same branch set, with the same pads as the first round. */
+static void view_panels_parallel_groups(void **state)
+{
+	t_view f;
+	fl_par_analysis *a = analyze_at(&f, "inception_block", -1);
+	const fl_event_log *log = fl_engine_events(f.s);
+	fl_error err = {""};
+	int first_l1 = -1;
+
+	(void)state;
+	fl_par_analysis_free(a);
+	for (int i = 0; i < fl_event_log_count(log) && first_l1 < 0; i++)
+		if (fl_event_log_get(log, i)->pass == FL_PASS_LAYER1)
+			first_l1 = i;
+	assert_true(first_l1 > 0);
+	/* one layer-1 decision in: the program holds only some kernels */
+	t_view_goto(&f, first_l1 + 1);
+	assert_non_null(fl_engine_program(f.s));
+	assert_true(fl_engine_program(f.s)->n_kernels < 11);
+	a = fl_stitch_parallel_analyze(fl_engine_graph(f.s),
+				       fl_engine_partition(f.s),
+				       fl_engine_program(f.s), NULL, &err);
+	assert_non_null(a);
+	assert_int_equal(a->kind, FL_PAR_GROUPS);
+	assert_int_equal(a->n_units,
+			 fl_partition_count_alive(fl_engine_partition(f.s)));
+	assert_true(a->n_sets >= 1);
+	assert_int_equal(a->sets[0].n_branches, 4);
+	assert_int_equal(a->sets[0].rounds[0].n, 3);
+	assert_int_equal(a->sets[0].rounds[0].cand[0], unit_named(a, "b4_pad"));
+	t_assert_contains(a->units[unit_named(a, "b4_pad")].name, "G");
+	fl_par_analysis_free(a);
+	t_view_close(&f);
+}
+
 /* A chain has no branch set: nothing runs beside anything. */
 static void view_panels_parallel_chain(void **state)
 {
@@ -689,6 +725,7 @@ static void view_panels_sizes(void **state)
 
 FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_parallel_inception),
+	 cmocka_unit_test(view_panels_parallel_groups),
 	 cmocka_unit_test(view_panels_parallel_chain),
 	 cmocka_unit_test(view_panels_parallel_gain),
 	 cmocka_unit_test(view_panels_decisions_sync),

@@ -209,6 +209,25 @@ static void op_span(const fl_graph *g, const int *ops, int n, char *buf,
 			 g->ops[ops[n - 1]].name);
 }
 
+/* Whether program prog covers every op that partition p put in a
+ * micro-graph: while layer 1 is under way the program holds only the
+ * kernels made so far, and the micro-graphs are the better units. */
+static bool program_complete(const fl_program *prog, const fl_partition *p,
+			     int n_ops)
+{
+	int64_t covered = 0, grouped = 0;
+
+	if (!prog || prog->n_kernels == 0)
+		return false;
+	if (!p || !p->group_of || p->n_ops != n_ops)
+		return true;
+	for (int k = 0; k < prog->n_kernels; k++)
+		covered += prog->kernels[k].n_ops;
+	for (int i = 0; i < n_ops; i++)
+		grouped += p->group_of[i] >= 0;
+	return covered >= grouped;
+}
+
 /* The units: kernels, else alive micro-graphs, else ops; fills
  * c->unit_of. */
 static int make_units(par_ctx *c, const fl_partition *p,
@@ -219,7 +238,7 @@ static int make_units(par_ctx *c, const fl_partition *p,
 	fl_par_analysis *a = c->a;
 	int n = 0;
 
-	if (prog && prog->n_kernels > 0) {
+	if (program_complete(prog, p, g->n_ops)) {
 		a->kind = FL_PAR_KERNELS;
 		n = prog->n_kernels;
 	} else if (p && p->n_ops == g->n_ops && p->group_of &&
@@ -389,8 +408,10 @@ static int add_set(par_ctx *c, const char *head, const int *starts, int n,
 	for (int i = 0; i < n; i++) {
 		fl_par_branch *b = &s->branches[s->n_branches];
 
-		if (walk(c, set, s->n_branches, starts[i], fwd, b) < 0)
+		if (walk(c, set, s->n_branches, starts[i], fwd, b) < 0) {
+			s->n_branches++;	/* so that it is freed */
 			return -1;
+		}
 		if (b->n_units > 0) {
 			s->n_branches++;
 			nonempty++;
@@ -452,14 +473,20 @@ static int find_sets(par_ctx *c)
 
 /* ---- candidates and rounds ---------------------------------------------- */
 
-static const fl_par_unit *sort_units;
+/* A candidate and its cost, for sorting without a global. */
+typedef struct by_cost {
+	double cost;
+	int unit;
+} by_cost;
 
+/* Cost descending, then unit index: a stable, deterministic order. */
 static int by_cost_desc(const void *x, const void *y)
 {
-	double a = sort_units[*(const int *)x].cost;
-	double b = sort_units[*(const int *)y].cost;
+	const by_cost *a = x, *b = y;
 
-	return a < b ? 1 : a > b ? -1 : *(const int *)x - *(const int *)y;
+	if (a->cost != b->cost)
+		return a->cost < b->cost ? 1 : -1;
+	return a->unit - b->unit;
 }
 
 /* Evaluates sorted candidates [first, first+count) of round r. */
@@ -545,7 +572,7 @@ static int make_rounds(par_ctx *c, fl_par_set *s)
 		return -1;
 	for (int r = 0; r < longest; r++) {
 		fl_par_round *rd = &s->rounds[s->n_rounds++];
-		int order[s->n_branches + 1];
+		by_cost order[s->n_branches + 1];
 
 		rd->cand = malloc(((size_t)s->n_branches + 1) *
 				  sizeof *rd->cand);
@@ -553,14 +580,18 @@ static int make_rounds(par_ctx *c, fl_par_set *s)
 				    sizeof *rd->branch);
 		if (!rd->cand || !rd->branch)
 			return -1;
-		for (int i = 0; i < s->n_branches; i++)
-			if (r < s->branches[i].n_cand)
-				order[rd->n++] = s->branches[i].cand[r];
-		sort_units = c->a->units;
+		for (int i = 0; i < s->n_branches; i++) {
+			int u;
+
+			if (r >= s->branches[i].n_cand)
+				continue;
+			u = s->branches[i].cand[r];
+			order[rd->n++] = (by_cost){c->a->units[u].cost, u};
+		}
 		qsort(order, (size_t)rd->n, sizeof *order, by_cost_desc);
 		for (int i = 0; i < rd->n; i++) {
-			rd->cand[i] = order[i];
-			rd->branch[i] = c->a->units[order[i]].branch;
+			rd->cand[i] = order[i].unit;
+			rd->branch[i] = c->a->units[order[i].unit].branch;
 		}
 		if (greedy_round(c, rd) < 0)
 			return -1;
