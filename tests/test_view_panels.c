@@ -372,8 +372,8 @@ static void view_panels_decisions_details(void **state)
 	void *st = fl_view_decisions.create();
 	const fl_event_log *log;
 	const fl_event *e = NULL;
-	const char *last;
-	char *text;
+	char reason[FL_EVENT_REASON], *text, *last;
+	int seq;
 
 	(void)state;
 	t_view_open(&f, "softmax", -1);
@@ -382,9 +382,12 @@ static void view_panels_decisions_details(void **state)
 		if (strlen(fl_event_log_get(log, i)->reason) > 70)
 			e = fl_event_log_get(log, i);
 	assert_non_null(e);
-	t_view_goto(&f, e->seq + 1);
+	/* the log is rebuilt when the session moves: keep copies */
+	snprintf(reason, sizeof reason, "%s", e->reason);
+	seq = e->seq;
+	t_view_goto(&f, seq + 1);
 	text = t_view_render(&f, &fl_view_decisions, st, 50, 30);
-	last = strrchr(e->reason, ' ');
+	last = strrchr(reason, ' ');
 	assert_non_null(last);
 	t_assert_contains(text, last + 1);
 	t_assert_contains(text, "reason: ");

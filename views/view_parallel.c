@@ -32,7 +32,7 @@ typedef struct parallel {
 	int step;
 	const fl_program *prog;
 	fl_par_analysis *a;
-	char error[200];
+	char error[FL_ERROR_MAX];
 	par_line *lines;
 	int n_lines, cap_lines;
 	int cursor, top, list_h;
