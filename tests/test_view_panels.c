@@ -603,10 +603,11 @@ static void view_panels_timings_ladder(void **state)
 	free(text);
 	f.ctx.ladder = &now;
 	f.ctx.timed = &now.steps[2];
-	text = t_view_render(&f, &fl_view_timings, st, 111, 30);
+	text = t_view_render(&f, &fl_view_timings, st, 117, 30);
 	t_assert_contains(text, "2.000 ms [1.900..2.100]");
 	t_assert_contains(text, " 2.00x");
-	assert_true(fl_grid_find_look(f.grid, "1.05x noise", FL_LOOK_WARN));
+	assert_true(fl_grid_find_look(f.grid, "1.05x within noise",
+				      FL_LOOK_WARN));
 	assert_false(fl_grid_find_look(f.grid, "2.00x", FL_LOOK_WARN));
 	t_assert_contains(text, "err 2.5e-07/1.5e-06");
 	/* bars: unfused (slowest) fills the bar, apollo-l1 half of it */
@@ -661,11 +662,16 @@ static void view_panels_timings_compare(void **state)
 	t_assert_contains(text, "before (forbid a b): failed -> now 1.000 ms");
 	assert_true(fl_grid_find_look(f.grid, "1 new, 2 gone", FL_LOOK_WARN));
 	free(text);
-	/* expanded, the kernel that did not exist before is new */
+	/* expanded, the kernel that did not exist before is new, and the
+	 * two it replaced are gone */
 	press(&f, &fl_view_timings, st, FL_KEY_DOWN);
 	press(&f, &fl_view_timings, st, FL_KEY_RIGHT);
 	text = t_view_render(&f, &fl_view_timings, st, 120, 30);
 	assert_true(fl_grid_find_look(f.grid, "  new", FL_LOOK_WARN));
+	t_assert_contains(text, "fl_k0    gone (was 1.200 ms)     1 ops "
+			  "op0..op0");
+	t_assert_contains(text, "fl_k1    gone (was 1.200 ms)     1 ops "
+			  "op1..op1");
 	free(text);
 	fl_view_timings.destroy(st);
 	free_ladder(&now);

@@ -176,10 +176,10 @@ static void strategy_line(timings *t, const fl_ladder_step *st, int i,
 	}
 	if (st->speedup > 0)
 		snprintf(sp, sizeof sp, "%5.2fx%s", st->speedup,
-			 st->within_noise ? " noise" : "");
+			 st->within_noise ? " within noise" : "");
 	else
 		snprintf(sp, sizeof sp, "    -");
-	l = add(t, look, "%-*s %*s %3d k %9s %-14s %-12s %-3s err %.1e/%.1e",
+	l = add(t, look, "%-*s %*s %3d k %9s %-14s %-18s %-3s err %.1e/%.1e",
 		NAME_W, fl_strategy_name(st->strategy), bar_w, "",
 		st->n_kernels, secs(st->total_seconds, med, sizeof med),
 		spread(st->total_seconds, st->total_min, st->total_max, range,
@@ -246,6 +246,16 @@ static void kernel_lines(timings *t, const fl_view_ctx *c,
 		    k->first_op, k->last_op, k->r.ok ? "" : "  MISMATCH",
 		    fresh ? "  new" : "");
 	}
+	/* what the run before had and this one has not */
+	for (int i = 0; was && i < was->n_kernels; i++) {
+		const fl_ladder_kernel *k = &was->kernels[i];
+		char a[32];
+
+		if (!kernel_was(st, k))
+			add(t, FL_LOOK_DIM, "    %-8s gone (was %s)   %3d ops "
+			    "%s..%s", k->name, secs(k->r.seconds, a, sizeof a),
+			    k->n_ops, k->first_op, k->last_op);
+	}
 }
 
 /* Every line of the ladder, the cursor's strategy expanded when asked. */
@@ -303,21 +313,21 @@ static void draw_details(const fl_view_ctx *c, const fl_ladder_step *st,
  * "noise"), so that it does not read as a measured difference. */
 static void paint_noise(fl_grid *g, const tline *l, int y)
 {
-	const char *n = l->bar >= 0 ? strstr(l->text, "x noise") : NULL;
+	const char *n = l->bar >= 0 ? strstr(l->text, "x within noise") : NULL;
 	int x;
 
 	if (!n)
 		return;
 	/* strategy lines are ASCII up to here: bytes are columns */
 	x = (int)(n - l->text);
-	fl_grid_paint(g, x - 5, y, 12, 1, FL_LOOK_WARN);
+	fl_grid_paint(g, x - 5, y, 19, 1, FL_LOOK_WARN);
 }
 
 static void timings_render(void *st, const fl_view_ctx *c, fl_grid *g)
 {
 	timings *t = st;
-	/* the bar takes what the columns (81 cells) leave, 4 to 30 */
-	int bar_w = g->w - 81 > 30 ? 30 : g->w - 81 < 4 ? 4 : g->w - 81;
+	/* the bar takes what the columns (87 cells) leave, 4 to 30 */
+	int bar_w = g->w - 87 > 30 ? 30 : g->w - 87 < 4 ? 4 : g->w - 87;
 	int y = 0, list_h, detail_h;
 
 	if (!c->ladder || c->ladder->n == 0) {
@@ -333,7 +343,7 @@ static void timings_render(void *st, const fl_view_ctx *c, fl_grid *g)
 		      "", c->prev_ladder ? (c->prev_label ? c->prev_label :
 					    "previous run") : "");
 	fl_grid_textf(g, 0, y++, -1, FL_LOOK_DIM,
-		      "%-*s %-*s kern. %9s %-14s %-12s %-3s max error abs/rel",
+		      "%-*s %-*s kern. %9s %-14s %-18s %-3s max error abs/rel",
 		      NAME_W, "strategy", bar_w, "time", "median",
 		      "[min..max]", "speedup", "ok");
 	detail_h = g->h - y >= 10 ? 5 : 0;
