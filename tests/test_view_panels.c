@@ -130,6 +130,101 @@ static void view_panels_parallel_groups(void **state)
 	t_view_close(&f);
 }
 
+/* A diamond (x -> a -> {b, c} -> d) and, beside it, an independent
+ * chain (x2 -> e -> f): the fork a heads a set of two one-op branches
+ * whose join d is left out; the virtual head (sources a, e) and tail
+ * (sinks d, f) find one branch each, so no set. */
+static void view_panels_parallel_diamond(void **state)
+{
+	fl_graph *g = t_load_q(
+		"{'format':'fuselab-graph/1','name':'d','tensors':{"
+		"'x':{'shape':[256,256],'role':'input'},"
+		"'x2':{'shape':[64,64],'role':'input'},"
+		"'y':{'shape':[256,256],'role':'output'},"
+		"'y2':{'shape':[64,64],'role':'output'}},'ops':["
+		"{'name':'a','op':'exp','in':['x'],'out':'ta'},"
+		"{'name':'b','op':'relu','in':['ta'],'out':'tb'},"
+		"{'name':'c','op':'neg','in':['ta'],'out':'tc'},"
+		"{'name':'d','op':'add','in':['tb','tc'],'out':'y'},"
+		"{'name':'e','op':'exp','in':['x2'],'out':'te'},"
+		"{'name':'f','op':'tanh','in':['te'],'out':'y2'}]}");
+	fl_error err = {""};
+	fl_par_analysis *a = fl_stitch_parallel_analyze(g, NULL, NULL, NULL,
+							&err);
+	int ua, ub, uc, ud, ue, uf;
+	const fl_par_set *fork = NULL, *head = NULL;
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(a->kind, FL_PAR_OPS);
+	ua = unit_named(a, "a");
+	ub = unit_named(a, "b");
+	uc = unit_named(a, "c");
+	ud = unit_named(a, "d");
+	ue = unit_named(a, "e");
+	uf = unit_named(a, "f");
+	for (int i = 0; i < a->n_sets; i++) {
+		if (strstr(a->sets[i].head, "after a"))
+			fork = &a->sets[i];
+		if (strstr(a->sets[i].head, "virtual head"))
+			head = &a->sets[i];
+	}
+	/* the virtual head walks a (a fork: left out) and e -> f: one
+	 * non-empty branch only, so it is no set; the fork is one */
+	assert_null(head);
+	assert_non_null(fork);
+	assert_int_equal(fork->n_branches, 2);
+	assert_int_equal(fork->branches[0].n_units, 1);
+	assert_int_equal(fork->branches[0].units[0], ub);
+	assert_int_equal(fork->branches[1].units[0], uc);
+	assert_int_equal(a->units[ud].branch_set, -1);
+	assert_int_equal(a->units[ua].branch_set, -1);
+	/* relu and neg move the same bytes: the round stitches both */
+	assert_int_equal(a->units[ub].bytes, 2 * 4 * 256 * 256);
+	assert_int_equal(fork->n_rounds, 1);
+	assert_int_equal(fork->rounds[0].n, 2);
+	assert_true(fork->rounds[0].tries[0].accepted);
+	/* e -> f is a branch from the virtual head and to the virtual
+	 * tail, but the diamond offers none beside it there (its source a
+	 * is a fork, its sink d a join, both shared): no set holds it */
+	assert_int_equal(a->units[ue].branch_set, -1);
+	assert_int_equal(a->units[uf].branch_set, -1);
+	assert_int_equal(a->n_groups, 1);
+	fl_par_analysis_free(a);
+	fl_graph_free(g);
+}
+
+/* Two disconnected chains (APOLLO's F1 and F2): a virtual head joins
+ * them into one set of two branches, two rounds of one op each. */
+static void view_panels_parallel_disconnected(void **state)
+{
+	fl_graph *g = t_load_q(
+		"{'format':'fuselab-graph/1','name':'f','tensors':{"
+		"'x':{'shape':[128,128],'role':'input'},"
+		"'x2':{'shape':[128,128],'role':'input'},"
+		"'y':{'shape':[128,128],'role':'output'},"
+		"'y2':{'shape':[128,128],'role':'output'}},'ops':["
+		"{'name':'e','op':'exp','in':['x'],'out':'te'},"
+		"{'name':'f','op':'tanh','in':['te'],'out':'y'},"
+		"{'name':'g','op':'neg','in':['x2'],'out':'tg'},"
+		"{'name':'h','op':'relu','in':['tg'],'out':'y2'}]}");
+	fl_error err = {""};
+	fl_par_analysis *a = fl_stitch_parallel_analyze(g, NULL, NULL, NULL,
+							&err);
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(a->n_sets, 1);
+	t_assert_contains(a->sets[0].head, "virtual head");
+	assert_int_equal(a->sets[0].n_branches, 2);
+	assert_int_equal(a->sets[0].branches[0].n_units, 2);
+	assert_int_equal(a->sets[0].branches[0].units[1], unit_named(a, "f"));
+	assert_int_equal(a->sets[0].n_rounds, 2);
+	assert_int_equal(a->n_groups, 2);
+	fl_par_analysis_free(a);
+	fl_graph_free(g);
+}
+
 /* A chain has no branch set: nothing runs beside anything. */
 static void view_panels_parallel_chain(void **state)
 {
@@ -735,6 +830,8 @@ static void view_panels_sizes(void **state)
 FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_parallel_inception),
 	 cmocka_unit_test(view_panels_parallel_groups),
+	 cmocka_unit_test(view_panels_parallel_diamond),
+	 cmocka_unit_test(view_panels_parallel_disconnected),
 	 cmocka_unit_test(view_panels_parallel_chain),
 	 cmocka_unit_test(view_panels_parallel_gain),
 	 cmocka_unit_test(view_panels_decisions_sync),
