@@ -523,6 +523,13 @@ static void view_panels_memory_placements(void **state)
 	/* the reason of the selected tensor (the first: A, an input) */
 	t_assert_contains(text, "graph input");
 	free(text);
+	/* a click on conv's row selects it: its reason shows */
+	f.ctx.mouse_y = row_of(f.grid, "conv ");
+	press(&f, &fl_view_memory, st, FL_KEY_MOUSE);
+	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
+	t_assert_contains(text, "conv: register, read here, written here");
+	t_assert_contains(text, "produced and consumed at");
+	free(text);
 	fl_view_memory.destroy(st);
 	t_view_close(&f);
 }

@@ -8,8 +8,9 @@
  * default (stitch.h, FL_STITCH_CPU_CAPACITY, a per-core L2 budget) and
  * says so on screen.
  *
- * Keys: Up/Down/j/k select a tensor; Left/Right and < > switch kernel
- * (the explorer's selection: FL_VIEW_ACT_SELECT_KERNEL). */
+ * Keys: Up/Down/j/k (or a click) select a tensor; Left/Right/h/l and
+ * < > switch kernel (the explorer's selection:
+ * FL_VIEW_ACT_SELECT_KERNEL). */
 #include "view.h"
 
 #include <stdio.h>
@@ -22,7 +23,7 @@ typedef struct memory {
 	int kernel;		/* the kernel the cursor belongs to */
 	int cursor;		/* tensor row */
 	int top;
-	int list_h;
+	int list_y, list_h;	/* where the rows were drawn */
 } memory;
 
 static void *memory_create(void)
@@ -268,6 +269,7 @@ static void memory_render(void *st, const fl_view_ctx *c, fl_grid *g)
 		      "shape", "bytes", "placement", "per-tile box",
 		      "box bytes", "kept");
 	why_h = g->h - y >= 8 ? 4 : 0;
+	m->list_y = y;
 	m->list_h = g->h - y - why_h;
 	if (m->list_h < 1)
 		m->list_h = 1;
@@ -299,6 +301,12 @@ static int memory_key(void *st, const fl_view_ctx *c, int key,
 		if (p && k >= 0 && m->cursor + 1 < p->kernels[k].n_tensors)
 			m->cursor++;
 		return 1;
+	case FL_KEY_MOUSE:
+		if (p && k >= 0 && c->mouse_y >= m->list_y &&
+		    c->mouse_y < m->list_y + m->list_h &&
+		    m->top + c->mouse_y - m->list_y < p->kernels[k].n_tensors)
+			m->cursor = m->top + c->mouse_y - m->list_y;
+		return 1;
 	case FL_KEY_LEFT: case '<': case 'h': dir = -1; break;
 	case FL_KEY_RIGHT: case '>': case 'l': dir = 1; break;
 	default:
@@ -312,7 +320,7 @@ static int memory_key(void *st, const fl_view_ctx *c, int key,
 }
 
 static const fl_view_key memory_keys[] = {
-	{"Up Down j k", "select a tensor"},
+	{"Up Down j k", "select a tensor (or click it)"},
 	{"Left Right < > h l", "previous / next kernel"},
 	{NULL, NULL},
 };

@@ -198,15 +198,32 @@ static void unit_measure(par_ctx *c, int u, const int *ops, int n,
 	pu->cost = m->launch + pu->roof;
 }
 
-/* "first..last" op names of a unit into buf. */
-static void op_span(const fl_graph *g, const int *ops, int n, char *buf,
-		    size_t len)
+/* Unit u is ops[0..n-1] (borrowed), named "<label> (first..last)", or
+ * by its one op's name when label is NULL. */
+static void set_unit(par_ctx *c, int u, int id, int *ops, int n,
+		     const char *label)
 {
-	if (n == 1)
-		snprintf(buf, len, "%s", g->ops[ops[0]].name);
+	const fl_graph *g = c->g;
+	fl_par_unit *pu = &c->a->units[u];
+	char span[48];
+
+	pu->id = id;
+	c->ops_of[u] = ops;
+	c->n_of[u] = n;
+	for (int i = 0; i < n; i++)
+		if (ops[i] >= 0 && ops[i] < g->n_ops)
+			c->unit_of[ops[i]] = u;
+	if (n == 0)
+		snprintf(span, sizeof span, "no ops");
+	else if (n == 1)
+		snprintf(span, sizeof span, "%s", g->ops[ops[0]].name);
 	else
-		snprintf(buf, len, "%s..%s", g->ops[ops[0]].name,
+		snprintf(span, sizeof span, "%s..%s", g->ops[ops[0]].name,
 			 g->ops[ops[n - 1]].name);
+	if (label)
+		snprintf(pu->name, sizeof pu->name, "%s (%s)", label, span);
+	else
+		snprintf(pu->name, sizeof pu->name, "%s", span);
 }
 
 /* Whether program prog covers every op that partition p put in a
@@ -233,7 +250,6 @@ static bool program_complete(const fl_program *prog, const fl_partition *p,
 static int make_units(par_ctx *c, const fl_partition *p,
 		      const fl_program *prog)
 {
-	int **ops_of = c->ops_of, *n_of = c->n_of;
 	const fl_graph *g = c->g;
 	fl_par_analysis *a = c->a;
 	int n = 0;
@@ -256,49 +272,25 @@ static int make_units(par_ctx *c, const fl_partition *p,
 	for (int i = 0; i < g->n_ops; i++)
 		c->unit_of[i] = -1;
 	if (a->kind == FL_PAR_KERNELS) {
-		for (int k = 0; k < n; k++) {
-			const fl_kernel *kn = &prog->kernels[k];
-			char span[48];
-
-			a->units[k].id = k;
-			ops_of[k] = kn->ops;
-			n_of[k] = kn->n_ops;
-			op_span(g, kn->ops, kn->n_ops, span, sizeof span);
-			snprintf(a->units[k].name, sizeof a->units[k].name,
-				 "%s (%s)", kn->name, span);
-			for (int i = 0; i < kn->n_ops; i++)
-				if (kn->ops[i] >= 0 && kn->ops[i] < g->n_ops)
-					c->unit_of[kn->ops[i]] = k;
-		}
+		for (int k = 0; k < n; k++)
+			set_unit(c, k, k, prog->kernels[k].ops,
+				 prog->kernels[k].n_ops,
+				 prog->kernels[k].name);
 	} else if (a->kind == FL_PAR_GROUPS) {
-		int u = 0;
-
-		for (int gi = 0; gi < p->n_groups && u < n; gi++) {
+		for (int gi = 0, u = 0; gi < p->n_groups && u < n; gi++) {
 			const fl_micro_graph *mg = &p->groups[gi];
-			char span[48];
+			char label[16];
 
 			if (!mg->alive)
 				continue;
-			a->units[u].id = mg->id;
-			ops_of[u] = mg->members;
-			n_of[u] = mg->n_members;
-			op_span(g, mg->members, mg->n_members, span,
-				sizeof span);
-			snprintf(a->units[u].name, sizeof a->units[u].name,
-				 "G%d (%s)", mg->id, span);
-			for (int i = 0; i < mg->n_members; i++)
-				c->unit_of[mg->members[i]] = u;
-			u++;
+			snprintf(label, sizeof label, "G%d", mg->id);
+			set_unit(c, u++, mg->id, mg->members, mg->n_members,
+				 label);
 		}
 	} else {
 		for (int i = 0; i < n; i++) {
-			a->units[i].id = i;
 			c->one[i] = i;
-			ops_of[i] = &c->one[i];
-			n_of[i] = 1;
-			c->unit_of[i] = i;
-			snprintf(a->units[i].name, sizeof a->units[i].name,
-				 "%s", g->ops[i].name);
+			set_unit(c, i, i, &c->one[i], 1, NULL);
 		}
 	}
 	return 0;
