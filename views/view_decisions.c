@@ -23,6 +23,9 @@
 typedef struct decisions {
 	const fl_session *s;	/* the rows below are of this session */
 	int n_events;		/* ... with this many events */
+	const fl_event *last_ev;	/* ... the last at this address (a
+				   replay, after an override, rebuilds the
+				   log: likely elsewhere) */
 	int pass, kind;		/* filters, -1: all */
 	bool stale;		/* filters changed: rebuild the rows */
 	int *rows;		/* event indices passing the filters */
@@ -88,9 +91,11 @@ static void rebuild(decisions *d, const fl_view_ctx *c)
 	int n = fl_event_log_count(log);
 	int was = d->cursor >= 0 && d->cursor < d->n_rows ?
 		  d->rows[d->cursor] : n - 1;
+	const fl_event *last = n > 0 ? fl_event_log_get(log, n - 1) : NULL;
 	int *rows;
 
-	if (!d->stale && d->s == c->s && d->n_events == n)
+	if (!d->stale && d->s == c->s && d->n_events == n &&
+	    d->last_ev == last)
 		return;
 	rows = realloc(d->rows, ((size_t)n + 1) * sizeof *rows);
 	if (!rows) {
@@ -106,6 +111,7 @@ static void rebuild(decisions *d, const fl_view_ctx *c)
 			d->rows[d->n_rows++] = i;
 	d->s = c->s;
 	d->n_events = n;
+	d->last_ev = last;
 	d->stale = false;
 	d->cursor = d->n_rows > 0 ? row_at_or_before(d, was) : -1;
 }

@@ -6,8 +6,9 @@
  * dropped), every round's candidates sorted by cost, each evaluation of
  * the gain with its numbers, and the groups accepted.
  *
- * The analysis is worked out once per state (session, step, program)
- * and its lines are kept; a redraw only copies the lines on screen.
+ * The analysis is worked out once per state (session, step, program,
+ * last event) and its lines are kept; a redraw only copies the lines on
+ * screen.
  *
  * Keys: Up/Down/j/k, PgUp/PgDn, Home/End move the cursor over the lines;
  * Enter on a unit's line selects its kernel (or its first op). */
@@ -31,6 +32,8 @@ typedef struct parallel {
 	const fl_session *s;
 	int step;
 	const fl_program *prog;
+	const fl_event *last_ev;	/* the log's last event (a replay after
+				   an override rebuilds the log) */
 	fl_par_analysis *a;
 	char error[FL_ERROR_MAX];
 	par_line *lines;
@@ -172,15 +175,20 @@ static void set_lines(parallel *p, const fl_par_set *s, int si)
 static void refresh(parallel *p, const fl_view_ctx *c)
 {
 	const fl_program *prog = fl_engine_program(c->s);
+	const fl_event_log *log = fl_engine_events(c->s);
+	int n = fl_event_log_count(log);
+	const fl_event *last = n > 0 ? fl_event_log_get(log, n - 1) : NULL;
 	const fl_roofline *m;
 	fl_error err = {""};
 	char a[32];
 
-	if (p->s == c->s && p->step == c->step && p->prog == prog)
+	if (p->s == c->s && p->step == c->step && p->prog == prog &&
+	    p->last_ev == last)
 		return;
 	p->s = c->s;
 	p->step = c->step;
 	p->prog = prog;
+	p->last_ev = last;
 	p->n_lines = 0;
 	p->cursor = p->top = 0;
 	fl_par_analysis_free(p->a);
