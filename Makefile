@@ -46,7 +46,7 @@ B        := build/$(VARIANT)
 # The engine's folders follow the pipeline (DESIGN 2); every .c in them is
 # part of the library.
 ENGINE_DIRS := engine engine/ir engine/preprocess engine/partition \
-	       engine/layer1 engine/backend engine/run
+	       engine/layer1 engine/backend engine/run engine/stitch
 ENGINE_SRC := $(sort $(foreach d,$(ENGINE_DIRS),$(wildcard $(d)/*.c)))
 EXPORT_SRC := $(sort $(wildcard exporters/*.c))
 # The explorer (app/ without main.c, and views/) is a library too, so

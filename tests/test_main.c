@@ -26,6 +26,7 @@ FL_SUITE_DECL(errors);
 FL_SUITE_DECL(explorer);
 FL_SUITE_DECL(tui);
 FL_SUITE_DECL(view_sched);
+FL_SUITE_DECL(view_panels);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
 		{fl_suite_explorer, &fl_suite_explorer_n},
 		{fl_suite_tui, &fl_suite_tui_n},
 		{fl_suite_view_sched, &fl_suite_view_sched_n},
+		{fl_suite_view_panels, &fl_suite_view_panels_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
