@@ -289,6 +289,21 @@ static int kernels_of(const fl_session *s)
 	return p ? p->n_kernels : fl_partition_count_alive(fl_engine_partition(s));
 }
 
+static int renew_views(fl_explorer *x, fl_error *err)
+{
+	for (int v = 0; v < FL_X_VIEWS; v++) {
+		void *fresh = x->classes[v]->create();
+
+		if (!fresh) {
+			fl_error_set(err, "out of memory");
+			return -1;
+		}
+		x->classes[v]->destroy(x->views[v]);
+		x->views[v] = fresh;
+	}
+	return 0;
+}
+
 /* Re-opens the session under new options at the same step; the old one
  * becomes `prev` for comparing.  label says what changed. */
 static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
@@ -309,6 +324,14 @@ static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
 	old_log = fl_x_full_log(x, true);
 	first = old_log ? first_difference(old_log, fl_engine_events(s)) : 0;
 	fl_engine_goto(s, step < total ? step : total, &err);
+	/* Views may keep work derived from the session they drew (isl
+	 * objects of its isl_ctx, event addresses): fresh ones draw the new
+	 * session, before any session closes. */
+	if (renew_views(x, &err) < 0) {
+		fl_engine_close(s);
+		fl_x_say(x, FL_LOOK_BAD, "%s: %s", label, err.msg);
+		return -1;
+	}
 	if (x->prev)
 		fl_engine_close(x->prev);
 	x->prev = x->s;

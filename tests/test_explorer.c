@@ -223,6 +223,36 @@ static void explorer_switches_views_and_panes(void **state)
 	tx_close(&t);
 }
 
+/* Every view shows its content on micro2020_fig1 at the end of the
+ * compiler: the extension node and the overlapping tiles of MICRO 2020
+ * Fig. 1, tile-local placement, the generated C. */
+static void explorer_views_show_micro2020(void **state)
+{
+	static const struct {
+		char key;
+		const char *want[2];
+	} views[] = {
+		{'2', {"26 of 26 decisions", "codegen generated"}},
+		{'3', {"extension {", "band permutable, coincident"}},
+		{'4', {"computed by 2+ tiles", "\u25c6"}},
+		{'5', {"tile-local", "capacity"}},
+		{'6', {"Layer 3 has NOT run", "gain"}},
+		{'7', {"press R to compile and run", "no kernels run yet"}},
+		{'8', {"#pragma omp parallel for", "void fl_k0("}},
+	};
+	tx t;
+
+	(void)state;
+	tx_open(&t, "micro2020_fig1", 120, 40);
+	tx_keys(&t, "r");
+	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+		tx_key(&t, views[i].key);
+		for (int k = 0; k < 2; k++)
+			t_assert_contains(tx_screen(&t), views[i].want[k]);
+	}
+	tx_close(&t);
+}
+
 static void explorer_strategy_and_export(void **state)
 {
 	tx t;
@@ -295,6 +325,7 @@ FL_SUITE(explorer,
 	 cmocka_unit_test(explorer_find_mark_and_why),
 	 cmocka_unit_test(explorer_forbid_and_remove),
 	 cmocka_unit_test(explorer_switches_views_and_panes),
+	 cmocka_unit_test(explorer_views_show_micro2020),
 	 cmocka_unit_test(explorer_strategy_and_export),
 	 cmocka_unit_test(explorer_runs_kernels_in_background),
 	 cmocka_unit_test(explorer_cancels_a_run));

@@ -110,6 +110,30 @@ static void tui_runs_and_cancels_kernels(void **state)
 	quit_cleanly(&t);
 }
 
+static void tui_views_on_micro2020(void **state)
+{
+	t_tmux t;
+
+	(void)state;
+	t_tmux_start(&t, 120, 40, sample_path("micro2020_fig1"));
+	t_tmux_keys(&t, "r 3");
+	t_tmux_wait_for(&t, "extension {", 10);
+	t_tmux_keys(&t, "4");
+	t_tmux_wait_for(&t, "computed by 2+ tiles", 10);
+	t_tmux_wait_for(&t, "\u25c6", 5);
+	t_tmux_keys(&t, "5");
+	t_tmux_wait_for(&t, "tile-local", 5);
+	t_tmux_keys(&t, "8");
+	t_tmux_wait_for(&t, "#pragma omp parallel for", 5);
+	t_tmux_keys(&t, "2");
+	t_tmux_wait_for(&t, "26 of 26 decisions", 5);
+	t_tmux_keys(&t, "6");
+	t_tmux_wait_for(&t, "Layer 3 has NOT run", 5);
+	t_tmux_keys(&t, "7");
+	t_tmux_wait_for(&t, "press R", 5);
+	quit_cleanly(&t);
+}
+
 static void tui_needs_a_terminal(void **state)
 {
 	char *out = NULL;
@@ -127,4 +151,5 @@ FL_SUITE(tui,
 	 cmocka_unit_test(tui_find_why_and_forbid),
 	 cmocka_unit_test(tui_resizes_and_helps),
 	 cmocka_unit_test(tui_runs_and_cancels_kernels),
+	 cmocka_unit_test(tui_views_on_micro2020),
 	 cmocka_unit_test(tui_needs_a_terminal));
