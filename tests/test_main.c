@@ -27,6 +27,7 @@ FL_SUITE_DECL(explorer);
 FL_SUITE_DECL(tui);
 FL_SUITE_DECL(view_sched);
 FL_SUITE_DECL(view_panels);
+FL_SUITE_DECL(tour);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
 		{fl_suite_tui, &fl_suite_tui_n},
 		{fl_suite_view_sched, &fl_suite_view_sched_n},
 		{fl_suite_view_panels, &fl_suite_view_panels_n},
+		{fl_suite_tour, &fl_suite_tour_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

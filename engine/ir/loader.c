@@ -11,17 +11,20 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "tour.h"
 
 static const char *const tensor_fields[] = {"shape", "dtype", "role", "value",
 					    "data", "doc", NULL};
 static const char *const op_fields[] = {"name", "op", "in", "out", "attrs",
 					"doc", NULL};
 static const char *const top_fields[] = {"format", "name", "doc", "tensors",
-					 "ops", "meta", NULL};
+					 "ops", "meta", "tour", NULL};
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -687,6 +690,18 @@ cJSON *fl_json_parse(const char *text, size_t len, fl_error *err)
 	return NULL;
 }
 
+/* The tour is the explorer's (tour.h), but a bad one is the file's error:
+ * it is checked here, with the rest, and dropped. */
+static int check_tour(const cJSON *root, fl_error *err)
+{
+	fl_tour *t = fl_tour_from_json(cJSON_GetObjectItemCaseSensitive(root,
+									"tour"),
+				       err);
+
+	fl_tour_free(t);
+	return t ? 0 : -1;
+}
+
 fl_graph *fl_load_graph_string(const char *text, size_t len,
 			       const char *source, fl_error *err)
 {
@@ -708,7 +723,7 @@ fl_graph *fl_load_graph_string(const char *text, size_t len,
 	    parse_tensors(g, cJSON_GetObjectItemCaseSensitive(root, "tensors"),
 			  err) < 0 ||
 	    parse_ops(g, cJSON_GetObjectItemCaseSensitive(root, "ops"), err) < 0 ||
-	    fl_graph_validate(g, err) < 0)
+	    fl_graph_validate(g, err) < 0 || check_tour(root, err) < 0)
 		goto fail;
 	cJSON_Delete(root);
 	return g;
@@ -719,13 +734,12 @@ fail:
 	return NULL;
 }
 
-fl_graph *fl_load_graph_file(const char *path, fl_error *err)
+char *fl_read_file(const char *path, size_t max_bytes, const char *what,
+		   size_t *len, fl_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	struct stat st;
 	char *text = NULL;
-	fl_graph *g = NULL;
-	size_t len;
 
 	if (!f) {
 		fl_error_set(err, "%s: cannot open: %s", path, strerror(errno));
@@ -735,10 +749,10 @@ fl_graph *fl_load_graph_file(const char *path, fl_error *err)
 		fl_error_set(err, "%s: not a regular file", path);
 		goto out;
 	}
-	if (st.st_size > FL_LOADER_MAX_FILE_BYTES) {
-		fl_error_set(err, "%s: file is %lld bytes, more than the %d MiB a "
-			     "graph file may have", path, (long long)st.st_size,
-			     FL_LOADER_MAX_FILE_BYTES >> 20);
+	if ((uint64_t)st.st_size > max_bytes) {
+		fl_error_set(err, "%s: file is %lld bytes, more than the %zu MiB "
+			     "%s may have", path, (long long)st.st_size,
+			     max_bytes >> 20, what);
 		goto out;
 	}
 	text = malloc((size_t)st.st_size + 1);
@@ -746,15 +760,29 @@ fl_graph *fl_load_graph_file(const char *path, fl_error *err)
 		fl_error_set(err, "%s: out of memory", path);
 		goto out;
 	}
-	len = fread(text, 1, (size_t)st.st_size, f);
+	*len = fread(text, 1, (size_t)st.st_size, f);
 	if (ferror(f)) {
 		fl_error_set(err, "%s: read error: %s", path, strerror(errno));
+		free(text);
+		text = NULL;
 		goto out;
 	}
-	text[len] = '\0';
-	g = fl_load_graph_string(text, len, path, err);
+	text[*len] = '\0';
 out:
-	free(text);
 	fclose(f);
+	return text;
+}
+
+fl_graph *fl_load_graph_file(const char *path, fl_error *err)
+{
+	size_t len;
+	char *text = fl_read_file(path, FL_LOADER_MAX_FILE_BYTES,
+				  "a graph file", &len, err);
+	fl_graph *g;
+
+	if (!text)
+		return NULL;
+	g = fl_load_graph_string(text, len, path, err);
+	free(text);
 	return g;
 }

@@ -1,4 +1,5 @@
 /* Loader for the fuselab-graph/1 JSON format (DESIGN 3), read with cJSON.
+ * A file's "tour" (tour.h) is checked here too, and left to the explorer.
  * Every problem is reported as "<file>: <json path>: <what>" and no graph
  * is returned; the caller exits with status 2. */
 #ifndef FL_LOADER_H
@@ -21,6 +22,13 @@ fl_graph *fl_load_graph_string(const char *text, size_t len,
  * result with cJSON_Delete. */
 struct cJSON;
 struct cJSON *fl_json_parse(const char *text, size_t len, fl_error *err);
+
+/* The whole of regular file `path`, NUL-terminated, its length in *len;
+ * NULL with "<path>: <problem>" when it cannot be opened or read, or
+ * holds more than max_bytes ("... more than the 64 MiB <what> may
+ * have").  The caller frees it. */
+char *fl_read_file(const char *path, size_t max_bytes, const char *what,
+		   size_t *len, fl_error *err);
 
 /* Reads `path` and calls fl_load_graph_string. */
 fl_graph *fl_load_graph_file(const char *path, fl_error *err);
