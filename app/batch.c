@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "interp.h"
 #include "loader.h"
+#include "overrides.h"
 #include "report_json.h"
 #include "run.h"
 #include "signals.h"
@@ -126,16 +127,38 @@ static void print_summary(const fl_graph *g, const fl_options *o)
 	       fl_format_bytes(s.total_bytes, b[4], sizeof b[4]));
 }
 
-/* --rules and --disable-rule are checked whatever runs: a bad rules file
- * is an error even when no engine pass would read it.  -1 (message
- * printed) when they are bad. */
+/* --rules, --disable-rule and --overrides are checked whatever runs: a
+ * bad rules or overrides file is an error even when no engine pass would
+ * read it.  -1 (message printed) when they are bad. */
 int fl_app_check_rules(const fl_options *o)
 {
 	fl_engine_opts eo;
 
-	if (!o->rules_file && !o->n_disabled)
+	if (!o->rules_file && !o->n_disabled && !o->overrides_file)
 		return 0;
 	return fl_app_engine_opts(o, &eo);
+}
+
+/* The op names of --overrides FILE are checked against the graph here,
+ * not by the engine, so that the message names the file and the entry
+ * rather than a --never-fuse the user never typed. */
+int fl_app_check_overrides(const fl_options *o, const fl_graph *g)
+{
+	fl_error err = {""};
+	fl_overrides *l;
+	int rc;
+
+	if (!o->overrides_file)
+		return 0;
+	if (fl_overrides_load(o->overrides_file, &l, &err) < 0) {
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+		return -1;
+	}
+	rc = fl_overrides_check(l, g, o->overrides_file, &err);
+	if (rc < 0)
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+	fl_overrides_free(l);
+	return rc;
 }
 
 int fl_batch_check(const fl_options *o)
@@ -148,6 +171,10 @@ int fl_batch_check(const fl_options *o)
 	g = fl_app_load(o, &err);
 	if (!g) {
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+		return 2;
+	}
+	if (fl_app_check_overrides(o, g) < 0) {
+		fl_graph_free(g);
 		return 2;
 	}
 	print_summary(g, o);
@@ -246,6 +273,21 @@ static void tty_progress(void *user, const char *phase, int k, int n)
 	fflush(stderr);
 }
 
+/* --overrides FILE: its pairs go after the command line's. */
+static int add_overrides(const char *path, fl_engine_opts *eo, fl_error *err)
+{
+	fl_overrides *l;
+	int rc;
+
+	if (fl_overrides_load(path, &l, err) < 0)
+		return -1;
+	rc = fl_overrides_apply(l, eo, err);
+	if (rc < 0)
+		fl_error_prefix(err, "%s", path);
+	fl_overrides_free(l);
+	return rc;
+}
+
 /* Engine options from the command line; -1 (message printed) on bad
  * input such as an unreadable rules file or an unknown rule id. */
 int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
@@ -264,6 +306,8 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 		       eo->never_fuse[i].b);
 	for (int i = 0; i < o->n_fuse; i++, eo->n_fuse++)
 		sscanf(o->fuse[i], "%127[^,],%127s", eo->fuse[i].a, eo->fuse[i].b);
+	if (o->overrides_file && add_overrides(o->overrides_file, eo, &err) < 0)
+		goto bad;
 	if (o->sched_budget > 0)
 		eo->layer1.sched_budget = o->sched_budget;
 	if (o->max_recompute > 0)
@@ -607,6 +651,10 @@ int fl_batch_run(const fl_options *o)
 	g = fl_app_load(o, &err);
 	if (!g) {
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+		return 2;
+	}
+	if (fl_app_check_overrides(o, g) < 0) {
+		fl_graph_free(g);
 		return 2;
 	}
 	/* compiling or running kernels: stop cleanly on SIGINT/SIGTERM */

@@ -13,10 +13,15 @@ fl_graph *fl_app_load(const fl_options *o, fl_error *err);
 struct fl_engine_opts;
 int fl_app_engine_opts(const fl_options *o, struct fl_engine_opts *eo);
 
-/* --rules and --disable-rule checked whatever runs (a bad rules file is
- * an error even when no engine pass reads it); -1, message printed, when
- * they are bad. */
+/* --rules, --disable-rule and --overrides checked whatever runs (a bad
+ * rules or overrides file is an error even when no engine pass reads
+ * it); -1, message printed, when they are bad. */
 int fl_app_check_rules(const fl_options *o);
+
+/* The op names of --overrides FILE checked against graph g, the message
+ * naming the file ("o.json: overrides[1].ops[0]: no op named ...");
+ * 0 when there is no such option, -1 with the message printed. */
+int fl_app_check_overrides(const fl_options *o, const fl_graph *g);
 
 int fl_batch_check(const fl_options *o);
 int fl_batch_run(const fl_options *o);

@@ -18,7 +18,7 @@ typedef enum opt_id {
 	OPT_NO_PREPROCESS, OPT_RUN, OPT_STRATEGY, OPT_EMIT, OPT_WORKDIR,
 	OPT_KEEP, OPT_TIMEOUT, OPT_WARMUP, OPT_REPEAT, OPT_SCHED_BUDGET,
 	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP, OPT_L1_TIME_BUDGET,
-	OPT_L1_MAX_STMTS,
+	OPT_L1_MAX_STMTS, OPT_OVERRIDES,
 } opt_id;
 
 typedef struct opt_spec {
@@ -68,6 +68,9 @@ static const opt_spec specs[] = {
 	 "never put ops A and B in one micro-graph (repeatable)"},
 	{OPT_FUSE, "fuse", 0, "A,B",
 	 "put ops A and B together when no cycle forbids it (repeatable)"},
+	{OPT_OVERRIDES, "overrides", 0, "FILE",
+	 "forbid and force fusions as listed in FILE (fuselab-overrides/1 "
+	 "JSON, as the explorer saves them), after --never-fuse and --fuse"},
 	{OPT_NO_PREPROCESS, "no-preprocess", 0, NULL,
 	 "skip simplification, CSE, constant folding and dead-code removal"},
 	{OPT_RUN, "run", 0, NULL,
@@ -317,6 +320,7 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_EVENTS: o->events = true; break;
 	case OPT_NO_PREPROCESS: o->no_preprocess = true; break;
 	case OPT_RULES: o->rules_file = arg; break;
+	case OPT_OVERRIDES: o->overrides_file = arg; break;
 	case OPT_FORMAT: return parse_format(arg, o, err, err_len);
 	case OPT_STAGE: {
 		fl_pass p;

@@ -37,6 +37,7 @@ typedef struct fl_options {
 	fl_format format;
 	const char *why_a, *why_b;
 	const char *rules_file;
+	const char *overrides_file;	/* --overrides: fuselab-overrides/1 */
 	bool no_preprocess;
 	int n_disabled, n_never, n_fuse;
 	/* layer 1 and runs */

@@ -1,16 +1,20 @@
-/* Tours (engine/ir/tour.h).
+/* Tours (engine/ir/tour.h) and user overrides (app/overrides.h).
  *
  * Tours: the format's errors name their JSON path, the loader refuses a
  * graph whose tour is bad, stops stand where tour.h says (a step, or the
  * first event a pattern fits), and every stop of every paper sample's
  * tour stands somewhere in that sample's run, so the tours cannot rot
- * when the engine changes. */
+ * when the engine changes.  Overrides: a saved list loads back equal,
+ * each bad file gives its path error, saving never leaves a partial
+ * file, and --overrides changes what the command line computes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine.h"
 #include "loader.h"
+#include "overrides.h"
 #include "test_util.h"
 #include "tour.h"
 
@@ -346,6 +350,396 @@ static void tour_paper_samples(void **state)
 		check_sample_tour(samples[i].name, samples[i].rules);
 }
 
+/* ---- overrides: the list ----------------------------------------------- */
+
+static void overrides_list(void **state)
+{
+	fl_overrides *l = fl_overrides_new();
+	fl_error err = {""};
+	char a[16];
+
+	(void)state;
+	assert_int_equal(fl_overrides_add(l, false, "a", "b", &err),
+			 0);
+	assert_int_equal(fl_overrides_add(l, true, "c", "d", &err),
+			 1);
+	/* the same again, in either order, is the one already there */
+	assert_int_equal(fl_overrides_add(l, false, "b", "a", &err),
+			 0);
+	assert_int_equal(fl_overrides_count(l), 2);
+	assert_int_equal(fl_overrides_add(l, true, "b", "a", &err),
+			 -1);
+	t_assert_contains(err.msg, "b,a: already forbidden, cannot also be "
+			  "forced");
+	assert_int_equal(fl_overrides_add(l, true, "x", "x", &err),
+			 -1);
+	assert_int_equal(fl_overrides_add(l, true, "", "x", &err),
+			 -1);
+	t_assert_contains(err.msg, "empty op name");
+	assert_int_equal(fl_overrides_find(l, "d", "c"), 1);
+	assert_int_equal(fl_overrides_find(l, "a", "c"), -1);
+	assert_int_equal(fl_overrides_remove(l, 0), 0);
+	assert_int_equal(fl_overrides_remove(l, 1), -1);
+	assert_int_equal(fl_overrides_count(l), 1);
+	assert_string_equal(fl_overrides_get(l, 0)->a, "c");
+	assert_true(fl_overrides_get(l, 0)->force);
+	assert_null(fl_overrides_get(l, 1));
+	/* at most FL_MAX_CONSTRAINTS of one action */
+	for (int i = 1; i < FL_MAX_CONSTRAINTS; i++) {
+		snprintf(a, sizeof a, "f%d", i);
+		assert_true(fl_overrides_add(l, true, a, "z",
+					     &err) >= 0);
+	}
+	assert_int_equal(fl_overrides_add(l, true, "f0", "z", &err),
+			 -1);
+	t_assert_contains(err.msg, "more than 64 force overrides");
+	assert_true(fl_overrides_add(l, false, "f0", "z", &err) >= 0);
+	fl_overrides_free(l);
+}
+
+static void overrides_apply(void **state)
+{
+	fl_overrides *l = fl_overrides_new();
+	fl_engine_opts eo;
+	fl_error err = {""};
+
+	(void)state;
+	fl_engine_opts_default(&eo);
+	eo.n_never = 1;		/* one from the command line */
+	snprintf(eo.never_fuse[0].a, sizeof eo.never_fuse[0].a, "p");
+	snprintf(eo.never_fuse[0].b, sizeof eo.never_fuse[0].b, "q");
+	fl_overrides_add(l, false, "a", "b", &err);
+	fl_overrides_add(l, true, "c", "d", &err);
+	assert_int_equal(fl_overrides_apply(l, &eo, &err), 0);
+	assert_int_equal(eo.n_never, 2);
+	assert_int_equal(eo.n_fuse, 1);
+	assert_string_equal(eo.never_fuse[0].a, "p");
+	assert_string_equal(eo.never_fuse[1].b, "b");
+	assert_string_equal(eo.fuse[0].a, "c");
+	eo.n_never = FL_MAX_CONSTRAINTS;
+	assert_int_equal(fl_overrides_apply(l, &eo, &err), -1);
+	t_assert_contains(err.msg, "overrides[0]: more than 64 --never-fuse");
+	fl_overrides_free(l);
+}
+
+/* ---- overrides: files -------------------------------------------------- */
+
+static void make_dir(char *dir)
+{
+	assert_non_null(mkdtemp(dir));
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[600], *out;
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(t_run(cmd, &out), 0);
+	free(out);
+}
+
+static void overrides_round_trip(void **state)
+{
+	char dir[] = "/tmp/fuselab-ovr-XXXXXX", path[300];
+	fl_overrides *l = fl_overrides_new(), *back;
+	fl_error err = {""};
+
+	(void)state;
+	make_dir(dir);
+	snprintf(path, sizeof path, "%s/o.json", dir);
+	fl_overrides_add(l, false, "op1", "op2", &err);
+	fl_overrides_add(l, true, "a \"q\"", "b\\c", &err);
+	fl_overrides_add(l, false, "x.y", "z", &err);
+	assert_int_equal(fl_overrides_save(path, l, "my \"graph\"", &err), 0);
+	assert_int_equal(fl_overrides_load(path, &back, &err), 0);
+	assert_int_equal(fl_overrides_count(back), fl_overrides_count(l));
+	for (int i = 0; i < fl_overrides_count(l); i++) {
+		const fl_override *x = fl_overrides_get(l, i);
+		const fl_override *y = fl_overrides_get(back, i);
+
+		assert_int_equal(x->force, y->force);
+		assert_string_equal(x->a, y->a);
+		assert_string_equal(x->b, y->b);
+	}
+	assert_string_equal(fl_overrides_graph(back), "my \"graph\"");
+	fl_overrides_free(back);
+	/* saving again replaces the file; only it is left in the folder */
+	fl_overrides_remove(l, 0);
+	assert_int_equal(fl_overrides_save(path, l, NULL, &err), 0);
+	assert_int_equal(fl_overrides_load(path, &back, &err), 0);
+	assert_int_equal(fl_overrides_count(back), 2);
+	assert_string_equal(fl_overrides_graph(back), "");
+	assert_int_equal(t_count_entries(dir), 1);
+	fl_overrides_free(back);
+	/* an empty list is a valid file too */
+	while (fl_overrides_count(l))
+		fl_overrides_remove(l, 0);
+	assert_int_equal(fl_overrides_save(path, l, "g", &err), 0);
+	assert_int_equal(fl_overrides_load(path, &back, &err), 0);
+	assert_int_equal(fl_overrides_count(back), 0);
+	fl_overrides_free(back);
+	fl_overrides_free(l);
+	remove_dir(dir);
+}
+
+static void overrides_bad_files(void **state)
+{
+	static const struct {
+		const char *json, *expect;
+	} cases[] = {
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': ['a', 'b']},"
+		 "{'action': 'merge', 'ops': ['a', 'c']}]}",
+		 "o.json: overrides[1].action: expected \"forbid\" or \"force\", "
+		 "got \"merge\""},
+		{"{'format': 'fuselab-overrides/2', 'overrides': []}",
+		 "o.json: format: expected \"fuselab-overrides/1\", got "
+		 "\"fuselab-overrides/2\""},
+		{"{'overrides': []}", "o.json: format: missing"},
+		{"{'format': 'fuselab-overrides/1'}", "o.json: overrides: missing"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': {}}",
+		 "o.json: overrides: expected a list"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': [], 'x': 1}",
+		 "o.json: x: unknown field"},
+		{"{'format': 'fuselab-overrides/1', 'graph': 3, 'overrides': []}",
+		 "o.json: graph: expected a graph name"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': ['a']}]}",
+		 "o.json: overrides[0].ops: expected two op names"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': ['a', 'b', 'c']}]}",
+		 "o.json: overrides[0].ops: expected two op names"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': 'a,b'}]}",
+		 "o.json: overrides[0].ops: expected two op names"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': [1, 'b']}]}",
+		 "o.json: overrides[0].ops[0]: expected an op name"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': ['a', '']}]}",
+		 "o.json: overrides[0].ops[1]: empty op name"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': ['a', 'a']}]}",
+		 "o.json: overrides[0].ops: the same op twice"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'ops': ['a', 'b']}]}",
+		 "o.json: overrides[0].action: missing"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'force', 'ops': ['a', 'b'], 'why': 'x'}]}",
+		 "o.json: overrides[0].why: unknown field"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': [7]}",
+		 "o.json: overrides[0]: expected an object"},
+		{"{'format': 'fuselab-overrides/1', 'overrides': ["
+		 "{'action': 'forbid', 'ops': ['a', 'b']},"
+		 "{'action': 'force', 'ops': ['b', 'a']}]}",
+		 "o.json: overrides[1]: b,a: already forbidden, cannot also be "
+		 "forced"},
+		{"['fuselab-overrides/1']",
+		 "o.json: expected a JSON object at the top"},
+		{"{'format': ", "o.json: line 1, column"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = dq(cases[i].json);
+		fl_overrides *l = fl_overrides_new();	/* must be reset */
+		fl_error err = {""};
+
+		fl_overrides *before = l;
+
+		if (fl_overrides_load_string(text, strlen(text), "o.json", &l,
+					     &err) == 0)
+			fail_msg("case %zu loaded, expected \"%s\"", i,
+				 cases[i].expect);
+		assert_null(l);
+		fl_overrides_free(before);
+		t_assert_contains(err.msg, cases[i].expect);
+		free(text);
+	}
+}
+
+/* 65 forbids: one more than the engine options hold. */
+static void overrides_too_many(void **state)
+{
+	char *text = malloc(8192), *p;
+	fl_overrides *l;
+	fl_error err = {""};
+
+	(void)state;
+	assert_non_null(text);
+	p = text + sprintf(text, "{\"format\": \"fuselab-overrides/1\", "
+			   "\"overrides\": [");
+	for (int i = 0; i <= FL_MAX_CONSTRAINTS; i++)
+		p += sprintf(p, "%s{\"action\": \"forbid\", \"ops\": "
+			     "[\"a%d\", \"b\"]}", i ? ", " : "", i);
+	sprintf(p, "]}");
+	assert_int_equal(fl_overrides_load_string(text, strlen(text), "o.json",
+						  &l, &err), -1);
+	t_assert_contains(err.msg, "o.json: overrides[64]: more than 64 forbid "
+			  "overrides");
+	free(text);
+}
+
+static void overrides_missing_file(void **state)
+{
+	fl_overrides *l;
+	fl_error err = {""};
+
+	(void)state;
+	assert_int_equal(fl_overrides_load("/nonexistent/o.json", &l, &err), -1);
+	assert_null(l);
+	t_assert_contains(err.msg, "/nonexistent/o.json: cannot open");
+}
+
+/* A save that cannot happen says so and leaves nothing behind: not in a
+ * missing folder, not under a file, not over a folder. */
+static void overrides_save_unwritable(void **state)
+{
+	char dir[] = "/tmp/fuselab-ovr-XXXXXX", path[300], *out;
+	fl_overrides *l = fl_overrides_new();
+	fl_error err = {""};
+
+	(void)state;
+	make_dir(dir);
+	fl_overrides_add(l, false, "a", "b", &err);
+	assert_int_equal(fl_overrides_save("/nonexistent-dir/o.json", l, "g",
+					   &err), -1);
+	t_assert_contains(err.msg, "/nonexistent-dir/o.json: cannot write in "
+			  "/nonexistent-dir");
+	/* a plain file where a folder should be */
+	snprintf(path, sizeof path, "%s/file", dir);
+	assert_int_equal(fl_overrides_save(path, l, "g", &err), 0);
+	snprintf(path, sizeof path, "%s/file/o.json", dir);
+	assert_int_equal(fl_overrides_save(path, l, "g", &err), -1);
+	t_assert_contains(err.msg, path);
+	/* a folder in the way: rename fails, the temporary file goes */
+	snprintf(path, sizeof path, "%s/sub", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(fl_overrides_save(path, l, "g", &err), -1);
+	t_assert_contains(err.msg, "sub: cannot replace");
+	assert_int_equal(t_count_entries(dir), 2);	/* file, sub */
+	assert_int_equal(t_count_entries(path), 0);
+	fl_overrides_free(l);
+	remove_dir(dir);
+	(void)out;
+}
+
+static void overrides_check_names(void **state)
+{
+	fl_graph *g = t_load_sample("apollo_fig3");
+	fl_overrides *l;
+	fl_error err = {""};
+	char *text = dq("{'format': 'fuselab-overrides/1', 'graph': 'softmax', "
+			"'overrides': [{'action': 'force', 'ops': ['op1', 'op2']},"
+			"{'action': 'forbid', 'ops': ['op2', 'nope']}]}");
+
+	(void)state;
+	assert_int_equal(fl_overrides_load_string(text, strlen(text), "o.json",
+						  &l, &err), 0);
+	assert_int_equal(fl_overrides_check(l, g, "o.json", &err), -1);
+	t_assert_contains(err.msg, "o.json: overrides[1].ops[1]: no op named "
+			  "\"nope\" in graph \"apollo_fig3\" (the file was "
+			  "saved for \"softmax\")");
+	fl_overrides_remove(l, 1);
+	assert_int_equal(fl_overrides_check(l, g, "o.json", &err), 0);
+	fl_overrides_free(l);
+	fl_graph_free(g);
+	free(text);
+}
+
+/* ---- overrides: the command line --------------------------------------- */
+
+/* Writes text (single-quoted JSON) to dir/name; the path into path. */
+static void write_q(const char *dir, const char *name, const char *json,
+		    char *path, size_t n)
+{
+	char *text = dq(json);
+	FILE *f;
+
+	snprintf(path, n, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	free(text);
+}
+
+/* Forbidding op1/op2 (merged by R1) gives apollo_fig3 a fourth
+ * micro-graph, and the event log says why. */
+static void overrides_batch(void **state)
+{
+	char dir[] = "/tmp/fuselab-ovr-XXXXXX", path[300], args[1024], *out;
+
+	(void)state;
+	make_dir(dir);
+	write_q(dir, "o.json", "{'format': 'fuselab-overrides/1', 'graph': "
+		"'apollo_fig3', 'overrides': [{'action': 'forbid', 'ops': "
+		"['op1', 'op2']}]}", path, sizeof path);
+	snprintf(args, sizeof args, "--batch --stage partition %s/apollo_fig3.json",
+		 t_samples_dir());
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "partition: 3 micro-graphs");
+	free(out);
+	snprintf(args, sizeof args, "--batch --stage partition --events "
+		 "--overrides %s %s/apollo_fig3.json", path, t_samples_dir());
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "partition: 4 micro-graphs");
+	t_assert_contains(out, "constrain constrained [op1 op2]");
+	if (strstr(out, "merged [op1 op2]"))
+		fail_msg("op1 and op2 merged despite the override:\n%s", out);
+	free(out);
+	remove_dir(dir);
+}
+
+static void overrides_batch_errors(void **state)
+{
+	char dir[] = "/tmp/fuselab-ovr-XXXXXX", path[300], args[1024], *out;
+
+	(void)state;
+	make_dir(dir);
+	/* a missing file: exit 2, the file named */
+	snprintf(args, sizeof args, "--batch --overrides %s/none.json "
+		 "%s/apollo_fig3.json", dir, t_samples_dir());
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "none.json: cannot open");
+	free(out);
+	/* a bad entry */
+	write_q(dir, "bad.json", "{'format': 'fuselab-overrides/1', "
+		"'overrides': [{'action': 'merge', 'ops': ['op1', 'op2']}]}",
+		path, sizeof path);
+	snprintf(args, sizeof args, "--check --overrides %s %s/apollo_fig3.json",
+		 path, t_samples_dir());
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "bad.json: overrides[0].action: expected "
+			  "\"forbid\" or \"force\", got \"merge\"");
+	free(out);
+	/* an op the graph does not have: the file and entry named, not a
+	 * --never-fuse the user never typed */
+	write_q(dir, "op.json", "{'format': 'fuselab-overrides/1', "
+		"'overrides': [{'action': 'forbid', 'ops': ['op1', 'nope']}]}",
+		path, sizeof path);
+	snprintf(args, sizeof args, "--batch --events --overrides %s "
+		 "%s/apollo_fig3.json", path, t_samples_dir());
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "op.json: overrides[0].ops[1]: no op named "
+			  "\"nope\" in graph \"apollo_fig3\"");
+	free(out);
+	remove_dir(dir);
+}
+
+static void overrides_help(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(t_fuselab("--help", &out), 0);
+	t_assert_contains(out, "--overrides FILE");
+	free(out);
+	assert_int_equal(t_fuselab("--batch --overrides", &out), 2);
+	t_assert_contains(out, "--overrides needs a value (FILE)");
+	free(out);
+}
+
 FL_SUITE(tour,
 	 cmocka_unit_test(tour_parse),
 	 cmocka_unit_test(tour_errors),
@@ -353,4 +747,15 @@ FL_SUITE(tour,
 	 cmocka_unit_test(tour_in_graph_files),
 	 cmocka_unit_test(tour_load_file_errors),
 	 cmocka_unit_test(tour_match),
-	 cmocka_unit_test(tour_paper_samples));
+	 cmocka_unit_test(tour_paper_samples),
+	 cmocka_unit_test(overrides_list),
+	 cmocka_unit_test(overrides_apply),
+	 cmocka_unit_test(overrides_round_trip),
+	 cmocka_unit_test(overrides_bad_files),
+	 cmocka_unit_test(overrides_too_many),
+	 cmocka_unit_test(overrides_missing_file),
+	 cmocka_unit_test(overrides_save_unwritable),
+	 cmocka_unit_test(overrides_check_names),
+	 cmocka_unit_test(overrides_batch),
+	 cmocka_unit_test(overrides_batch_errors),
+	 cmocka_unit_test(overrides_help));
