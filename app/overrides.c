@@ -162,16 +162,33 @@ int fl_overrides_apply(const fl_overrides *l, fl_engine_opts *eo,
 	return 0;
 }
 
+/* Whether name is an op of g or one of the primitives opening its
+ * compounds makes ("op7.norm"): the names the engine's constraints take.
+ * The opened graph is made once, on the first name g lacks. */
+static bool names_an_op(const fl_graph *g, fl_graph **opened,
+			const char *name)
+{
+	fl_error ignored;
+
+	if (fl_graph_find_op(g, name) >= 0)
+		return true;
+	if (!*opened)
+		*opened = fl_graph_expand_compounds(g, &ignored);
+	return *opened && fl_graph_find_op(*opened, name) >= 0;
+}
+
 int fl_overrides_check(const fl_overrides *l, const fl_graph *g,
 		       const char *source, fl_error *err)
 {
 	bool other = *l->graph && strcmp(l->graph, g->name) != 0;
+	fl_graph *opened = NULL;
+	int rc = 0;
 
-	for (int i = 0; i < fl_overrides_count(l); i++) {
+	for (int i = 0; i < fl_overrides_count(l) && rc == 0; i++) {
 		const char *names[2] = {l->items[i].a, l->items[i].b};
 
-		for (int k = 0; k < 2; k++) {
-			if (fl_graph_find_op(g, names[k]) >= 0)
+		for (int k = 0; k < 2 && rc == 0; k++) {
+			if (names_an_op(g, &opened, names[k]))
 				continue;
 			fl_error_set(err, "%s: overrides[%d].ops[%d]: no op named "
 				     "\"%s\" in graph \"%s\"%s%s%s", source, i, k,
@@ -180,10 +197,11 @@ int fl_overrides_check(const fl_overrides *l, const fl_graph *g,
 				     other ? " (the file was saved for \"" : "",
 				     other ? fl_error_name(l->graph) : "",
 				     other ? "\")" : "");
-			return -1;
+			rc = -1;
 		}
 	}
-	return 0;
+	fl_graph_free(opened);
+	return rc;
 }
 
 /* ---- reading ---------------------------------------------------------- */

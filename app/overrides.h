@@ -9,8 +9,9 @@
  *                  {"action": "force", "ops": ["c", "d"]}]}
  *
  * "graph" names the graph the list was made for (a hint in messages,
- * not a check); ops are op names of the input file, as --never-fuse and
- * --fuse take them.  A forbid is a --never-fuse pair, a force a --fuse
+ * not a check); ops are op names of the input file or of the primitives
+ * its compounds open into ("op7.norm"), as --never-fuse and --fuse take
+ * them.  A forbid is a --never-fuse pair, a force a --fuse
  * pair: fl_overrides_apply adds them to the engine options. */
 #ifndef FL_APP_OVERRIDES_H
 #define FL_APP_OVERRIDES_H
@@ -64,8 +65,9 @@ const char *fl_override_action_name(bool force);
 int fl_overrides_apply(const fl_overrides *l, fl_engine_opts *eo,
 		       fl_error *err);
 
-/* Checks every op name against the input graph g; `source` (the file)
- * names the list in the message:
+/* Checks every op name against the input graph g (its ops, or the
+ * primitives its compound ops open into, as the engine takes them);
+ * `source` (the file) names the list in the message:
  * "o.json: overrides[1].ops[0]: no op named "x" in graph "layernorm"". */
 int fl_overrides_check(const fl_overrides *l, const fl_graph *g,
 		       const char *source, fl_error *err);

@@ -642,6 +642,13 @@ static void overrides_check_names(void **state)
 			  "saved for \"softmax\")");
 	fl_overrides_remove(l, 1);
 	assert_int_equal(fl_overrides_check(l, g, "o.json", &err), 0);
+	/* the primitives of an opened compound are names too */
+	assert_true(fl_overrides_add(l, false, "op2", "op3.max", &err) >= 0);
+	assert_int_equal(fl_overrides_check(l, g, "o.json", &err), 0);
+	assert_true(fl_overrides_add(l, false, "op2", "op3.nope", &err) >= 0);
+	assert_int_equal(fl_overrides_check(l, g, "o.json", &err), -1);
+	t_assert_contains(err.msg, "overrides[2].ops[1]: no op named "
+			  "\"op3.nope\"");
 	fl_overrides_free(l);
 	fl_graph_free(g);
 	free(text);
