@@ -259,30 +259,6 @@ static int parse_ops(const cJSON *j, const char **a, const char **b,
 	return 0;
 }
 
-/* Every key of obj is in `known` (NULL-terminated), once. */
-static int check_keys(const cJSON *obj, const char *const *known,
-		      fl_error *err)
-{
-	for (const cJSON *f = obj->child; f; f = f->next) {
-		bool ok = false;
-
-		for (int k = 0; known[k]; k++)
-			ok |= strcmp(f->string, known[k]) == 0;
-		if (!ok) {
-			fl_error_set(err, "%s: unknown field",
-				     fl_error_name(f->string));
-			return -1;
-		}
-		for (const cJSON *g = f->next; g; g = g->next)
-			if (strcmp(f->string, g->string) == 0) {
-				fl_error_set(err, "%s: field given twice",
-					     fl_error_name(f->string));
-				return -1;
-			}
-	}
-	return 0;
-}
-
 /* Override i of the file into l.  A problem with one of its fields is
  * reported as "overrides[i].ops: ...", one with the whole override as
  * "overrides[i]: ...". */
@@ -298,7 +274,7 @@ static int parse_override(fl_overrides *l, const cJSON *j, int i,
 			     "\"ops\"");
 		goto whole;
 	}
-	if (check_keys(j, fields, err) < 0 ||
+	if (fl_json_check_fields(j, fields, "", err) < 0 ||
 	    parse_action(cJSON_GetObjectItemCaseSensitive(j, "action"),
 			 &force, err) < 0 ||
 	    parse_ops(cJSON_GetObjectItemCaseSensitive(j, "ops"), &a, &b,
@@ -335,7 +311,7 @@ static int parse_header(fl_overrides *l, const cJSON *root, fl_error *err)
 			     cJSON_IsString(format) ? "\"" : "");
 		return -1;
 	}
-	if (check_keys(root, fields, err) < 0)
+	if (fl_json_check_fields(root, fields, "", err) < 0)
 		return -1;
 	if (graph && (!cJSON_IsString(graph) ||
 		      strlen(graph->valuestring) >= sizeof l->graph)) {

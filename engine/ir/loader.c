@@ -34,10 +34,8 @@ static bool in_list(const char *const *list, const char *s)
 	return false;
 }
 
-/* Every key of object `obj` (at JSON path `path`) must be in `known`, and
- * appear once. */
-static int check_fields(const cJSON *obj, const char *const *known,
-			const char *path, fl_error *err)
+int fl_json_check_fields(const cJSON *obj, const char *const *known,
+			 const char *path, fl_error *err)
 {
 	for (const cJSON *a = obj->child; a; a = a->next) {
 		if (!in_list(known, a->string)) {
@@ -276,7 +274,7 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 		return -1;
 	}
 	snprintf(path, sizeof path, "tensors.%s", name);
-	if (check_fields(j, tensor_fields, path, err) < 0)
+	if (fl_json_check_fields(j, tensor_fields, path, err) < 0)
 		return -1;
 	if (!shape) {
 		fl_error_set(err, "tensors.%s.shape: missing",
@@ -503,7 +501,7 @@ static int parse_op(fl_graph *g, const cJSON *j, fl_error *err)
 	int in[64], out[8], n_in, n_out, i;
 	const fl_op_info *info;
 
-	if (check_fields(j, op_fields, "", err) < 0)
+	if (fl_json_check_fields(j, op_fields, "", err) < 0)
 		return -1;
 	if (!cJSON_IsString(name) || !*name->valuestring) {
 		fl_error_set(err, "name: %s", name ? "expected a non-empty string"
@@ -584,7 +582,7 @@ static int parse_header(fl_graph *g, const cJSON *root, fl_error *err)
 		fl_error_set(err, "format: expected \"%s\"", FL_GRAPH_FORMAT);
 		return -1;
 	}
-	if (check_fields(root, top_fields, "", err) < 0)
+	if (fl_json_check_fields(root, top_fields, "", err) < 0)
 		return -1;
 	if (name && !cJSON_IsString(name)) {
 		fl_error_set(err, "name: expected a string");

@@ -23,6 +23,12 @@ fl_graph *fl_load_graph_string(const char *text, size_t len,
 struct cJSON;
 struct cJSON *fl_json_parse(const char *text, size_t len, fl_error *err);
 
+/* Every key of object `obj` must be in `known` (NULL-terminated) and
+ * appear once; else -1 with "<path>.<key>: unknown field" or "...: field
+ * given twice" (no "<path>." when path is ""). */
+int fl_json_check_fields(const struct cJSON *obj, const char *const *known,
+			 const char *path, fl_error *err);
+
 /* The whole of regular file `path`, NUL-terminated, its length in *len;
  * NULL with "<path>: <problem>" when it cannot be opened or read, or
  * holds more than max_bytes ("... more than the 64 MiB <what> may

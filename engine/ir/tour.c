@@ -62,33 +62,6 @@ void fl_tour_free(fl_tour *t)
 	free(t);
 }
 
-static bool is_stop_field(const char *name)
-{
-	for (int k = 0; stop_fields[k]; k++)
-		if (strcmp(name, stop_fields[k]) == 0)
-			return true;
-	return false;
-}
-
-static int check_fields(const cJSON *j, fl_error *err)
-{
-	for (const cJSON *a = j->child; a; a = a->next) {
-		if (!is_stop_field(a->string)) {
-			fl_error_set(err, "%s: unknown field (a stop has step, "
-				     "or pass, kind and ops, and text)",
-				     fl_error_name(a->string));
-			return -1;
-		}
-		for (const cJSON *b = a->next; b; b = b->next)
-			if (strcmp(a->string, b->string) == 0) {
-				fl_error_set(err, "%s: field given twice",
-					     fl_error_name(a->string));
-				return -1;
-			}
-	}
-	return 0;
-}
-
 /* True when msg starts with a field's name ("text: ...", "ops[1]: ..."),
  * which goes after "tour[i]." rather than "tour[i]: ". */
 static bool names_field(const char *msg)
@@ -203,7 +176,7 @@ static int parse_stop(tour_stop *s, const cJSON *j, fl_error *err)
 		fl_error_set(err, "expected an object with \"text\"");
 		return -1;
 	}
-	if (check_fields(j, err) < 0)
+	if (fl_json_check_fields(j, stop_fields, "", err) < 0)
 		return -1;
 	if (step && (cJSON_GetObjectItemCaseSensitive(j, "pass") ||
 		     cJSON_GetObjectItemCaseSensitive(j, "kind") ||
