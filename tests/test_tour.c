@@ -78,6 +78,8 @@ static void tour_errors(void **state)
 		 "'text': 'x'}]}",
 		 "x.json: tour[1].pass: unknown pass \"agg\""},
 		{"{'tour': [{'step': 2}]}", "x.json: tour[0].text: missing"},
+		{"{'tour': [{'kind': 3, 'text': 'x'}]}",
+		 "x.json: tour[0].kind: expected a name"},
 		{"{'tour': [{'step': 2, 'text': ' \\n'}]}",
 		 "x.json: tour[0].text: expected a non-empty string"},
 		{"{'tour': [{'step': 2, 'text': 7}]}",

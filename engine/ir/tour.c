@@ -148,18 +148,19 @@ static int parse_pattern(tour_stop *s, const cJSON *j, fl_error *err)
 			     "\"kind\" and \"ops\"");
 		return -1;
 	}
-	if (pass && !(cJSON_IsString(pass) &&
-		      fl_pass_parse(pass->valuestring, &s->pass) == 0)) {
-		fl_error_set(err, "pass: unknown pass \"%s\"",
-			     cJSON_IsString(pass) ?
-			     fl_error_name(pass->valuestring) : "(not a string)");
+	if ((pass && !cJSON_IsString(pass)) || (kind && !cJSON_IsString(kind))) {
+		fl_error_set(err, "%s: expected a name", pass &&
+			     !cJSON_IsString(pass) ? "pass" : "kind");
 		return -1;
 	}
-	if (kind && !(cJSON_IsString(kind) &&
-		      event_kind_parse(kind->valuestring, &s->kind) == 0)) {
+	if (pass && fl_pass_parse(pass->valuestring, &s->pass) < 0) {
+		fl_error_set(err, "pass: unknown pass \"%s\"",
+			     fl_error_name(pass->valuestring));
+		return -1;
+	}
+	if (kind && event_kind_parse(kind->valuestring, &s->kind) < 0) {
 		fl_error_set(err, "kind: unknown event kind \"%s\"",
-			     cJSON_IsString(kind) ?
-			     fl_error_name(kind->valuestring) : "(not a string)");
+			     fl_error_name(kind->valuestring));
 		return -1;
 	}
 	s->has_pass = pass != NULL;
