@@ -215,8 +215,8 @@ static void show_tour_stop(fl_explorer *x)
 	if (stop < 0)
 		return;
 	x->tour_stop = stop;
-	fl_x_say(x, FL_LOOK_TITLE, "tour %d/%d: %s", stop + 1,
-		 fl_tour_count(x->tour), fl_tour_text(x->tour, stop));
+	fl_x_say(x, FL_LOOK_TITLE, "tour stop %d of %d (t: the next one)",
+		 stop + 1, fl_tour_count(x->tour));
 }
 
 static void next_tour_stop(fl_explorer *x)
@@ -253,21 +253,7 @@ static int build_opts(fl_explorer *x, fl_engine_opts *o, fl_error *err)
 
 	*o = x->base;
 	o->strategy = strategy;
-	for (int i = 0; i < x->n_overrides; i++) {
-		const fl_override *v = &x->overrides[i];
-		fl_op_pair *pair;
-
-		if ((v->force ? o->n_fuse : o->n_never) >= FL_MAX_CONSTRAINTS) {
-			fl_error_set(err, "too many overrides (at most %d)",
-				     FL_MAX_CONSTRAINTS);
-			return -1;
-		}
-		pair = v->force ? &o->fuse[o->n_fuse++]
-				: &o->never_fuse[o->n_never++];
-		snprintf(pair->a, sizeof pair->a, "%s", v->a);
-		snprintf(pair->b, sizeof pair->b, "%s", v->b);
-	}
-	return 0;
+	return fl_overrides_apply(x->overrides, o, err);
 }
 
 /* The first decision where two logs differ (their common length when
@@ -357,7 +343,7 @@ static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
 	return 0;
 }
 
-static void apply_overrides(fl_explorer *x, const char *label)
+void fl_x_apply_overrides(fl_explorer *x, const char *label)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -371,42 +357,38 @@ static void apply_overrides(fl_explorer *x, const char *label)
 
 static void add_override(fl_explorer *x, bool force)
 {
-	fl_override *v;
+	fl_error err = {""};
 	char label[300];
 
 	if (x->sel.n_marks < 2) {
 		fl_x_say(x, FL_LOOK_WARN, "mark two ops first (m on each)");
 		return;
 	}
-	if (x->n_overrides >= FL_X_MAX_OVERRIDES) {
-		fl_x_say(x, FL_LOOK_BAD, "too many overrides (at most %d)",
-			 FL_X_MAX_OVERRIDES);
+	if (fl_overrides_add(x->overrides, force, x->mark_name[0],
+			     x->mark_name[1], &err) < 0) {
+		fl_x_say(x, FL_LOOK_BAD, "%s", err.msg);
 		return;
 	}
-	v = &x->overrides[x->n_overrides++];
-	v->force = force;
-	snprintf(v->a, sizeof v->a, "%s", x->mark_name[0]);
-	snprintf(v->b, sizeof v->b, "%s", x->mark_name[1]);
-	snprintf(label, sizeof label, "%s %s %s", force ? "force" : "forbid",
-		 v->a, v->b);
-	apply_overrides(x, label);
+	snprintf(label, sizeof label, "%s %s %s",
+		 fl_override_action_name(force), x->mark_name[0],
+		 x->mark_name[1]);
+	fl_x_apply_overrides(x, label);
 }
 
 static void remove_override(fl_explorer *x, int i)
 {
+	const fl_override *v = fl_overrides_get(x->overrides, i);
 	char label[300];
 
-	if (i < 0 || i >= x->n_overrides)
+	if (!v)
 		return;
 	snprintf(label, sizeof label, "removed %s %s %s",
-		 x->overrides[i].force ? "force" : "forbid", x->overrides[i].a,
-		 x->overrides[i].b);
-	memmove(&x->overrides[i], &x->overrides[i + 1],
-		(size_t)(x->n_overrides - i - 1) * sizeof x->overrides[0]);
-	x->n_overrides--;
-	if (x->override_cursor >= x->n_overrides && x->override_cursor > 0)
+		 fl_override_action_name(v->force), v->a, v->b);
+	fl_overrides_remove(x->overrides, i);
+	if (x->override_cursor >= fl_overrides_count(x->overrides) &&
+	    x->override_cursor > 0)
 		x->override_cursor--;
-	apply_overrides(x, label);
+	fl_x_apply_overrides(x, label);
 }
 
 static void switch_strategy(fl_explorer *x)
@@ -602,7 +584,7 @@ static void overrides_key(fl_explorer *x, int key)
 			x->override_cursor--;
 		break;
 	case FL_KEY_DOWN: case 'j':
-		if (x->override_cursor + 1 < x->n_overrides)
+		if (x->override_cursor + 1 < fl_overrides_count(x->overrides))
 			x->override_cursor++;
 		break;
 	case 'd': case FL_KEY_BACKSPACE:
@@ -841,16 +823,22 @@ static int open_views(fl_explorer *x, fl_error *err)
 }
 
 fl_explorer *fl_explorer_open(const fl_graph *g, const fl_engine_opts *o,
-			      const char *label, fl_tour *tour, fl_error *err)
+			      const char *label, fl_tour *tour,
+			      fl_overrides *overrides, fl_error *err)
 {
 	fl_explorer *x = calloc(1, sizeof *x);
 
-	if (!x) {
+	if (!overrides)
+		overrides = fl_overrides_new();
+	if (!x || !overrides) {
 		fl_tour_free(tour);
+		fl_overrides_free(overrides);
+		free(x);
 		fl_error_set(err, "out of memory");
 		return NULL;
 	}
 	x->tour = tour;
+	x->overrides = overrides;
 	x->tour_stop = -1;
 	x->sel.op = x->sel.kernel = x->sel.event = -1;
 	snprintf(x->label, sizeof x->label, "%s", label);
@@ -863,7 +851,8 @@ fl_explorer *fl_explorer_open(const fl_graph *g, const fl_engine_opts *o,
 	x->base.stop_after = FL_PASS_CODEGEN;
 	x->opts = x->base;
 	x->graph = fl_graph_copy(g);
-	if (!x->graph || open_views(x, err) < 0 ||
+	if (!x->graph || build_opts(x, &x->opts, err) < 0 ||
+	    open_views(x, err) < 0 ||
 	    !(x->s = fl_engine_open(x->graph, &x->opts, err)) ||
 	    fl_x_full_start(x, err) < 0) {
 		if (!x->graph)
@@ -875,6 +864,7 @@ fl_explorer *fl_explorer_open(const fl_graph *g, const fl_engine_opts *o,
 	fl_x_say(x, FL_LOOK_DIM, "n steps through the compiler, ? lists "
 		 "every key%s", tour && fl_tour_count(tour) ? ", t follows the "
 		 "tour" : "");
+	show_tour_stop(x);	/* a stop at step 0 introduces the tour */
 	return x;
 }
 
@@ -898,6 +888,7 @@ void fl_explorer_close(fl_explorer *x)
 		free(x->prev_ladder);
 	}
 	fl_tour_free(x->tour);
+	fl_overrides_free(x->overrides);
 	fl_graph_free(x->graph);
 	free(x->hl);
 	free(x);

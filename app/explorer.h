@@ -17,16 +17,19 @@
 #include "engine.h"
 #include "grid.h"
 
-typedef struct fl_tour fl_tour;	/* engine/ir/tour.h */
+#include "overrides.h"
+#include "tour.h"
 
 typedef struct fl_explorer fl_explorer;
 
 /* Opens the explorer on a copy of graph g (already validated) with the
  * engine options o (compile and run are left to `R`).  label names the
- * file on the status line; tour may be NULL (the explorer takes it). */
+ * file on the status line.  The explorer takes tour and overrides (both
+ * may be NULL): the overrides are applied on top of o, listed and
+ * removable. */
 fl_explorer *fl_explorer_open(const fl_graph *g, const fl_engine_opts *o,
 			      const char *label, fl_tour *tour,
-			      fl_error *err);
+			      fl_overrides *overrides, fl_error *err);
 /* Cancels and joins any background work, removes its files. */
 void fl_explorer_close(fl_explorer *x);
 

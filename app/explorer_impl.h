@@ -9,10 +9,10 @@
 
 #include "explorer.h"
 #include "ladder.h"
+#include "overrides.h"
 #include "view.h"
 
 #define FL_X_VIEWS 8
-#define FL_X_MAX_OVERRIDES FL_MAX_CONSTRAINTS
 
 /* The complete run of the current options, worked out on a worker
  * thread in a session of its own (the step count, tour stops). */
@@ -55,11 +55,6 @@ typedef enum fl_overlay {
 	FL_OVERLAY_OVERRIDES,
 } fl_overlay;
 
-typedef struct fl_override {
-	bool force;		/* force fusion; else forbid */
-	char a[128], b[128];
-} fl_override;
-
 struct fl_explorer {
 	fl_graph *graph;	/* the input graph (owned copy) */
 	char label[256];
@@ -75,8 +70,7 @@ struct fl_explorer {
 	fl_run_job *run;
 	char run_line[1200];	/* the last run's outcome */
 
-	int n_overrides;
-	fl_override overrides[FL_X_MAX_OVERRIDES];
+	fl_overrides *overrides;	/* forbidden and forced fusions */
 	int override_cursor;
 
 	fl_tour *tour;
@@ -113,9 +107,10 @@ void fl_x_say(fl_explorer *x, fl_look look, const char *fmt, ...)
 void fl_x_context(fl_explorer *x, fl_view_ctx *c, int pane);
 int fl_x_total(const fl_explorer *x);
 
-/* explorer_overrides.c: saves the overrides to path, or loads them from
- * path and re-runs. */
+/* Saves the overrides to path, or loads them from path and re-runs. */
 void fl_x_overrides_file(fl_explorer *x, bool save, const char *path);
+/* Re-runs under base + the overrides; label says what changed. */
+void fl_x_apply_overrides(fl_explorer *x, const char *label);
 
 /* explorer_work.c */
 int fl_x_full_start(fl_explorer *x, fl_error *err);

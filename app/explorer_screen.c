@@ -8,6 +8,7 @@
 
 #include "explorer_impl.h"
 #include "keymap.h"
+#include "tour.h"
 
 #define TWO_PANES_COLS 160
 #define MIN_COLS 40
@@ -309,19 +310,46 @@ static void overrides_overlay(fl_explorer *x, fl_grid *g)
 {
 	int ix, iy, iw, ih, y;
 
-	overlay_box(g, 90, x->n_overrides + 14, "overrides", &ix, &iy, &iw, &ih);
+	int n = fl_overrides_count(x->overrides);
+
+	overlay_box(g, 90, n + 14, "overrides", &ix, &iy, &iw, &ih);
 	y = iy;
-	if (x->n_overrides == 0)
+	if (n == 0)
 		fl_grid_text(g, ix, y++, iw, "none: mark two ops (m), then f "
 			     "forbids or F forces their fusion", FL_LOOK_DIM);
-	for (int i = 0; i < x->n_overrides && y < iy + ih - 2; i++)
+	for (int i = 0; i < n && y < iy + ih - 2; i++) {
+		const fl_override *v = fl_overrides_get(x->overrides, i);
+
 		fl_grid_textf(g, ix, y++, iw, i == x->override_cursor ?
 			      FL_LOOK_CURSOR : FL_LOOK_NORMAL, "%2d  %-6s  %s  %s",
-			      i + 1, x->overrides[i].force ? "force" : "forbid",
-			      x->overrides[i].a, x->overrides[i].b);
+			      i + 1, fl_override_action_name(v->force), v->a, v->b);
+	}
 	compare_rows(x, g, ix, y + 1, iw, iy + ih - 1);
 	fl_grid_text(g, ix, iy + ih - 1, iw, "d remove  S save  L load  "
 		     "other keys close", FL_LOOK_DIM);
+}
+
+/* The text of the tour stop the cursor is at, in a framed box over the
+ * bottom of the panes, word-wrapped. */
+static void tour_box(fl_explorer *x, fl_grid *g)
+{
+	const char *text = fl_tour_text(x->tour, x->tour_stop);
+	int inner = g->w - 4, rows, h, y0;
+	fl_grid *scratch = fl_grid_new(inner > 0 ? inner : 1, 6);
+
+	/* wrapped once to count its rows, then drawn in place */
+	if (!scratch)
+		return;
+	rows = wrap_text(scratch, 0, 0, scratch->w, scratch->h, text,
+			 FL_LOOK_NORMAL);
+	fl_grid_free(scratch);
+	h = rows + 2;
+	y0 = g->h - 2 - h;
+	fl_grid_fill(g, 0, y0, g->w, h, ' ', FL_LOOK_NORMAL);
+	fl_grid_box(g, 0, y0, g->w, h, FL_LOOK_TITLE);
+	fl_grid_textf(g, 2, y0, g->w - 4, FL_LOOK_TITLE, " tour %d/%d ",
+		      x->tour_stop + 1, fl_tour_count(x->tour));
+	wrap_text(g, 2, y0 + 1, inner, rows, text, FL_LOOK_NORMAL);
 }
 
 void fl_x_render(fl_explorer *x, fl_grid *g)
@@ -343,6 +371,8 @@ void fl_x_render(fl_explorer *x, fl_grid *g)
 	}
 	message_line(x, g);
 	status_line(x, g);
+	if (x->tour && x->tour_stop >= 0 && x->overlay == FL_OVERLAY_NONE)
+		tour_box(x, g);
 	if (x->overlay == FL_OVERLAY_HELP)
 		help_overlay(x, g);
 	else if (x->overlay == FL_OVERLAY_TEXT)

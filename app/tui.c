@@ -22,6 +22,7 @@
 #include "explorer.h"
 #include "keys.h"
 #include "signals.h"
+#include "overrides.h"
 #include "tour.h"
 
 typedef struct tui {
@@ -178,31 +179,54 @@ static void loop(tui *t, fl_explorer *x)
 	fl_grid_free(g);
 }
 
-static fl_explorer *open_explorer(const fl_options *o, fl_error *err)
+/* The file's name without its folders, for the status line. */
+static const char *file_label(const fl_options *o)
 {
+	const char *slash;
+
+	if (!o->file)
+		return "built-in sample";
+	slash = strrchr(o->file, '/');
+	return slash ? slash + 1 : o->file;
+}
+
+/* Opens the explorer on the file with its tour; the --overrides file's
+ * pairs go to the explorer's list (where they can be listed and
+ * removed), not into the options.  NULL with the message printed. */
+static fl_explorer *open_explorer(const fl_options *o)
+{
+	fl_options plain = *o;
 	fl_engine_opts eo;
-	fl_graph *g = fl_app_load(o, err);
+	fl_error err = {""};
+	fl_graph *g = fl_app_load(o, &err);
 	fl_tour *tour = NULL;
+	fl_overrides *list = NULL;
 	fl_explorer *x = NULL;
 
+	plain.overrides_file = NULL;
 	if (!g)
-		return NULL;
-	if (fl_app_engine_opts(o, &eo) < 0) {
-		fl_error_set(err, "bad engine options");
-	} else if (!o->file || (tour = fl_tour_load_file(o->file, err))) {
-		const char *slash = o->file ? strrchr(o->file, '/') : NULL;
-		const char *label = !o->file ? "built-in sample"
-				    : slash ? slash + 1 : o->file;
-
-		x = fl_explorer_open(g, &eo, label, tour, err);
-	}
+		goto out;
+	if (fl_app_check_overrides(o, g) < 0 || fl_app_engine_opts(&plain, &eo) < 0)
+		goto quiet;	/* printed */
+	if (o->overrides_file && fl_overrides_load(o->overrides_file, &list, &err) < 0)
+		goto out;
+	if (o->file && !(tour = fl_tour_load_file(o->file, &err)))
+		goto out;
+	x = fl_explorer_open(g, &eo, file_label(o), tour, list, &err);
+	list = NULL;
+	tour = NULL;
+out:
+	if (!x)
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+quiet:
+	fl_overrides_free(list);
+	fl_tour_free(tour);
 	fl_graph_free(g);
 	return x;
 }
 
 int fl_tui_main(const fl_options *o)
 {
-	fl_error err = {""};
 	fl_explorer *x;
 	tui t;
 
@@ -214,11 +238,9 @@ int fl_tui_main(const fl_options *o)
 	}
 	if (fl_app_check_rules(o) < 0)
 		return 2;
-	x = open_explorer(o, &err);
-	if (!x) {
-		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+	x = open_explorer(o);
+	if (!x)
 		return 2;
-	}
 	fl_app_signals_install();
 	setlocale(LC_ALL, "");
 	t.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;

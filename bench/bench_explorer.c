@@ -84,7 +84,7 @@ static fl_explorer *open_timed(const fl_graph *g, const char *label,
 	fl_explorer *x;
 
 	fl_engine_opts_default(&o);
-	x = fl_explorer_open(g, &o, label, NULL, &err);
+	x = fl_explorer_open(g, &o, label, NULL, NULL, &err);
 	if (!x) {
 		fprintf(stderr, "bench_explorer: %s: %s\n", label, err.msg);
 		exit(1);

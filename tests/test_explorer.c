@@ -10,7 +10,9 @@
 #include <cmocka.h>
 
 #include "explorer.h"
+#include "keymap.h"
 #include "keys.h"
+#include "view.h"
 #include "test_util.h"
 
 typedef struct tx {
@@ -21,7 +23,16 @@ typedef struct tx {
 	char tmp[64];
 } tx;
 
+static void tx_open_with(tx *t, const char *sample, int w, int h,
+			 fl_tour *tour, fl_overrides *overrides);
+
 static void tx_open(tx *t, const char *sample, int w, int h)
+{
+	tx_open_with(t, sample, w, h, NULL, NULL);
+}
+
+static void tx_open_with(tx *t, const char *sample, int w, int h,
+			 fl_tour *tour, fl_overrides *overrides)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -34,7 +45,7 @@ static void tx_open(tx *t, const char *sample, int w, int h)
 	o.run.workdir = t->tmp;
 	o.run.repeat = 1;
 	o.run.warmup = 0;
-	t->x = fl_explorer_open(t->g, &o, sample, NULL, &err);
+	t->x = fl_explorer_open(t->g, &o, sample, tour, overrides, &err);
 	if (!t->x)
 		fail_msg("%s", err.msg);
 	t->grid = fl_grid_new(w, h);
@@ -318,7 +329,121 @@ static void explorer_cancels_a_run(void **state)
 	tx_close(&t);	/* checks the work directory is gone */
 }
 
+static void explorer_follows_a_tour(void **state)
+{
+	char path[512];
+	fl_error err = {""};
+	fl_tour *tour;
+	tx t;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/apollo_fig1.json", t_samples_dir());
+	tour = fl_tour_load_file(path, &err);
+	if (!tour)
+		fail_msg("%s", err.msg);
+	tx_open_with(&t, "apollo_fig1", 100, 30, tour, NULL);
+	/* the stop at step 0 introduces the tour */
+	t_assert_contains(tx_screen(&t), "tour 1/8");
+	t_assert_contains(t.text, "APOLLO Fig. 1: two disjoint sub-graphs");
+	tx_keys(&t, "t");
+	t_assert_contains(tx_screen(&t), "tour 2/8");
+	t_assert_contains(t.text, "Sec. 3.1: the sub-graphs the engine can");
+	tx_keys(&t, "tt");
+	t_assert_contains(tx_screen(&t), "tour 4/8");
+	t_assert_contains(t.text, "Algorithm 1 never closes a cycle");
+	t_assert_contains(t.text, "| aggregate |");
+	tx_keys(&t, "n");	/* off the stop: the box goes */
+	assert_null(strstr(tx_screen(&t), "tour 4/8"));
+	tx_keys(&t, "tttt");
+	t_assert_contains(tx_screen(&t), "tour 8/8");
+	t_assert_contains(t.text, "extension node");
+	tx_keys(&t, "t");
+	t_assert_contains(tx_screen(&t), "no tour stop after step");
+	tx_close(&t);
+}
+
+static void explorer_saves_and_loads_overrides(void **state)
+{
+	fl_overrides *start = fl_overrides_new();
+	fl_error err = {""};
+	char path[128], *out = NULL;
+	tx t;
+
+	(void)state;
+	assert_non_null(start);
+	assert_int_equal(fl_overrides_add(start, false, "softmax.exp",
+					  "softmax.sum", &err), 0);
+	tx_open_with(&t, "softmax", 120, 30, NULL, start);
+	tx_keys(&t, "r");
+	t_assert_contains(tx_screen(&t), "| done |");
+	tx_keys(&t, "o");
+	t_assert_contains(tx_screen(&t), "forbid  softmax.exp  softmax.sum");
+	snprintf(path, sizeof path, "%s/o.json", t.tmp);
+	tx_keys(&t, "S");
+	for (int i = 0; i < 64; i++)
+		tx_key(&t, FL_KEY_BACKSPACE);
+	tx_keys(&t, path);
+	tx_keys(&t, "\n");
+	t_assert_contains(tx_screen(&t), "saved 1 override to");
+	tx_keys(&t, "d");
+	t_assert_contains(tx_screen(&t), "kernels 4 -> 3");
+	tx_keys(&t, "L");
+	tx_keys(&t, path);
+	tx_keys(&t, "\n");
+	t_assert_contains(tx_screen(&t), "loaded 1 override from");
+	t_assert_contains(t.text, "kernels 3 -> 4");
+	tx_keys(&t, "L/nonexistent.json\n");
+	t_assert_contains(tx_screen(&t), "/nonexistent.json");
+	tx_keys(&t, " ");
+	remove(path);
+	free(out);
+	tx_close(&t);
+}
+
+/* The man page's ".B label" line for a key label (troff: '-' as '\-'). */
+static void assert_man_has_key(const char *man, const char *label)
+{
+	char want[200];
+	size_t n = 0;
+
+	n += (size_t)snprintf(want, sizeof want, "\n.B ");
+	for (const char *c = label; *c && n + 3 < sizeof want; c++) {
+		if (*c == '-')
+			want[n++] = '\\';
+		want[n++] = *c;
+	}
+	want[n++] = '\n';
+	want[n] = '\0';
+	t_assert_contains(man, want);
+}
+
+/* Every key of the one key table and of every view is in the man page,
+ * so the two cannot drift apart. */
+static void explorer_man_page_lists_every_key(void **state)
+{
+	const fl_view_class *views[] = {
+		&fl_view_graph, &fl_view_decisions, &fl_view_schedule,
+		&fl_view_domain, &fl_view_memory, &fl_view_parallel,
+		&fl_view_timings, &fl_view_code};
+	char path[512], *man = NULL, cmd[600];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/man/fuselab.1", t_repo_root());
+	snprintf(cmd, sizeof cmd, "cat %s", path);
+	assert_int_equal(t_run(cmd, &man), 0);
+	for (const fl_xkey *k = fl_xkeys; k->key; k++)
+		if (k->label)
+			assert_man_has_key(man, k->label);
+	for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
+		for (const fl_view_key *k = views[v]->keys; k && k->keys; k++)
+			assert_man_has_key(man, k->keys);
+	free(man);
+}
+
 FL_SUITE(explorer,
+	 cmocka_unit_test(explorer_man_page_lists_every_key),
+	 cmocka_unit_test(explorer_follows_a_tour),
+	 cmocka_unit_test(explorer_saves_and_loads_overrides),
 	 cmocka_unit_test(explorer_steps_forward_and_back),
 	 cmocka_unit_test(explorer_total_arrives),
 	 cmocka_unit_test(explorer_bad_goto_and_small_screen),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "test_util.h"
@@ -134,6 +135,33 @@ static void tui_views_on_micro2020(void **state)
 	quit_cleanly(&t);
 }
 
+static void tui_tour_and_overrides_file(void **state)
+{
+	char args[1200], path[300];
+	t_tmux t;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof path, "/tmp/fuselab-tui-ovr-%d.json", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"format\": \"fuselab-overrides/1\", \"overrides\": "
+	      "[{\"action\": \"forbid\", \"ops\": [\"op3\", \"op4.scale\"]}]}\n",
+	      f);
+	fclose(f);
+	snprintf(args, sizeof args, "--overrides %s %s", path,
+		 sample_path("apollo_fig1"));
+	t_tmux_start(&t, 120, 30, args);
+	t_tmux_wait_for(&t, "tour 1/8", 10);
+	t_tmux_wait_for(&t, "APOLLO Fig. 1", 5);
+	t_tmux_keys(&t, "o");
+	t_tmux_wait_for(&t, "forbid  op3  op4.scale", 5);
+	t_tmux_keys(&t, "Escape t");
+	t_tmux_wait_for(&t, "tour 2/8", 20);
+	quit_cleanly(&t);
+	remove(path);
+}
+
 static void tui_needs_a_terminal(void **state)
 {
 	char *out = NULL;
@@ -152,4 +180,5 @@ FL_SUITE(tui,
 	 cmocka_unit_test(tui_resizes_and_helps),
 	 cmocka_unit_test(tui_runs_and_cancels_kernels),
 	 cmocka_unit_test(tui_views_on_micro2020),
+	 cmocka_unit_test(tui_tour_and_overrides_file),
 	 cmocka_unit_test(tui_needs_a_terminal));
