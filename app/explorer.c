@@ -543,8 +543,10 @@ static void submit_prompt(fl_explorer *x)
 		if (write_report(x, x->input, &err) < 0)
 			fl_x_say(x, FL_LOOK_BAD, "%s", err.msg);
 		else
-			fl_x_say(x, FL_LOOK_OK, "wrote %s (the JSON report of "
-				 "step %d)", x->input, fl_engine_position(x->s));
+			fl_x_say(x, FL_LOOK_OK, "wrote %s: the JSON report of "
+				 "step %d (the one export format so far; "
+				 "Graphviz and trace exports are to come)",
+				 x->input, fl_engine_position(x->s));
 		break;
 	case FL_PROMPT_SAVE:
 	case FL_PROMPT_LOAD:
