@@ -23,6 +23,7 @@ FL_SUITE_DECL(layers);
 FL_SUITE_DECL(custom);
 FL_SUITE_DECL(signals);
 FL_SUITE_DECL(errors);
+FL_SUITE_DECL(view_graph);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
 		{fl_suite_custom, &fl_suite_custom_n},
 		{fl_suite_signals, &fl_suite_signals_n},
 		{fl_suite_errors, &fl_suite_errors_n},
+		{fl_suite_view_graph, &fl_suite_view_graph_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
