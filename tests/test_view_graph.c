@@ -546,11 +546,116 @@ static void view_graph_bert_timing(void **state)
 	t = t_view_render(&f, &fl_view_graph, st, 80, 24);
 	redraw = now() - t0;
 	free(t);
-	if (getenv("GV_DUMP")) { t = t_view_render(&f, &fl_view_graph, st, 160, 60); puts(t); free(t); }
 	print_message("bert_encoder graph view: first render %.1f ms, redraw %.2f ms\n",
 		      first * 1e3, redraw * 1e3);
 	assert_true(first < 0.5 * slow);
 	assert_true(redraw < 0.030 * slow);
+	fl_view_graph.destroy(st);
+	t_view_close(&f);
+}
+
+/* A graph of n ops in JSON: a chain of tanh with an add every fifth op
+ * that also reads the tensor three back (malloc'd). */
+static char *big_graph_json(int n)
+{
+	size_t cap = (size_t)n * 100 + 400, used = 0;
+	char *j = malloc(cap);
+
+	assert_non_null(j);
+	used += (size_t)snprintf(j, cap, "{\"format\":\"fuselab-graph/1\","
+				 "\"name\":\"big\",\"tensors\":{\"t0\":"
+				 "{\"shape\":[4,4],\"role\":\"input\"},"
+				 "\"t%d\":{\"shape\":[4,4],\"role\":\"output\"}},\"ops\":[", n);
+	for (int i = 1; i <= n; i++) {
+		if (i % 5 == 4 && i > 3)
+			used += (size_t)snprintf(j + used, cap - used,
+				"%s{\"name\":\"op%d\",\"op\":\"add\","
+				"\"in\":[\"t%d\",\"t%d\"],\"out\":\"t%d\"}",
+				i > 1 ? "," : "", i, i - 1, i - 3, i);
+		else
+			used += (size_t)snprintf(j + used, cap - used,
+				"%s{\"name\":\"op%d\",\"op\":\"tanh\","
+				"\"in\":[\"t%d\"],\"out\":\"t%d\"}",
+				i > 1 ? "," : "", i, i - 1, i);
+	}
+	snprintf(j + used, cap - used, "]}");
+	return j;
+}
+
+/* Above 400 ops the view does not lay the whole graph out by itself:
+ * before the partition it offers the neighbourhood, after it the
+ * collapsed micro-graphs, and says so; a lays out everything. */
+static void view_graph_big(void **state)
+{
+	char *json = big_graph_json(450);
+	fl_graph *g = t_load(json);
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *s;
+	t_view f;
+	void *st = fl_view_graph.create();
+	fl_view_action act;
+	double t0;
+	char *t;
+
+	(void)state;
+	free(json);
+	fl_engine_opts_default(&o);
+	s = fl_engine_open(g, &o, &err);
+	assert_non_null(s);
+	memset(&f, 0, sizeof f);
+	f.s = s;
+	f.sel.op = f.sel.kernel = f.sel.event = -1;
+	f.grid = fl_grid_new(0, 0);
+	t_view_refresh(&f);
+	t = t_view_render(&f, &fl_view_graph, st, 100, 30);
+	assert_non_null(strstr(t, "450 ops: neighbourhood view"));
+	free(t);
+	assert_true(fl_engine_run(s, &err) > 0);
+	t_view_refresh(&f);
+	t = t_view_render(&f, &fl_view_graph, st, 100, 30);
+	assert_non_null(strstr(t, "450 ops: collapsed view; a to lay out the whole graph"));
+	assert_non_null(strstr(t, "E 450 ops"));
+	free(t);
+	assert_int_equal(key(st, &f, 'a', &act), 1);
+	t0 = now();
+	t = t_view_render(&f, &fl_view_graph, st, 100, 30);
+	print_message("450 ops laid out whole in %.0f ms\n", (now() - t0) * 1e3);
+	assert_non_null(strstr(t, "whole"));
+	assert_null(strstr(t, "450 ops: collapsed"));
+	assert_non_null(strstr(t, "op1 E"));
+	free(t);
+	fl_view_graph.destroy(st);
+	fl_engine_close(s);
+	fl_graph_free(g);
+	fl_grid_free(f.grid);
+	free(f.hl);
+}
+
+/* z squeezes a drawing taller than the view into it: the last op of the
+ * chain comes into view without panning; z again goes back to 1:1. */
+static void view_graph_fit(void **state)
+{
+	t_view f;
+	void *st = fl_view_graph.create();
+	fl_view_action act;
+	char *t;
+
+	(void)state;
+	t_view_open(&f, "chain8", -1);
+	t = t_view_render(&f, &fl_view_graph, st, 60, 14);
+	assert_null(strstr(t, "e8_cap"));
+	free(t);
+	assert_int_equal(key(st, &f, 'z', &act), 1);
+	t = t_view_render(&f, &fl_view_graph, st, 60, 14);
+	assert_non_null(strstr(t, "fit"));
+	assert_non_null(strstr(t, "e1_sc"));
+	assert_non_null(strstr(t, "e8_c"));
+	free(t);
+	assert_int_equal(key(st, &f, 'z', &act), 1);
+	t = t_view_render(&f, &fl_view_graph, st, 60, 14);
+	assert_null(strstr(t, "e8_cap"));
+	free(t);
 	fl_view_graph.destroy(st);
 	t_view_close(&f);
 }
@@ -566,4 +671,6 @@ FL_SUITE(view_graph,
 	 cmocka_unit_test(view_graph_select),
 	 cmocka_unit_test(view_graph_detail),
 	 cmocka_unit_test(view_graph_heat),
-	 cmocka_unit_test(view_graph_bert_timing));
+	 cmocka_unit_test(view_graph_bert_timing),
+	 cmocka_unit_test(view_graph_big),
+	 cmocka_unit_test(view_graph_fit));

@@ -23,6 +23,13 @@ struct fl_gl_engine {
 	GVC_t *gvc;
 };
 
+/* One Graphviz context serves the process and is never freed: each
+ * gvContext reads the plugin configuration into a buffer that
+ * gvFreeContext does not free (Graphviz 2.43: a leak per context), and
+ * loading the plugins costs milliseconds.  Drawing happens on one
+ * thread, so creating it needs no lock. */
+static GVC_t *shared_gvc;
+
 /* Graphviz reports problems through this; the view has nowhere to print
  * them, and a failed layout shows as one. */
 static int swallow(char *msg)
@@ -37,9 +44,12 @@ fl_gl_engine *fl_gl_engine_new(void)
 
 	if (!e)
 		return NULL;
-	agseterr(AGMAX);
-	agseterrf(swallow);
-	e->gvc = gvContext();
+	if (!shared_gvc) {
+		agseterr(AGMAX);
+		agseterrf(swallow);
+		shared_gvc = gvContext();
+	}
+	e->gvc = shared_gvc;
 	if (!e->gvc) {
 		free(e);
 		return NULL;
@@ -49,9 +59,6 @@ fl_gl_engine *fl_gl_engine_new(void)
 
 void fl_gl_engine_free(fl_gl_engine *e)
 {
-	if (!e)
-		return;
-	gvFreeContext(e->gvc);
 	free(e);
 }
 
@@ -331,6 +338,17 @@ static int dir_of(int x0, int y0, int x1, int y1)
 	return x1 < x0 ? FL_GL_LEFT : FL_GL_RIGHT;
 }
 
+/* The way from cell (x, y) outside r towards r: the ends of an edge
+ * point into their boxes whether or not the spline reached them. */
+static int dir_to_rect(int x, int y, const fl_gl_rect *r)
+{
+	if (y < r->y)
+		return FL_GL_DOWN;
+	if (y >= r->y + r->h)
+		return FL_GL_UP;
+	return x < r->x ? FL_GL_RIGHT : FL_GL_LEFT;
+}
+
 static int opposite(int d)
 {
 	switch (d) {
@@ -439,14 +457,10 @@ static int raster_edge(fl_gl_canvas *c, const fl_gl_edge *e, struct cellpath *p)
 		mask_or(c, p->c[i][0], p->c[i][1], d);
 		mask_or(c, p->c[i + 1][0], p->c[i + 1][1], opposite(d));
 	}
-	if (first > 0)
-		mask_or(c, p->c[first][0], p->c[first][1],
-			dir_of(p->c[first][0], p->c[first][1],
-			       p->c[first - 1][0], p->c[first - 1][1]));
-	if (last + 1 < p->n)
-		mask_arrow(c, p->c[last][0], p->c[last][1],
-			   dir_of(p->c[last][0], p->c[last][1],
-				  p->c[last + 1][0], p->c[last + 1][1]));
+	mask_or(c, p->c[first][0], p->c[first][1],
+		dir_to_rect(p->c[first][0], p->c[first][1], src));
+	mask_arrow(c, p->c[last][0], p->c[last][1],
+		   dir_to_rect(p->c[last][0], p->c[last][1], dst));
 	return 0;
 }
 

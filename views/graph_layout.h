@@ -71,8 +71,9 @@ typedef struct fl_gl_canvas {
 
 typedef struct fl_gl_engine fl_gl_engine;
 
-/* A Graphviz context with its messages silenced (nothing may scribble on
- * the terminal); NULL when out of memory. */
+/* A handle on the process's Graphviz context (made on first use, kept
+ * until exit), its messages silenced: nothing may scribble on the
+ * terminal.  NULL when out of memory. */
 fl_gl_engine *fl_gl_engine_new(void);
 void fl_gl_engine_free(fl_gl_engine *e);
 

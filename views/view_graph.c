@@ -70,7 +70,9 @@ typedef struct gstate {
 	fl_gl_canvas *can;
 	bool layout_failed;
 	uint64_t failed_key;
-	/* where the last render put the drawing (mouse) */
+	/* where the last render put the drawing (mouse, keys): valid while
+	   drawn is set */
+	bool drawn;
 	int ax, ay, aw, ah;
 	char notice[160];
 } gstate;
@@ -308,9 +310,13 @@ static int nodes_neigh(gstate *st, const fl_view_ctx *c)
 
 	if (!hop)
 		return -1;
-	if (!neigh_centre(c, st->n_ops, hop))
-		snprintf(st->notice, sizeof st->notice,
-			 "neighbourhood: no decision here and no op selected");
+	if (!neigh_centre(c, st->n_ops, hop)) {
+		size_t n = strlen(st->notice);
+
+		snprintf(st->notice + n, sizeof st->notice - n, "%s",
+			 n ? " (select an op or step to a decision)"
+			   : "neighbourhood: no decision here and no op selected");
+	}
 	for (int h = 0; h < st->hops; h++)
 		for (int i = 0; i < g->n_ops; i++)
 			for (int k = 0; k < g->ops[i].n_in; k++) {
@@ -407,18 +413,29 @@ static int build_nodes(gstate *st, const fl_view_ctx *c)
 
 /* ---- mode, layout and canvas ---- */
 
-/* The boxes collapsed mode would draw (groups plus loose ops). */
+/* The boxes collapsed mode would draw (groups plus loose ops); ids of
+ * dead micro-graphs leave holes, so distinct ids are counted. */
 static int collapsed_count(const gstate *st)
 {
 	int n = 0, top = -1;
+	bool *seen;
 
-	for (int i = 0; i < st->n_ops; i++) {
-		if (st->group_of_op[i] < 0)
-			n++;
+	for (int i = 0; i < st->n_ops; i++)
 		if (st->group_of_op[i] > top)
 			top = st->group_of_op[i];
+	seen = calloc((size_t)top + 2, sizeof *seen);
+	if (!seen)
+		return st->n_ops;
+	for (int i = 0; i < st->n_ops; i++) {
+		int g = st->group_of_op[i];
+
+		if (g < 0 || !seen[g])
+			n++;
+		if (g >= 0)
+			seen[g] = true;
 	}
-	return n + top + 1;
+	free(seen);
+	return n;
 }
 
 /* Until the user picks a mode, a big graph starts collapsed (or, when
@@ -996,6 +1013,7 @@ static void graph_render(void *p, const fl_view_ctx *c, fl_grid *g)
 	gstate *st = p;
 	int pane, top;
 
+	st->drawn = false;
 	if (g->w <= 0 || g->h <= 0 || prepare(st, c, g) < 0)
 		return;
 	pane = pane_rows(st, g->h);
@@ -1013,6 +1031,7 @@ static void graph_render(void *p, const fl_view_ctx *c, fl_grid *g)
 		return;
 	}
 	pan(st, c);
+	st->drawn = true;
 	draw_graph(st, c, g);
 	if (top > 0)
 		draw_legend(st, c, g);
@@ -1039,7 +1058,7 @@ static int step_order(const gstate *st, const fl_view_ctx *c, int d,
 {
 	int cur = cursor_node(st, c), at = -1;
 
-	if (st->n_nodes == 0 || !st->can)
+	if (!st->drawn || st->n_nodes == 0)
 		return 1;
 	for (int k = 0; k < st->n_nodes; k++)
 		if (st->order[k] == cur)
@@ -1058,7 +1077,7 @@ static int step_dir(const gstate *st, const fl_view_ctx *c, int dx, int dy,
 	int cur = cursor_node(st, c), best = -1;
 	double bd = 0, cx, cy;
 
-	if (!st->can || st->n_nodes == 0)
+	if (!st->drawn || st->n_nodes == 0)
 		return 1;
 	if (cur < 0)
 		return select_node(st, st->order[0], act);
@@ -1087,7 +1106,7 @@ static int click(const gstate *st, const fl_view_ctx *c, fl_view_action *act)
 {
 	int x = c->mouse_x - st->ax + st->ox, y = c->mouse_y - st->ay + st->oy;
 
-	if (!st->can || c->mouse_x < st->ax || c->mouse_y < st->ay ||
+	if (!st->drawn || c->mouse_x < st->ax || c->mouse_y < st->ay ||
 	    c->mouse_x >= st->ax + st->aw || c->mouse_y >= st->ay + st->ah)
 		return 0;
 	for (int i = 0; i < st->n_nodes; i++) {
@@ -1105,7 +1124,8 @@ static int enter(gstate *st, const fl_view_ctx *c, fl_view_action *act)
 {
 	int cur = cursor_node(st, c), gid;
 
-	if (st->mode != MODE_COLLAPSED || st->grouping == GROUP_NONE)
+	if (st->mode != MODE_COLLAPSED || st->grouping == GROUP_NONE ||
+	    !st->drawn)
 		return 0;
 	if (cur < 0) {
 		act->kind = FL_VIEW_ACT_MESSAGE;
