@@ -16,7 +16,6 @@
 
 #define CELL_W 8.0		/* points per column */
 #define CELL_H 16.0		/* points per row */
-#define RANK_GAP 2		/* rows between ranks */
 #define NODE_GAP 2		/* columns between neighbours in a rank */
 
 struct fl_gl_engine {
@@ -161,7 +160,7 @@ static Agraph_t *build(const fl_gl_input *in, int (*e)[2], int n,
 	if (!g)
 		return NULL;
 	agattr(g, AGRAPH, "rankdir", "TB");
-	agattr(g, AGRAPH, "ranksep", inches(buf, sizeof buf, RANK_GAP * CELL_H));
+	agattr(g, AGRAPH, "ranksep", inches(buf, sizeof buf, FL_GL_RANK_GAP * CELL_H));
 	agattr(g, AGRAPH, "nodesep", inches(buf, sizeof buf, NODE_GAP * CELL_W));
 	agattr(g, AGNODE, "shape", "box");
 	agattr(g, AGNODE, "fixedsize", "true");

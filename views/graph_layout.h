@@ -19,6 +19,8 @@
 #include "grid.h"
 
 #define FL_GL_NODE_H 3		/* a node is a box of three rows */
+#define FL_GL_RANK_GAP 2	/* rows between two ranks of boxes */
+#define FL_GL_RANK_PITCH (FL_GL_NODE_H + FL_GL_RANK_GAP)
 
 /* What to lay out: n_nodes boxes (width[i] cells wide, >= 3; each
  * FL_GL_NODE_H rows high) and directed edges between them (duplicates

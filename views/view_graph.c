@@ -489,10 +489,13 @@ static int ensure_layout(gstate *st)
 	return st->lay ? 0 : -1;
 }
 
-/* The canvas at 1:1, or squeezed to fit aw x ah when st->fit. */
+/* The canvas at 1:1, or squeezed to fit aw x ah when st->fit; not
+ * below two rows a rank (a row of boxes and one of edges), where ranks
+ * would fall on the same row and their boxes over each other: a graph
+ * with more ranks than that still pans up and down. */
 static int ensure_canvas(gstate *st, int aw, int ah)
 {
-	double sx = 1, sy = 1;
+	double sx = 1, sy = 1, min_sy = 2.0 / FL_GL_RANK_PITCH;
 
 	if (st->fit) {
 		if (st->lay->w + 1 > aw)
@@ -501,8 +504,8 @@ static int ensure_canvas(gstate *st, int aw, int ah)
 			sy = (ah - 1) / (st->lay->h + 1);
 		if (sx <= 0)
 			sx = 0.01;
-		if (sy <= 0)
-			sy = 0.01;
+		if (sy < min_sy)
+			sy = min_sy;
 	}
 	if (st->can && st->can->sx == sx && st->can->sy == sy)
 		return 0;
