@@ -160,8 +160,10 @@ static Agraph_t *build(const fl_gl_input *in, int (*e)[2], int n,
 	if (!g)
 		return NULL;
 	agattr(g, AGRAPH, "rankdir", "TB");
-	agattr(g, AGRAPH, "ranksep", inches(buf, sizeof buf, FL_GL_RANK_GAP * CELL_H));
-	agattr(g, AGRAPH, "nodesep", inches(buf, sizeof buf, NODE_GAP * CELL_W));
+	agattr(g, AGRAPH, "ranksep",
+	       inches(buf, sizeof buf, FL_GL_RANK_GAP * CELL_H));
+	agattr(g, AGRAPH, "nodesep",
+	       inches(buf, sizeof buf, NODE_GAP * CELL_W));
 	agattr(g, AGNODE, "shape", "box");
 	agattr(g, AGNODE, "fixedsize", "true");
 	agattr(g, AGNODE, "label", "");
@@ -278,7 +280,8 @@ static fl_glayout *layout_alloc(const fl_gl_input *in, int n_edges)
 		return NULL;
 	}
 	if (in->n_nodes > 0)
-		memcpy(l->width, in->width, (size_t)in->n_nodes * sizeof *l->width);
+		memcpy(l->width, in->width,
+		       (size_t)in->n_nodes * sizeof *l->width);
 	return l;
 }
 
@@ -360,7 +363,8 @@ static int opposite(int d)
 
 static int dir_index(int d)
 {
-	return d == FL_GL_UP ? 0 : d == FL_GL_DOWN ? 1 : d == FL_GL_LEFT ? 2 : 3;
+	return d == FL_GL_UP ? 0 : d == FL_GL_DOWN ? 1
+				 : d == FL_GL_LEFT ? 2 : 3;
 }
 
 /* A path of 4-connected cells (x, y pairs). */

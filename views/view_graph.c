@@ -132,10 +132,12 @@ static void fill_groups(gstate *st, const fl_session *s)
 		st->group_of_op[i] = -1;
 	if (st->grouping == GROUP_KERNEL) {
 		for (int k = 0; k < p->n_kernels; k++)
-			for (int i = 0; i < p->kernels[k].n_ops; i++)
-				if (p->kernels[k].ops[i] >= 0 &&
-				    p->kernels[k].ops[i] < st->n_ops)
-					st->group_of_op[p->kernels[k].ops[i]] = k;
+			for (int i = 0; i < p->kernels[k].n_ops; i++) {
+				int op = p->kernels[k].ops[i];
+
+				if (op >= 0 && op < st->n_ops)
+					st->group_of_op[op] = k;
+			}
 	} else if (st->grouping == GROUP_MICRO) {
 		for (int i = 0; i < st->n_ops; i++)
 			st->group_of_op[i] = pt->group_of[i];
@@ -150,7 +152,8 @@ static const char *op_type(const fl_session *s, int i, char *buf, size_t n)
 
 	if (pt && pt->classified && pt->type_of && i < pt->n_ops)
 		return fl_op_type_name(pt->type_of[i]);
-	snprintf(buf, n, "%.3s", fl_op_kind_name(fl_engine_graph(s)->ops[i].kind));
+	snprintf(buf, n, "%.3s",
+		 fl_op_kind_name(fl_engine_graph(s)->ops[i].kind));
 	return buf;
 }
 
@@ -268,7 +271,8 @@ static int nodes_collapsed(gstate *st)
 			if (box_of[g] < 0)
 				box_of[g] = add_node(st, -1, g);
 			st->node_of_op[i] = box_of[g];
-			if (box_of[g] >= 0 && st->nodes[box_of[g]].n_members++ == 0)
+			if (box_of[g] >= 0 &&
+			    st->nodes[box_of[g]].n_members++ == 0)
 				st->nodes[box_of[g]].first = i;
 		}
 		if (st->node_of_op[i] < 0) {
@@ -315,7 +319,7 @@ static int nodes_neigh(gstate *st, const fl_view_ctx *c)
 
 		snprintf(st->notice + n, sizeof st->notice - n, "%s",
 			 n ? " (select an op or step to a decision)"
-			   : "neighbourhood: no decision here and no op selected");
+			   : "neighbourhood: no decision here, no op selected");
 	}
 	for (int h = 0; h < st->hops; h++)
 		for (int i = 0; i < g->n_ops; i++)
@@ -331,8 +335,10 @@ static int nodes_neigh(gstate *st, const fl_view_ctx *c)
 			}
 	for (int i = 0; i < st->n_ops; i++) {
 		st->node_of_op[i] = -1;
-		if (hop[i] >= 0 &&
-		    (st->node_of_op[i] = add_node(st, i, st->group_of_op[i])) < 0) {
+		if (hop[i] < 0)
+			continue;
+		st->node_of_op[i] = add_node(st, i, st->group_of_op[i]);
+		if (st->node_of_op[i] < 0) {
 			free(hop);
 			return -1;
 		}
@@ -343,9 +349,11 @@ static int nodes_neigh(gstate *st, const fl_view_ctx *c)
 
 static int nodes_whole(gstate *st)
 {
-	for (int i = 0; i < st->n_ops; i++)
-		if ((st->node_of_op[i] = add_node(st, i, st->group_of_op[i])) < 0)
+	for (int i = 0; i < st->n_ops; i++) {
+		st->node_of_op[i] = add_node(st, i, st->group_of_op[i]);
+		if (st->node_of_op[i] < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -459,9 +467,8 @@ static void auto_mode(gstate *st)
 			 st->n_ops);
 	} else {
 		st->mode = MODE_NEIGH;
-		snprintf(st->notice, sizeof st->notice,
-			 "%d ops: neighbourhood view; a to lay out the whole graph",
-			 st->n_ops);
+		snprintf(st->notice, sizeof st->notice, "%d ops: neighbourhood"
+			 " view; a to lay out the whole graph", st->n_ops);
 	}
 }
 
@@ -561,7 +568,8 @@ static void pan(gstate *st, const fl_view_ctx *c)
 	const fl_gl_canvas *cv = st->can;
 	int cur = cursor_node(st, c);
 
-	if (cur >= 0 && (c->sel->op != st->seen_sel || st->lay->key != st->seen_key)) {
+	if (cur >= 0 &&
+	    (c->sel->op != st->seen_sel || st->lay->key != st->seen_key)) {
 		const fl_gl_rect *r = &cv->node[cur];
 
 		if (r->x < st->ox || r->x + r->w > st->ox + st->aw)
@@ -808,7 +816,8 @@ static int legend_groups(const gstate *st, const fl_view_ctx *c, fl_grid *g,
 		x += fl_grid_textf(g, x, 0, -1, fl_look_group(ids[i]),
 				   " %s%d %s",
 				   st->grouping == GROUP_KERNEL ? "k" : "G",
-				   ids[i], group_type(c->s, st->grouping, ids[i]));
+				   ids[i],
+				   group_type(c->s, st->grouping, ids[i]));
 	}
 	free(ids);
 	return x;
@@ -834,7 +843,8 @@ static void draw_legend(const gstate *st, const fl_view_ctx *c, fl_grid *g)
 	char mode[40];
 	int x;
 
-	x = fl_grid_textf(g, 0, 0, -1, FL_LOOK_TITLE, "%s %s", mode_name(st, mode, sizeof mode),
+	x = fl_grid_textf(g, 0, 0, -1, FL_LOOK_TITLE, "%s %s",
+			  mode_name(st, mode, sizeof mode),
 			  st->fit ? "fit" : "1:1");
 	if (heat_on(st, c)) {
 		legend_heat(c->timed, g, x);
@@ -870,14 +880,52 @@ static void inputs_text(const fl_graph *gr, const fl_op *op, char *buf,
 		const fl_tensor *t = &gr->tensors[op->in[k]];
 		char sh[96];
 
+		fl_shape_format(&t->shape, sh, sizeof sh);
 		used += (size_t)snprintf(buf + used, n - used, "%s%s %s",
-					 k ? ", " : "", t->name,
-					 fl_shape_format(&t->shape, sh, sizeof sh));
+					 k ? ", " : "", t->name, sh);
 	}
 }
 
-/* Lines about op i; returns how many were written. */
-static int op_details(const fl_view_ctx *c, int i, char lines[][240], int max)
+#define LINE 240			/* a detail line's bytes */
+
+/* "type R (reduction): in[0] dim 1 reduced (surjective)" */
+static void type_line(const fl_partition *pt, int i, char *buf)
+{
+	if (!pt || !pt->classified || i >= pt->n_ops) {
+		snprintf(buf, LINE, "type: not classified yet");
+		return;
+	}
+	snprintf(buf, LINE, "type %s (%s): %s", fl_op_type_name(pt->type_of[i]),
+		 fl_op_type_long_name(pt->type_of[i]), pt->type_reason[i]);
+}
+
+/* "micro-graph G3 (R, 4 ops, R1 R4)   kernel fl_k2" */
+static void group_line(const fl_partition *pt, const fl_program *p, int i,
+		       int k, char *buf)
+{
+	const fl_micro_graph *mg = &pt->groups[pt->group_of[i]];
+
+	snprintf(buf, LINE, "micro-graph G%d (%s, %d ops, %s)   kernel %s",
+		 mg->id, fl_op_type_name(mg->type), mg->n_members,
+		 mg->history[0] ? mg->history : "no merges",
+		 k >= 0 ? p->kernels[k].name : "none yet");
+}
+
+/* "from: op7, opened from rmsnorm, rewritten by cse" */
+static void prov_line(const fl_op *op, char *buf)
+{
+	const fl_provenance *pv = &op->prov;
+
+	snprintf(buf, LINE, "from: %s%s%s%s%s",
+		 pv->origin ? pv->origin : op->name,
+		 pv->compound ? ", opened from " : "",
+		 pv->compound ? pv->compound : "",
+		 pv->rewrite ? ", rewritten by " : "",
+		 pv->rewrite ? pv->rewrite : "");
+}
+
+/* Lines about op i (at most 5); returns how many were written. */
+static int op_details(const fl_view_ctx *c, int i, char lines[][LINE])
 {
 	const fl_graph *gr = fl_engine_graph(c->s);
 	const fl_partition *pt = fl_engine_partition(c->s);
@@ -889,80 +937,92 @@ static int op_details(const fl_view_ctx *c, int i, char lines[][240], int max)
 	char sh[96], in[160];
 
 	inputs_text(gr, op, in, sizeof in);
-	snprintf(lines[n++], 240, "%s: %s   in %s   out %s %s", op->name,
+	snprintf(lines[n++], LINE, "%s: %s   in %s   out %s %s", op->name,
 		 fl_op_kind_name(op->kind), in[0] ? in : "-", out->name,
 		 fl_shape_format(&out->shape, sh, sizeof sh));
-	if (pt && pt->classified && i < pt->n_ops)
-		snprintf(lines[n++], 240, "type %s (%s): %s",
-			 fl_op_type_name(pt->type_of[i]),
-			 fl_op_type_long_name(pt->type_of[i]),
-			 pt->type_reason[i]);
-	else
-		snprintf(lines[n++], 240, "type: not classified yet");
+	type_line(pt, i, lines[n++]);
 	if (pt && pt->group_of && i < pt->n_ops && pt->group_of[i] >= 0)
-		snprintf(lines[n++], 240, "micro-graph G%d (%s, %d ops, %s)   kernel %s",
-			 pt->group_of[i],
-			 fl_op_type_name(pt->groups[pt->group_of[i]].type),
-			 pt->groups[pt->group_of[i]].n_members,
-			 pt->groups[pt->group_of[i]].history[0]
-				 ? pt->groups[pt->group_of[i]].history : "alone",
-			 k >= 0 ? p->kernels[k].name : "none yet");
-	if (kt && n < max)
-		snprintf(lines[n++], 240, "output %s: %s: %s", out->name,
+		group_line(pt, p, i, k, lines[n++]);
+	if (kt)
+		snprintf(lines[n++], LINE, "output %s: %s: %s", out->name,
 			 fl_placement_name(kt->place), kt->why);
-	if (n < max)
-		snprintf(lines[n++], 240, "from: %s%s%s%s%s", op->prov.origin ? op->prov.origin : op->name,
-			 op->prov.compound ? ", opened from " : "",
-			 op->prov.compound ? op->prov.compound : "",
-			 op->prov.rewrite ? ", rewritten by " : "",
-			 op->prov.rewrite ? op->prov.rewrite : "");
+	prov_line(op, lines[n++]);
 	return n;
 }
 
 /* Lines about the group box b. */
 static int group_details(const gstate *st, const fl_view_ctx *c,
-			 const struct gnode *b, char lines[][240])
+			 const struct gnode *b, char lines[][LINE])
 {
 	const fl_graph *gr = fl_engine_graph(c->s);
 	const fl_program *p = fl_engine_program(c->s);
 	int n = 0;
 
 	if (st->grouping == GROUP_KERNEL)
-		snprintf(lines[n++], 240, "kernel k%d %s: %d ops, type %s, micro-graph G%d",
+		snprintf(lines[n++], LINE,
+			 "kernel k%d %s: %d ops, type %s, micro-graph G%d",
 			 b->group, p->kernels[b->group].name, b->n_members,
 			 group_type(c->s, st->grouping, b->group),
 			 p->kernels[b->group].group);
 	else
-		snprintf(lines[n++], 240, "micro-graph G%d: %d ops, type %s",
+		snprintf(lines[n++], LINE, "micro-graph G%d: %d ops, type %s",
 			 b->group, b->n_members,
 			 group_type(c->s, st->grouping, b->group));
-	snprintf(lines[n++], 240, "first op %s; Enter shows its ops",
+	snprintf(lines[n++], LINE, "first op %s; Enter shows its ops",
 		 gr->ops[b->first].name);
 	if (heat_on(st, c) && b->group < c->timed->n_kernels)
-		snprintf(lines[n++], 240, "measured %.4g ms",
+		snprintf(lines[n++], LINE, "measured %.4g ms",
 			 c->timed->kernels[b->group].r.seconds * 1e3);
 	return n;
+}
+
+/* Writes text from row y on, wrapped at w columns (at byte boundaries
+ * that start a character), at most max_rows rows; returns the rows. */
+static int wrap_text(fl_grid *g, int x, int y, int w, int max_rows,
+		     const char *text, fl_look r)
+{
+	size_t len = strlen(text), at = 0;
+	int rows = 0;
+
+	if (w < 1)
+		return 0;
+	while (rows < max_rows && (at < len || rows == 0)) {
+		size_t n = len - at > (size_t)w ? (size_t)w : len - at;
+
+		while (n > 1 && at + n < len &&
+		       ((unsigned char)text[at + n] & 0xc0) == 0x80)
+			n--;
+		fl_grid_textf(g, x, y + rows, w, r, "%.*s", (int)n, text + at);
+		at += n;
+		rows++;
+	}
+	return rows;
 }
 
 static void draw_pane(const gstate *st, const fl_view_ctx *c, fl_grid *g,
 		      int y, int h)
 {
-	char lines[6][240];
-	int cur = cursor_node(st, c), n;
+	char lines[6][LINE];
+	int cur = cursor_node(st, c), n, row = y + 1;
 
 	fl_grid_hline(g, 0, y, g->w, FL_LOOK_DIM);
 	fl_grid_text(g, 1, y, -1, " detail ", FL_LOOK_TITLE);
 	if (cur < 0 && c->sel->op >= 0 && c->sel->op < st->n_ops)
-		n = op_details(c, c->sel->op, lines, 6);
-	else if (cur < 0)
-		n = (snprintf(lines[0], 240, "no op selected: [ ] HJKL or a click select one"), 1);
-	else if (st->nodes[cur].op >= 0)
-		n = op_details(c, st->nodes[cur].op, lines, 6);
-	else
+		n = op_details(c, c->sel->op, lines);
+	else if (cur >= 0 && st->nodes[cur].op >= 0)
+		n = op_details(c, st->nodes[cur].op, lines);
+	else if (cur >= 0)
 		n = group_details(st, c, &st->nodes[cur], lines);
-	for (int i = 0; i < n && i + 1 < h; i++)
-		fl_grid_text(g, 1, y + 1 + i, g->w - 1, lines[i],
-			     i ? FL_LOOK_NORMAL : FL_LOOK_TITLE);
+	else
+		n = snprintf(lines[0], LINE, "no op selected: [ ] HJKL or a "
+			     "click select one") > 0;
+	/* each line gets a row; what is left wraps the longer ones */
+	for (int i = 0; i < n && row < y + h; i++) {
+		int spare = y + h - row - (n - i - 1);
+
+		row += wrap_text(g, 1, row, g->w - 2, spare > 1 ? spare : 1,
+				 lines[i], i ? FL_LOOK_NORMAL : FL_LOOK_TITLE);
+	}
 }
 
 /* ---- render ---- */
@@ -1001,7 +1061,8 @@ static int prepare(gstate *st, const fl_view_ctx *c, fl_grid *g)
 		return -1;
 	}
 	if (st->n_nodes == 0) {
-		fl_view_empty(g, st->notice[0] ? st->notice : "nothing to draw");
+		fl_view_empty(g, st->notice[0] ? st->notice
+					       : "nothing to draw");
 		return -1;
 	}
 	if (ensure_layout(st) < 0) {
@@ -1115,7 +1176,8 @@ static int click(const gstate *st, const fl_view_ctx *c, fl_view_action *act)
 	for (int i = 0; i < st->n_nodes; i++) {
 		const fl_gl_rect *r = &st->can->node[i];
 
-		if (x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h)
+		if (x >= r->x && x < r->x + r->w && y >= r->y &&
+		    y < r->y + r->h)
 			return select_node(st, i, act);
 	}
 	return 1;
@@ -1195,7 +1257,9 @@ static int graph_key(void *p, const fl_view_ctx *c, int key,
 		return 1;
 	switch (key) {
 	case 'z': st->fit = !st->fit; return 1;
-	case 'v': set_mode(st, st->mode == MODE_NEIGH ? MODE_WHOLE : MODE_NEIGH); return 1;
+	case 'v':
+		set_mode(st, st->mode == MODE_NEIGH ? MODE_WHOLE : MODE_NEIGH);
+		return 1;
 	case 'c': set_mode(st, MODE_COLLAPSED); return 1;
 	case 'a': set_mode(st, MODE_WHOLE); return 1;
 	case '+': st->hops += st->hops < 9; return 1;
