@@ -26,7 +26,7 @@ static int find_text(const fl_grid *g, const char *text, int *x, int *y)
 			int k = 0;
 
 			while (k < n && fl_grid_cell(g, c + k, r)->ch ==
-						(uint32_t)(unsigned char)text[k])
+					(uint32_t)(unsigned char)text[k])
 				k++;
 			if (k == n) {
 				*x = c;
@@ -225,7 +225,8 @@ static void view_graph_colours(void **state)
 	g = fl_engine_graph(f.s);
 	for (int i = 0; i < g->n_ops && n < 64; i++)
 		if (!f.hl[i] && (kid[n] = fl_view_kernel_of_op(&f.ctx, i)) >= 0)
-			snprintf(names[n++], sizeof names[0], "%s", g->ops[i].name);
+			snprintf(names[n++], sizeof names[0], "%s",
+				 g->ops[i].name);
 	t_view_goto(&f, before);
 	for (int i = 0; i < n && op < 0; i++) {
 		int o = t_view_op(&f, names[i]);
@@ -292,6 +293,7 @@ static void view_graph_collapsed(void **state)
 	const fl_partition *pt;
 	fl_view_action act;
 	int big = -1, boxes = 0;
+	const char *second;
 	char *t, want[64];
 
 	(void)state;
@@ -316,24 +318,29 @@ static void view_graph_collapsed(void **state)
 	}
 	assert_int_equal(count_boxes(f.grid), boxes);
 	assert_true(big >= 0);
-	assert_null(strstr(t, fl_engine_graph(f.s)->ops[pt->groups[big].members[1]].name));
+	second = fl_engine_graph(f.s)->ops[pt->groups[big].members[1]].name;
+	assert_null(strstr(t, second));
 	free(t);
 	f.sel.op = pt->groups[big].members[0];
 	assert_int_equal(key(st, &f, FL_KEY_ENTER, &act), 1);
 	t = t_view_render(&f, &fl_view_graph, st, 120, 50);
 	snprintf(want, sizeof want, "G%d %s %d ops", big,
-		 fl_op_type_name(pt->groups[big].type), pt->groups[big].n_members);
-	for (int i = 0; i < pt->groups[big].n_members; i++)
-		assert_non_null(strstr(t, fl_engine_graph(f.s)->ops[pt->groups[big].members[i]].name));
+		 fl_op_type_name(pt->groups[big].type),
+		 pt->groups[big].n_members);
+	for (int i = 0; i < pt->groups[big].n_members; i++) {
+		int m = pt->groups[big].members[i];
+
+		assert_non_null(strstr(t, fl_engine_graph(f.s)->ops[m].name));
+	}
 	assert_null(strstr(t, want));
 	free(t);
 	assert_int_equal(key(st, &f, FL_KEY_ENTER, &act), 1);
 	t = t_view_render(&f, &fl_view_graph, st, 120, 50);
-	assert_null(strstr(t, fl_engine_graph(f.s)->ops[pt->groups[big].members[1]].name));
+	assert_null(strstr(t, second));
 	free(t);
 	assert_int_equal(key(st, &f, 'a', &act), 1);
 	t = t_view_render(&f, &fl_view_graph, st, 120, 50);
-	assert_non_null(strstr(t, fl_engine_graph(f.s)->ops[pt->groups[big].members[1]].name));
+	assert_non_null(strstr(t, second));
 	free(t);
 	fl_view_graph.destroy(st);
 	t_view_close(&f);
@@ -380,7 +387,7 @@ static void view_graph_neighbourhood(void **state)
 		snprintf(label, sizeof label, "%s ", g->ops[i].name);
 		if (near[i] || f.hl[i])
 			assert_non_null(strstr(t, label));
-		else if (far < 0 && !strstr(fl_engine_graph(f.s)->ops[i].name, "."))
+		else if (far < 0 && !strchr(g->ops[i].name, '.'))
 			far = i;
 	}
 	assert_true(far >= 0);
@@ -425,7 +432,8 @@ static void view_graph_select(void **state)
 	assert_int_equal(act.kind, FL_VIEW_ACT_SELECT_OP);
 	f.sel.op = act.arg;
 	t = t_view_render(&f, &fl_view_graph, st, 120, 50);
-	assert_true(fl_grid_find_look(f.grid, fl_engine_graph(f.s)->ops[act.arg].name,
+	assert_true(fl_grid_find_look(f.grid,
+				      fl_engine_graph(f.s)->ops[act.arg].name,
 				      FL_LOOK_CURSOR));
 	free(t);
 	f.sel.op = op;
@@ -525,9 +533,9 @@ static double now(void)
 }
 
 /* bert_encoder: the first render (the layout, and Graphviz's context
- * when no test before made it) well under half a second, a redraw from the cached layout under 30 ms, also after
- * a step that leaves the graph alone.  Sanitizer builds run slower: the
- * bounds are relaxed there. */
+ * when no test before made it) well under half a second, a redraw from
+ * the cached layout under 30 ms, also after a step that leaves the graph
+ * alone.  Sanitizer builds run slower: the bounds are relaxed there. */
 static void view_graph_bert_timing(void **state)
 {
 	t_view f;
@@ -546,8 +554,8 @@ static void view_graph_bert_timing(void **state)
 	t = t_view_render(&f, &fl_view_graph, st, 80, 24);
 	redraw = now() - t0;
 	free(t);
-	print_message("bert_encoder graph view: first render %.1f ms, redraw %.2f ms\n",
-		      first * 1e3, redraw * 1e3);
+	print_message("bert_encoder graph view: first render %.1f ms, "
+		      "redraw %.2f ms\n", first * 1e3, redraw * 1e3);
 	assert_true(first < 0.5 * slow);
 	assert_true(redraw < 0.030 * slow);
 	fl_view_graph.destroy(st);
@@ -565,7 +573,8 @@ static char *big_graph_json(int n)
 	used += (size_t)snprintf(j, cap, "{\"format\":\"fuselab-graph/1\","
 				 "\"name\":\"big\",\"tensors\":{\"t0\":"
 				 "{\"shape\":[4,4],\"role\":\"input\"},"
-				 "\"t%d\":{\"shape\":[4,4],\"role\":\"output\"}},\"ops\":[", n);
+				 "\"t%d\":{\"shape\":[4,4],"
+				 "\"role\":\"output\"}},\"ops\":[", n);
 	for (int i = 1; i <= n; i++) {
 		if (i % 5 == 4 && i > 3)
 			used += (size_t)snprintf(j + used, cap - used,
@@ -614,13 +623,15 @@ static void view_graph_big(void **state)
 	assert_true(fl_engine_run(s, &err) > 0);
 	t_view_refresh(&f);
 	t = t_view_render(&f, &fl_view_graph, st, 100, 30);
-	assert_non_null(strstr(t, "450 ops: collapsed view; a to lay out the whole graph"));
+	assert_non_null(strstr(t, "450 ops: collapsed view; "
+				  "a to lay out the whole graph"));
 	assert_non_null(strstr(t, "E 450 ops"));
 	free(t);
 	assert_int_equal(key(st, &f, 'a', &act), 1);
 	t0 = now();
 	t = t_view_render(&f, &fl_view_graph, st, 100, 30);
-	print_message("450 ops laid out whole in %.0f ms\n", (now() - t0) * 1e3);
+	print_message("450 ops laid out whole in %.0f ms\n",
+		      (now() - t0) * 1e3);
 	assert_non_null(strstr(t, "whole"));
 	assert_null(strstr(t, "450 ops: collapsed"));
 	assert_non_null(strstr(t, "op1 E"));
