@@ -446,6 +446,63 @@ static void view_graph_select(void **state)
 	t_view_close(&f);
 }
 
+/* Marked ops in FL_LOOK_MARK; the selected op in FL_LOOK_CURSOR only
+ * while the view has the focus. */
+static void view_graph_marks_and_cursor(void **state)
+{
+	t_view f;
+	void *st = fl_view_graph.create();
+	char *t;
+
+	(void)state;
+	t_view_open(&f, "apollo_fig1", -1);
+	f.sel.n_marks = 2;
+	f.sel.marks[0] = t_view_op(&f, "op1");
+	f.sel.marks[1] = t_view_op(&f, "op6");
+	f.sel.op = t_view_op(&f, "op3");
+	t = t_view_render(&f, &fl_view_graph, st, 120, 50);
+	assert_true(fl_grid_find_look(f.grid, "op1 E", FL_LOOK_MARK));
+	assert_true(fl_grid_find_look(f.grid, "op6 E", FL_LOOK_MARK));
+	assert_true(fl_grid_find_look(f.grid, "op3 O", FL_LOOK_CURSOR));
+	free(t);
+	f.ctx.focused = false;
+	t = t_view_render(&f, &fl_view_graph, st, 120, 50);
+	assert_false(fl_grid_find_look(f.grid, "op3 O", FL_LOOK_CURSOR));
+	free(t);
+	fl_view_graph.destroy(st);
+	t_view_close(&f);
+}
+
+/* With no decision (step 0), the neighbourhood is the selected op's. */
+static void view_graph_neighbourhood_of_selection(void **state)
+{
+	t_view f;
+	void *st = fl_view_graph.create();
+	fl_view_action act;
+	char *t;
+
+	(void)state;
+	t_view_open(&f, "chain8", 0);
+	assert_null(f.ctx.current);
+	assert_int_equal(key(st, &f, 'v', &act), 1);
+	assert_int_equal(key(st, &f, '-', &act), 1);	/* k = 1 */
+	t = t_view_render(&f, &fl_view_graph, st, 100, 40);
+	assert_non_null(strstr(t, "no op selected"));
+	free(t);
+	f.sel.op = t_view_op(&f, "e4_gain");
+	t = t_view_render(&f, &fl_view_graph, st, 100, 40);
+	assert_non_null(strstr(t, "neighbourhood k=1"));
+	assert_non_null(strstr(t, "e3_tanh "));
+	assert_non_null(strstr(t, "e4_gain "));
+	assert_non_null(strstr(t, "e5_exp "));
+	assert_null(strstr(t, "e2_shift "));
+	assert_null(strstr(t, "e7_relu "));
+	assert_int_equal(count_boxes(f.grid), 3);
+	free(t);
+	fl_view_graph.destroy(st);
+	t_view_close(&f);
+}
+
 /* The detail pane of the selected op: its kind, its type with the
  * classifier's reason, its micro-graph and kernel, its output's
  * placement and where it came from. */
@@ -687,6 +744,8 @@ FL_SUITE(view_graph,
 	 cmocka_unit_test(view_graph_collapsed),
 	 cmocka_unit_test(view_graph_neighbourhood),
 	 cmocka_unit_test(view_graph_select),
+	 cmocka_unit_test(view_graph_marks_and_cursor),
+	 cmocka_unit_test(view_graph_neighbourhood_of_selection),
 	 cmocka_unit_test(view_graph_detail),
 	 cmocka_unit_test(view_graph_heat),
 	 cmocka_unit_test(view_graph_bert_timing),

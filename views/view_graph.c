@@ -676,7 +676,7 @@ static void node_states(const gstate *st, const fl_view_ctx *c,
 	int cur = cursor_node(st, c);
 
 	memset(ns, 0, (size_t)st->n_nodes * sizeof *ns);
-	if (cur >= 0)
+	if (cur >= 0 && c->focused)	/* the cursor of the pane in focus */
 		ns[cur].cursor = true;
 	for (int op = 0; op < st->n_ops; op++) {
 		int i = st->node_of_op[op];
@@ -931,10 +931,18 @@ static int op_details(const fl_view_ctx *c, int i, char lines[][LINE])
 	const fl_partition *pt = fl_engine_partition(c->s);
 	const fl_program *p = fl_engine_program(c->s);
 	const fl_op *op = &gr->ops[i];
-	const fl_tensor *out = &gr->tensors[op->out[0]];
 	int k = fl_view_kernel_of_op(c, i), n = 0;
-	const fl_kernel_tensor *kt = placement(p, k, op->out[0]);
+	const fl_tensor *out;
+	const fl_kernel_tensor *kt;
 	char sh[96], in[160];
+
+	if (op->n_out < 1) {
+		snprintf(lines[n++], LINE, "%s: %s (no output)", op->name,
+			 fl_op_kind_name(op->kind));
+		return n;
+	}
+	out = &gr->tensors[op->out[0]];
+	kt = placement(p, k, op->out[0]);
 
 	inputs_text(gr, op, in, sizeof in);
 	snprintf(lines[n++], LINE, "%s: %s   in %s   out %s %s", op->name,
