@@ -721,6 +721,26 @@ static fl_look text_look(const struct node_state *ns, fl_look colour)
 	return colour;
 }
 
+/* Where an edge leaves box r (its first cell below the box connects
+ * up), the bottom border gets a tee, so the edge visibly starts there. */
+static void edge_tees(const gstate *st, fl_grid *g, const fl_gl_rect *r,
+		      int x, int y, fl_look look)
+{
+	const fl_gl_canvas *cv = st->can;
+	int below = r->y + r->h;
+
+	if (below >= cv->h)
+		return;
+	for (int i = 1; i < r->w - 1; i++) {
+		int cx = r->x + i;
+
+		if (cx < cv->w &&
+		    (cv->mask[(size_t)below * (size_t)cv->w + (size_t)cx] &
+		     (FL_GL_UP | FL_GL_ARROW)) == FL_GL_UP)
+			fl_grid_put(g, x + i, y + r->h - 1, FL_CH_TEE_D, look);
+	}
+}
+
 /* Draws box i into g, the drawing area (clipped by it). */
 static void draw_node(const gstate *st, const fl_view_ctx *c, fl_grid *g,
 		      int i, const struct node_state *ns)
@@ -736,10 +756,12 @@ static void draw_node(const gstate *st, const fl_view_ctx *c, fl_grid *g,
 	node_label(st, c->s, &st->nodes[i], label, sizeof label);
 	if (r->h >= 3 && r->w >= 3) {
 		fl_grid_fill(g, x, y, r->w, r->h, ' ', colour);
-		if (ns->merged)
+		if (ns->merged) {
 			double_box(g, x, y, r->w, r->h, colour);
-		else
+		} else {
 			fl_grid_box(g, x, y, r->w, r->h, colour);
+			edge_tees(st, g, r, x, y, colour);
+		}
 		fl_grid_text(g, x + 2, y + 1, r->w - 4 > 0 ? r->w - 4 : 1,
 			     label, tl);
 	} else {
