@@ -137,6 +137,16 @@ static void view_graph_boxes_and_edges(void **state)
 					     below->ch == FL_CH_TR);
 	}
 	assert_true(arrows_on_boxes >= 6);
+	/* edges leave their producers through a tee in the bottom border */
+	{
+		int tees = 0;
+
+		for (int i = g->w; i < g->w * (g->h - 1); i++)
+			tees += g->cells[i].ch == FL_CH_TEE_D &&
+				g->cells[i - g->w].ch != FL_CH_VLINE &&
+				g->cells[i + g->w].look == FL_LOOK_EDGE;
+		assert_true(tees >= 6);
+	}
 	assert_true(count_ch(g, FL_CH_VLINE) > 0);
 	free(t);
 	fl_view_graph.destroy(st);
