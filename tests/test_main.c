@@ -28,6 +28,7 @@ FL_SUITE_DECL(tui);
 FL_SUITE_DECL(view_sched);
 FL_SUITE_DECL(view_panels);
 FL_SUITE_DECL(tour);
+FL_SUITE_DECL(view_graph);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
 		{fl_suite_view_sched, &fl_suite_view_sched_n},
 		{fl_suite_view_panels, &fl_suite_view_panels_n},
 		{fl_suite_tour, &fl_suite_tour_n},
+		{fl_suite_view_graph, &fl_suite_view_graph_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
