@@ -54,9 +54,10 @@ static void status_line(fl_explorer *x, fl_grid *g)
 		snprintf(total_text, sizeof total_text, "%d", total);
 	else
 		snprintf(total_text, sizeof total_text, "...");
-	snprintf(line, sizeof line, " %s | %s | %s | step %d/%s | %s%s%s",
+	/* the reason names its rule itself ("R4: B->R merge ...") */
+	snprintf(line, sizeof line, " %s | %s | %s | step %d/%s | %s",
 		 x->label, fl_strategy_name(x->opts.strategy), pass_label(x),
-		 step, total_text, e ? e->rule : "", e && e->rule[0] ? ": " : "",
+		 step, total_text,
 		 e ? e->reason : "no decision yet: n makes the first");
 	fl_grid_fill(g, 0, g->h - 1, g->w, 1, ' ', FL_LOOK_STATUS);
 	fl_grid_text(g, 0, g->h - 1, -1, line, FL_LOOK_STATUS);

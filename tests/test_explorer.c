@@ -119,6 +119,30 @@ static void explorer_steps_forward_and_back(void **state)
 	tx_close(&t);
 }
 
+/* Stepping through merges moves the highlight in the graph view: the ops
+ * of the current decision carry the highlight look, and only they. */
+static void explorer_highlight_follows_decisions(void **state)
+{
+	tx t;
+
+	(void)state;
+	tx_open(&t, "softmax", 100, 30);
+	tx_keys(&t, "g9\n");	/* #8: R3 merges softmax.sub into softmax.exp */
+	tx_screen(&t);
+	assert_true(fl_grid_find_look(t.grid, "softmax.sub", FL_LOOK_HIGHLIGHT));
+	assert_true(fl_grid_find_look(t.grid, "softmax.exp", FL_LOOK_HIGHLIGHT));
+	assert_false(fl_grid_find_look(t.grid, "softmax.sum", FL_LOOK_HIGHLIGHT));
+	tx_keys(&t, "nn");	/* #10: R4 merges softmax.exp into softmax.sum */
+	t_assert_contains(tx_screen(&t), "R4: B->R merge softmax.exp into");
+	assert_true(fl_grid_find_look(t.grid, "softmax.sum", FL_LOOK_HIGHLIGHT));
+	assert_false(fl_grid_find_look(t.grid, "softmax.sub", FL_LOOK_HIGHLIGHT));
+	tx_keys(&t, "NN");	/* back: exactly the earlier highlight */
+	tx_screen(&t);
+	assert_true(fl_grid_find_look(t.grid, "softmax.sub", FL_LOOK_HIGHLIGHT));
+	assert_false(fl_grid_find_look(t.grid, "softmax.sum", FL_LOOK_HIGHLIGHT));
+	tx_close(&t);
+}
+
 static void explorer_total_arrives(void **state)
 {
 	tx t;
@@ -445,6 +469,7 @@ FL_SUITE(explorer,
 	 cmocka_unit_test(explorer_follows_a_tour),
 	 cmocka_unit_test(explorer_saves_and_loads_overrides),
 	 cmocka_unit_test(explorer_steps_forward_and_back),
+	 cmocka_unit_test(explorer_highlight_follows_decisions),
 	 cmocka_unit_test(explorer_total_arrives),
 	 cmocka_unit_test(explorer_bad_goto_and_small_screen),
 	 cmocka_unit_test(explorer_find_mark_and_why),
