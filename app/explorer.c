@@ -300,6 +300,12 @@ static int reopen(fl_explorer *x, const fl_engine_opts *o, const char *label)
 	fl_session *s = fl_engine_open(x->graph, o, &err);
 	int first, total, before, after;
 
+	/* A kernel run under way measures the old options: it stops. */
+	if (x->run) {
+		fl_x_run_stop(x);
+		fl_x_say(x, FL_LOOK_WARN, "kernel run cancelled: the options "
+			 "changed");
+	}
 	if (!s || fl_engine_run(s, &err) < 0) {
 		fl_engine_close(s);
 		fl_x_say(x, FL_LOOK_BAD, "%s: %s", label, err.msg);

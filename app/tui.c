@@ -11,6 +11,7 @@
 #include "tui.h"
 
 #include <curses.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -139,6 +140,29 @@ static int key_code(int r, wint_t ch)
 	return -1;
 }
 
+/* While curses owns the screen nothing else may write to it: libraries'
+ * messages on stderr (isl, Graphviz) go to /dev/null until endwin.
+ * Returns the saved stderr (-1 when it could not be saved). */
+static int silence_stderr(void)
+{
+	int saved = dup(STDERR_FILENO);
+	int null = open("/dev/null", O_WRONLY);
+
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDERR_FILENO);
+	if (null >= 0)
+		close(null);
+	return saved;
+}
+
+static void restore_stderr(int saved)
+{
+	if (saved < 0)
+		return;
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+}
+
 static void loop(tui *t, fl_explorer *x)
 {
 	fl_grid *g = fl_grid_new(COLS, LINES);
@@ -228,6 +252,7 @@ quiet:
 int fl_tui_main(const fl_options *o)
 {
 	fl_explorer *x;
+	int quiet_stderr;
 	tui t;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -242,6 +267,7 @@ int fl_tui_main(const fl_options *o)
 	if (!x)
 		return 2;
 	fl_app_signals_install();
+	quiet_stderr = silence_stderr();
 	setlocale(LC_ALL, "");
 	t.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	set_escdelay(25);
@@ -256,6 +282,7 @@ int fl_tui_main(const fl_options *o)
 	setup_looks(&t);
 	loop(&t, x);
 	endwin();
+	restore_stderr(quiet_stderr);
 	fl_explorer_close(x);
 	return fl_app_signal() ? 128 + fl_app_signal() : 0;
 }

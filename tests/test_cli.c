@@ -780,36 +780,6 @@ static void test_run_workdir_leaves_user_files(void **state)
 	assert_int_equal(t_run(args, NULL), 0);
 }
 
-/* The explorer in a real terminal (tmux, 80x24): the op list and the
- * details of the selected op follow the keys; q quits. */
-static void test_tui_in_tmux(void **state)
-{
-	char cmd[2048], *screen;
-	char sock[64];
-
-	(void)state;
-	snprintf(sock, sizeof sock, "fuselab-test-%d", (int)getpid());
-	snprintf(cmd, sizeof cmd, "tmux -L %s new-session -d -x 80 -y 24 "
-		 "'%s %s/apollo_fig3.json' && sleep 1 && "
-		 "tmux -L %s send-keys j && sleep 0.5 && "
-		 "tmux -L %s capture-pane -p", sock, t_fuselab_bin(),
-		 t_samples_dir(), sock, sock);
-	assert_int_equal(t_run(cmd, &screen), 0);
-	t_assert_contains(screen, "apollo_fig3  (3 ops)");
-	t_assert_contains(screen, "op1");
-	/* j moved the selection to the second op: its details show */
-	t_assert_contains(screen, "op2 = tanh");
-	free(screen);
-	snprintf(cmd, sizeof cmd, "tmux -L %s send-keys q && sleep 0.5 && "
-		 "tmux -L %s has-session 2>/dev/null; echo $?", sock, sock);
-	assert_int_equal(t_run(cmd, &screen), 0);
-	/* the session ended with the program */
-	t_assert_contains(screen, "1");
-	free(screen);
-	snprintf(cmd, sizeof cmd, "tmux -L %s kill-server 2>/dev/null; true", sock);
-	t_run(cmd, NULL);
-}
-
 /* Without root, the set-up script prints the exact apt-get line and fails;
  * dpkg-query and id are faked so the test runs on any machine. */
 static void test_install_script_without_root(void **state)
@@ -876,7 +846,6 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_list_ops),
 	 cmocka_unit_test(test_man_page_documents_options),
 	 cmocka_unit_test(test_install_script_without_root),
-	 cmocka_unit_test(test_tui_in_tmux),
 	 cmocka_unit_test(test_run_ladder),
 	 cmocka_unit_test(test_run_without_compiler),
 	 cmocka_unit_test(test_emit_and_layer1_json),
