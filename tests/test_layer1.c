@@ -1100,6 +1100,14 @@ static void test_l1_every_sample(void **state)
 		    len - 5 >= sizeof name)
 			continue;
 		snprintf(name, sizeof name, "%.*s", (int)(len - 5), d->d_name);
+		/* the sanitizer pass (state checked after every pass) skips
+		 * the four largest blocks, to keep make test within its time;
+		 * the plain pass has them all */
+		if (T_SANITIZED && (!strcmp(name, "transformer_decoder") ||
+				    !strcmp(name, "inception_block") ||
+				    !strcmp(name, "resnet50_bottleneck") ||
+				    !strcmp(name, "bert_encoder")))
+			continue;
 		g = t_load_sample(name);
 		s = run_graph(g, &o);
 		assert_kernels_valid(s);
@@ -1108,7 +1116,7 @@ static void test_l1_every_sample(void **state)
 		n++;
 	}
 	closedir(dir);
-	assert_true(n >= 20);
+	assert_true(n >= (T_SANITIZED ? 16 : 20));
 }
 
 
