@@ -195,41 +195,13 @@ static void help_overlay(fl_explorer *x, fl_grid *g)
 	}
 }
 
-/* Word-wraps text into the rectangle; returns the rows used. */
-static int wrap_text(fl_grid *g, int x0, int y0, int w, int h,
-		     const char *text, fl_look look)
-{
-	int row = 0;
-	const char *p = text;
-
-	while (*p && row < h && w > 0) {
-		int n = 0, cut;
-
-		while (p[n] && p[n] != '\n' && n < w)
-			n++;
-		cut = n;
-		if (p[n] && p[n] != '\n') {
-			while (cut > 0 && p[cut] != ' ')
-				cut--;
-			if (cut == 0)
-				cut = n;
-		}
-		fl_grid_text(g, x0, y0 + row++, cut, p, look);
-		p += cut;
-		while (*p == ' ')
-			p++;
-		if (*p == '\n')
-			p++;
-	}
-	return row;
-}
 
 static void text_overlay(fl_explorer *x, fl_grid *g)
 {
 	int ix, iy, iw, ih;
 
 	overlay_box(g, 70, 8, x->overlay_title, &ix, &iy, &iw, &ih);
-	wrap_text(g, ix, iy, iw, ih, x->overlay_text, FL_LOOK_NORMAL);
+	fl_grid_wrap(g, ix, iy, iw, ih, x->overlay_text, FL_LOOK_NORMAL);
 }
 
 /* The units of a session's state as op-name lists: its kernels once
@@ -336,21 +308,16 @@ static void tour_box(fl_explorer *x, fl_grid *g)
 {
 	const char *text = fl_tour_text(x->tour, x->tour_stop);
 	int inner = g->w - 4, rows, h, y0;
-	fl_grid *scratch = fl_grid_new(inner > 0 ? inner : 1, 6);
 
-	/* wrapped once to count its rows, then drawn in place */
-	if (!scratch)
-		return;
-	rows = wrap_text(scratch, 0, 0, scratch->w, scratch->h, text,
-			 FL_LOOK_NORMAL);
-	fl_grid_free(scratch);
+	/* counted first (no grid), then drawn in place */
+	rows = fl_grid_wrap(NULL, 0, 0, inner, 6, text, FL_LOOK_NORMAL);
 	h = rows + 2;
 	y0 = g->h - 2 - h;
 	fl_grid_fill(g, 0, y0, g->w, h, ' ', FL_LOOK_NORMAL);
 	fl_grid_box(g, 0, y0, g->w, h, FL_LOOK_TITLE);
 	fl_grid_textf(g, 2, y0, g->w - 4, FL_LOOK_TITLE, " tour %d/%d ",
 		      x->tour_stop + 1, fl_tour_count(x->tour));
-	wrap_text(g, 2, y0 + 1, inner, rows, text, FL_LOOK_NORMAL);
+	fl_grid_wrap(g, 2, y0 + 1, inner, rows, text, FL_LOOK_NORMAL);
 }
 
 void fl_x_render(fl_explorer *x, fl_grid *g)

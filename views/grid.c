@@ -152,6 +152,59 @@ int fl_grid_textf(fl_grid *g, int x, int y, int max_w, fl_look r,
 	return fl_grid_text(g, x, y, max_w, buf, r);
 }
 
+/* Bytes of the longest prefix of s (up to a newline) that fits w
+ * columns, cut after the last blank when the text goes on; *skip: the
+ * bytes after it to drop (the blank or newline it breaks at). */
+static size_t wrap_line(const char *s, int w, size_t *skip)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t end = 0, blank = 0;
+	int cols = 0;
+
+	*skip = 0;
+	while (p[end] && p[end] != '\n' && cols < w) {
+		const unsigned char *q = p + end;
+
+		next_code_point(&q);
+		if (p[end] == ' ')
+			blank = end;
+		end = (size_t)(q - p);
+		cols++;
+	}
+	if (p[end] == '\n' || !p[end]) {
+		*skip = p[end] == '\n';
+		return end;
+	}
+	if (p[end] == ' ') {
+		*skip = 1;
+		return end;
+	}
+	if (blank > 0) {
+		*skip = 1;
+		return blank;
+	}
+	return end;
+}
+
+int fl_grid_wrap(fl_grid *g, int x, int y, int w, int max_rows,
+		 const char *utf8, fl_look r)
+{
+	const char *p = utf8 ? utf8 : "";
+	int rows = 0;
+
+	if (w < 1)
+		return 0;
+	while (rows < max_rows && (*p || rows == 0)) {
+		size_t skip, n = wrap_line(p, w, &skip);
+
+		if (g)
+			fl_grid_textf(g, x, y + rows, w, r, "%.*s", (int)n, p);
+		rows++;
+		p += n + skip;
+	}
+	return rows;
+}
+
 void fl_grid_paint(fl_grid *g, int x, int y, int w, int h, fl_look r)
 {
 	for (int j = y; j < y + h; j++)

@@ -65,6 +65,13 @@ int fl_grid_text(fl_grid *g, int x, int y, int max_w, const char *utf8,
 		 fl_look r);
 int fl_grid_textf(fl_grid *g, int x, int y, int max_w, fl_look r,
 		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Writes UTF-8 text over up to max_rows rows from (x, y), w columns
+ * wide, breaking lines at blanks (inside a word too long for a row) and
+ * at newlines.  Returns the rows used, at least 1 when max_rows >= 1
+ * and w >= 1 (an empty text is one empty row).  With g NULL it only
+ * counts the rows. */
+int fl_grid_wrap(fl_grid *g, int x, int y, int w, int max_rows,
+		 const char *utf8, fl_look r);
 /* Sets the look of a rectangle (the characters stay). */
 void fl_grid_paint(fl_grid *g, int x, int y, int w, int h, fl_look r);
 /* Fills a rectangle with ch. */

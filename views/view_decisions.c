@@ -148,42 +148,6 @@ static fl_look kind_look(fl_event_kind k)
 	}
 }
 
-/* Writes text over up to max_lines rows from (x, y), w wide, breaking
- * at blanks; returns the rows used. */
-static int wrap(fl_grid *g, int x, int y, int w, int max_lines,
-		const char *text, fl_look look)
-{
-	int used = 0;
-	size_t len = strlen(text);
-
-	if (w < 1)
-		return 0;
-	while (len > 0 && used < max_lines) {
-		size_t take = len <= (size_t)w ? len : (size_t)w;
-		char line[512];
-
-		if (take < len) {
-			size_t b = take;
-
-			while (b > 0 && text[b] != ' ')
-				b--;
-			if (b > 0)
-				take = b;
-		}
-		if (take >= sizeof line)
-			take = sizeof line - 1;
-		memcpy(line, text, take);
-		line[take] = '\0';
-		fl_grid_text(g, x, y + used++, w, line, look);
-		text += take;
-		len -= take;
-		while (len > 0 && *text == ' ') {
-			text++;
-			len--;
-		}
-	}
-	return used;
-}
 
 static void draw_title(const decisions *d, const fl_view_ctx *c, fl_grid *g)
 {
@@ -254,7 +218,7 @@ static void draw_details(const decisions *d, const fl_view_ctx *c,
 					 e->ops[i]);
 	if (e->n_ops == 0)
 		snprintf(buf + used, sizeof buf - used, " -");
-	y += wrap(g, 0, y, g->w, end - y > 2 ? 2 : end - y, buf,
+	y += fl_grid_wrap(g, 0, y, g->w, end - y > 2 ? 2 : end - y, buf,
 		  FL_LOOK_NORMAL);
 	used = (size_t)snprintf(buf, sizeof buf, "groups:");
 	if (e->group_a >= 0)
@@ -270,7 +234,7 @@ static void draw_details(const decisions *d, const fl_view_ctx *c,
 		      "at %.3f s, took %.3f ms%s%s", e->t_start,
 		      e->duration * 1e3, m[0] ? "; measured: " : "", m);
 	snprintf(buf, sizeof buf, "reason: %s", e->reason);
-	wrap(g, 0, y, g->w, end - y, buf, FL_LOOK_NORMAL);
+	fl_grid_wrap(g, 0, y, g->w, end - y, buf, FL_LOOK_NORMAL);
 }
 
 static void decisions_render(void *st, const fl_view_ctx *c, fl_grid *g)

@@ -1006,28 +1006,6 @@ static int group_details(const gstate *st, const fl_view_ctx *c,
 	return n;
 }
 
-/* Writes text from row y on, wrapped at w columns (at byte boundaries
- * that start a character), at most max_rows rows; returns the rows. */
-static int wrap_text(fl_grid *g, int x, int y, int w, int max_rows,
-		     const char *text, fl_look r)
-{
-	size_t len = strlen(text), at = 0;
-	int rows = 0;
-
-	if (w < 1)
-		return 0;
-	while (rows < max_rows && (at < len || rows == 0)) {
-		size_t n = len - at > (size_t)w ? (size_t)w : len - at;
-
-		while (n > 1 && at + n < len &&
-		       ((unsigned char)text[at + n] & 0xc0) == 0x80)
-			n--;
-		fl_grid_textf(g, x, y + rows, w, r, "%.*s", (int)n, text + at);
-		at += n;
-		rows++;
-	}
-	return rows;
-}
 
 static void draw_pane(const gstate *st, const fl_view_ctx *c, fl_grid *g,
 		      int y, int h)
@@ -1050,7 +1028,7 @@ static void draw_pane(const gstate *st, const fl_view_ctx *c, fl_grid *g,
 	for (int i = 0; i < n && row < y + h; i++) {
 		int spare = y + h - row - (n - i - 1);
 
-		row += wrap_text(g, 1, row, g->w - 2, spare > 1 ? spare : 1,
+		row += fl_grid_wrap(g, 1, row, g->w - 2, spare > 1 ? spare : 1,
 				 lines[i], i ? FL_LOOK_NORMAL : FL_LOOK_TITLE);
 	}
 }

@@ -76,42 +76,6 @@ static int64_t box_bytes(const fl_kernel_tensor *kt)
 	return b;
 }
 
-/* Writes text over up to max_lines rows from (x, y), w wide, breaking
- * at blanks; returns the rows used. */
-static int wrap(fl_grid *g, int x, int y, int w, int max_lines,
-		const char *text, fl_look look)
-{
-	int used = 0;
-	size_t len = strlen(text);
-
-	if (w < 1)
-		return 0;
-	while (len > 0 && used < max_lines) {
-		size_t take = len <= (size_t)w ? len : (size_t)w;
-		char line[512];
-
-		if (take < len) {
-			size_t b = take;
-
-			while (b > 0 && text[b] != ' ')
-				b--;
-			if (b > 0)
-				take = b;
-		}
-		if (take >= sizeof line)
-			take = sizeof line - 1;
-		memcpy(line, text, take);
-		line[take] = '\0';
-		fl_grid_text(g, x, y + used++, w, line, look);
-		text += take;
-		len -= take;
-		while (len > 0 && *text == ' ') {
-			text++;
-			len--;
-		}
-	}
-	return used;
-}
 
 /* name cut to its last w-1 bytes after an ellipsis when longer than w:
  * primitives opened from one compound op share their prefix
@@ -230,7 +194,7 @@ static void draw_why(const fl_program *p, const fl_kernel_tensor *kt,
 		      fl_placement_name(kt->place),
 		      kt->read ? ", read here" : "",
 		      kt->written ? ", written here" : "");
-	wrap(g, 0, y, g->w, g->h - y, kt->why, FL_LOOK_NORMAL);
+	fl_grid_wrap(g, 0, y, g->w, g->h - y, kt->why, FL_LOOK_NORMAL);
 }
 
 static void memory_render(void *st, const fl_view_ctx *c, fl_grid *g)
