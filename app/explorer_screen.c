@@ -14,12 +14,17 @@
 #define MIN_COLS 40
 #define MIN_LINES 10
 
+/* The tab bar: every view by number and name, names cut to five
+ * letters when the full bar does not fit (80 columns). */
 static void tab_bar(fl_explorer *x, fl_grid *g)
 {
-	int col = 0;
+	int col = 0, full = 8, cut = 5;
 
+	for (int v = 0; v < FL_X_VIEWS; v++)
+		full += 4 + (int)strlen(x->classes[v]->name);
 	fl_grid_fill(g, 0, 0, g->w, 1, ' ', FL_LOOK_STATUS);
-	col += fl_grid_text(g, col, 0, -1, "fuselab ", FL_LOOK_STATUS);
+	if (full <= g->w)
+		col += fl_grid_text(g, col, 0, -1, "fuselab ", FL_LOOK_STATUS);
 	for (int v = 0; v < FL_X_VIEWS; v++) {
 		fl_look look = FL_LOOK_STATUS;
 		char tab[40];
@@ -28,7 +33,8 @@ static void tab_bar(fl_explorer *x, fl_grid *g)
 			look = FL_LOOK_CURSOR;
 		else if (x->two_panes && v == x->pane[1 - x->focus])
 			look = FL_LOOK_HIGHLIGHT;
-		snprintf(tab, sizeof tab, " %d %s ", v + 1, x->classes[v]->name);
+		snprintf(tab, sizeof tab, " %d %.*s ", v + 1,
+			 full <= g->w ? 32 : cut, x->classes[v]->name);
 		col += fl_grid_text(g, col, 0, -1, tab, look);
 	}
 }
