@@ -282,6 +282,19 @@ static cJSON *int64_array(const int64_t *v, int n)
 	return a;
 }
 
+/* The names of ops idx[0..n-1] of g, in that order. */
+static cJSON *op_names(const fl_graph *g, const int *idx, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (int i = 0; i < n; i++) {
+		const char *name = g->ops[idx[i]].name;
+
+		cJSON_AddItemToArray(a, cJSON_CreateString(name));
+	}
+	return a;
+}
+
 static cJSON *summary_json(const fl_graph *g)
 {
 	fl_graph_summary sm;
@@ -302,7 +315,8 @@ static cJSON *summary_json(const fl_graph *g)
 	cJSON_AddNumberToObject(o, "output_bytes", (double)sm.output_bytes);
 	cJSON_AddNumberToObject(o, "temp_bytes", (double)sm.temp_bytes);
 	if (sm.total_bytes >= 0)
-		cJSON_AddNumberToObject(o, "total_bytes", (double)sm.total_bytes);
+		cJSON_AddNumberToObject(o, "total_bytes",
+					(double)sm.total_bytes);
 	else
 		cJSON_AddNullToObject(o, "total_bytes");	/* overflow */
 	return o;
@@ -318,7 +332,8 @@ static cJSON *graph_json(const fl_session *s)
 	add_str_or_null(o, "name", in->name);
 	add_str_or_null(o, "doc", in->doc);
 	cJSON_AddItemToObject(o, "summary", summary_json(in));
-	cJSON_AddItemToObject(o, "summary_now", summary_json(fl_engine_graph(s)));
+	cJSON_AddItemToObject(o, "summary_now",
+			      summary_json(fl_engine_graph(s)));
 	return o;
 }
 
@@ -329,7 +344,8 @@ static cJSON *position_json(const fl_session *s)
 
 	cJSON_AddNumberToObject(o, "step", fl_engine_position(s));
 	cJSON_AddBoolToObject(o, "done", fl_engine_done(s));
-	add_str_or_null(o, "pass", next < FL_PASS_COUNT ? fl_pass_name(next) : NULL);
+	add_str_or_null(o, "pass",
+			next < FL_PASS_COUNT ? fl_pass_name(next) : NULL);
 	return o;
 }
 
@@ -354,10 +370,10 @@ static cJSON *rule_json(const fl_rule *r)
 	cJSON_AddBoolToObject(o, "enabled", r->enabled);
 	cJSON_AddStringToObject(o, "stage", r->stage == FL_STAGE_PARTITION ?
 				"partition" : "layer2");
-	cJSON_AddStringToObject(o, "producer",
-				fl_type_set_format(r->producer, buf, sizeof buf));
-	cJSON_AddStringToObject(o, "consumer",
-				fl_type_set_format(r->consumer, buf, sizeof buf));
+	fl_type_set_format(r->producer, buf, sizeof buf);
+	cJSON_AddStringToObject(o, "producer", buf);
+	fl_type_set_format(r->consumer, buf, sizeof buf);
+	cJSON_AddStringToObject(o, "consumer", buf);
 	cJSON_AddStringToObject(o, "result", fl_op_type_name(r->result));
 	return o;
 }
@@ -427,14 +443,17 @@ static cJSON *options_json(const fl_session *s)
 	cJSON *o = cJSON_CreateObject();
 
 	fl_engine_opts_effective(given, &eff);
-	cJSON_AddStringToObject(o, "strategy", fl_strategy_name(given->strategy));
+	cJSON_AddStringToObject(o, "strategy",
+				fl_strategy_name(given->strategy));
 	cJSON_AddBoolToObject(o, "preprocess", given->preprocess);
-	cJSON_AddStringToObject(o, "stop_after", fl_pass_name(given->stop_after));
+	cJSON_AddStringToObject(o, "stop_after",
+				fl_pass_name(given->stop_after));
 	cJSON_AddBoolToObject(o, "run_kernels", given->run_kernels);
 	cJSON_AddItemToObject(o, "rules", rules_json(&eff));
 	cJSON_AddItemToObject(o, "never_fuse",
 			      pairs_json(given->never_fuse, given->n_never));
-	cJSON_AddItemToObject(o, "fuse", pairs_json(given->fuse, given->n_fuse));
+	cJSON_AddItemToObject(o, "fuse",
+			      pairs_json(given->fuse, given->n_fuse));
 	cJSON_AddItemToObject(o, "feedback", feedback_json(given));
 	cJSON_AddItemToObject(o, "layer1", layer1_opts_json(&given->layer1));
 	cJSON_AddItemToObject(o, "run", run_opts_json(&given->run));
@@ -480,14 +499,13 @@ static cJSON *history_json(const char *h)
 static cJSON *full_micro_graph_json(const fl_graph *g, const fl_micro_graph *m,
 				    const fl_program *p)
 {
-	cJSON *o = cJSON_CreateObject(), *mem = cJSON_CreateArray();
+	cJSON *o = cJSON_CreateObject();
 	const char *kernel = NULL;
 
 	cJSON_AddNumberToObject(o, "id", m->id);
 	cJSON_AddStringToObject(o, "type", fl_op_type_name(m->type));
-	for (int i = 0; i < m->n_members; i++)
-		cJSON_AddItemToArray(mem, cJSON_CreateString(g->ops[m->members[i]].name));
-	cJSON_AddItemToObject(o, "members", mem);
+	cJSON_AddItemToObject(o, "members",
+			      op_names(g, m->members, m->n_members));
 	cJSON_AddItemToObject(o, "history", history_json(m->history));
 	add_index(o, "cluster", m->cluster);
 	for (int k = 0; p && k < p->n_kernels; k++)
@@ -568,7 +586,8 @@ static cJSON *full_tensor_json(const fl_graph *g, const fl_kernel_tensor *kt)
 
 	cJSON_AddStringToObject(o, "name", t->name);
 	cJSON_AddStringToObject(o, "role", fl_role_name(t->role));
-	cJSON_AddItemToObject(o, "shape", int64_array(t->shape.dim, t->shape.rank));
+	cJSON_AddItemToObject(o, "shape",
+			      int64_array(t->shape.dim, t->shape.rank));
 	cJSON_AddNumberToObject(o, "bytes", tensor_bytes(t));
 	cJSON_AddStringToObject(o, "placement", fl_placement_name(kt->place));
 	cJSON_AddBoolToObject(o, "read", kt->read);
@@ -594,17 +613,15 @@ static int64_t kernel_bytes_kept(const fl_kernel *k)
 
 static cJSON *full_kernel_json(const fl_graph *g, const fl_kernel *k)
 {
-	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateArray();
-	cJSON *ts = cJSON_CreateArray();
+	cJSON *o = cJSON_CreateObject(), *ts = cJSON_CreateArray();
 
 	cJSON_AddNumberToObject(o, "id", k->id);
 	cJSON_AddStringToObject(o, "name", k->name);
 	add_index(o, "micro_graph", k->group);
-	for (int i = 0; i < k->n_ops; i++)
-		cJSON_AddItemToArray(ops, cJSON_CreateString(g->ops[k->ops[i]].name));
-	cJSON_AddItemToObject(o, "ops", ops);
+	cJSON_AddItemToObject(o, "ops", op_names(g, k->ops, k->n_ops));
 	cJSON_AddNumberToObject(o, "n_ops", k->n_ops);
-	cJSON_AddStringToObject(o, "reduce_form", fl_reduce_form_name(k->reduce_form));
+	cJSON_AddStringToObject(o, "reduce_form",
+				fl_reduce_form_name(k->reduce_form));
 	cJSON_AddItemToObject(o, "tile", int64_array(k->tile, k->n_tile));
 	add_str_or_null(o, "schedule_tree", k->schedule_text);
 	for (int t = 0; t < k->n_tensors; t++)
@@ -627,7 +644,8 @@ static void add_kernels(cJSON *root, const fl_session *s)
 							 &p->kernels[k]));
 		kept += kernel_bytes_kept(&p->kernels[k]);
 	}
-	cJSON_AddNumberToObject(root, "bytes_kept_out_of_main_memory", (double)kept);
+	cJSON_AddNumberToObject(root, "bytes_kept_out_of_main_memory",
+				(double)kept);
 }
 
 /* ---- parallel stitching (the layer-3 analysis; nothing is stitched) -- */
@@ -667,8 +685,11 @@ static cJSON *unit_names(const fl_par_analysis *a, const int *units, int n)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(a->units[units[i]].name));
+	for (int i = 0; i < n; i++) {
+		const char *name = a->units[units[i]].name;
+
+		cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+	}
 	return arr;
 }
 
@@ -715,14 +736,16 @@ static cJSON *par_set_json(const fl_par_analysis *a, const fl_par_set *set)
 		const fl_par_branch *pb = &set->branches[b];
 		cJSON *bj = cJSON_CreateObject();
 
-		cJSON_AddItemToObject(bj, "units", unit_names(a, pb->units, pb->n_units));
+		cJSON_AddItemToObject(bj, "units",
+				      unit_names(a, pb->units, pb->n_units));
 		cJSON_AddItemToObject(bj, "candidates",
 				      unit_names(a, pb->cand, pb->n_cand));
 		cJSON_AddItemToArray(br, bj);
 	}
 	cJSON_AddItemToObject(o, "branches", br);
 	for (int r = 0; r < set->n_rounds; r++)
-		cJSON_AddItemToArray(rounds, par_round_json(a, &set->rounds[r]));
+		cJSON_AddItemToArray(rounds,
+				     par_round_json(a, &set->rounds[r]));
 	cJSON_AddItemToObject(o, "rounds", rounds);
 	return o;
 }
@@ -795,9 +818,11 @@ static void session_errors(cJSON *errors, const fl_session *s)
 	const fl_run_result *r = fl_engine_run_result(s);
 
 	if (b && b->status != FL_RUN_OK)
-		add_error(errors, "build", fl_run_status_name(b->status), b->message);
+		add_error(errors, "build", fl_run_status_name(b->status),
+			  b->message);
 	if (r && r->status != FL_RUN_OK)
-		add_error(errors, "run", fl_run_status_name(r->status), r->message);
+		add_error(errors, "run", fl_run_status_name(r->status),
+			  r->message);
 }
 
 static void ladder_errors(cJSON *errors, const fl_ladder *l)
@@ -857,7 +882,8 @@ static cJSON *ladder_step_json(const fl_ladder_step *st)
 	cJSON_AddStringToObject(o, "strategy", fl_strategy_name(st->strategy));
 	cJSON_AddBoolToObject(o, "ran", st->ran);
 	add_str_or_null(o, "error", st->ran ? NULL : st->error);
-	add_str_or_null(o, "status", st->ran ? fl_run_status_name(st->status) : NULL);
+	add_str_or_null(o, "status",
+			st->ran ? fl_run_status_name(st->status) : NULL);
 	cJSON_AddStringToObject(o, "message", st->message);
 	cJSON_AddBoolToObject(o, "interrupted", st->interrupted);
 	cJSON_AddNumberToObject(o, "n_kernels", st->n_kernels);
@@ -985,7 +1011,8 @@ int fl_export_report(const fl_session *s, const fl_ladder *ladder,
 	nl = text ? realloc(text, n + 2) : NULL;
 	if (!nl) {
 		free(text);
-		fl_error_set(err, "%s: out of memory building the report", path);
+		fl_error_set(err, "%s: out of memory building the report",
+			     path);
 		return -1;
 	}
 	nl[n] = '\n';

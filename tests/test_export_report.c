@@ -66,7 +66,8 @@ static cJSON *export_and_parse(const fl_session *s, const fl_ladder *ladder)
 	assert_true(strlen(text) > 0 && text[strlen(text) - 1] == '\n');
 	j = cJSON_Parse(text);
 	if (!j)
-		fail_msg("the report is not JSON near: %.60s", cJSON_GetErrorPtr());
+		fail_msg("the report is not JSON near: %.60s",
+			 cJSON_GetErrorPtr());
 	free(text);
 	return j;
 }
@@ -81,7 +82,8 @@ static fl_session *open_session(const char *sample, const fl_engine_opts *o,
 	fl_graph_free(g);
 	if (!s)
 		fail_msg("%s: open: %s", sample, err.msg);
-	if ((step < 0 ? fl_engine_run(s, &err) : fl_engine_goto(s, step, &err)) < 0)
+	if (step < 0 ? fl_engine_run(s, &err) < 0
+		     : fl_engine_goto(s, step, &err) < 0)
 		fail_msg("%s: run: %s", sample, err.msg);
 	return s;
 }
@@ -155,11 +157,17 @@ static void check_micro_graphs(const cJSON *r, const fl_session *s)
 		mj = cJSON_GetArrayItem(mgs, j++);
 		assert_non_null(mj);
 		assert_int_equal(get_num(mj, "id"), m->id);
-		assert_string_equal(get_str(mj, "type"), fl_op_type_name(m->type));
-		assert_op_names(get(mj, "members"), g, m->members, m->n_members);
-		for (const cJSON *h = get(mj, "history")->child; h; h = h->next)
-			snprintf(hist + strlen(hist), sizeof hist - strlen(hist),
-				 "%s%s", hist[0] ? " " : "", h->valuestring);
+		assert_string_equal(get_str(mj, "type"),
+				    fl_op_type_name(m->type));
+		assert_op_names(get(mj, "members"), g, m->members,
+				m->n_members);
+		for (const cJSON *h = get(mj, "history")->child; h;
+		     h = h->next) {
+			size_t used = strlen(hist);
+
+			snprintf(hist + used, sizeof hist - used, "%s%s",
+				 used ? " " : "", h->valuestring);
+		}
 		assert_string_equal(hist, m->history);
 	}
 	assert_int_equal(cJSON_GetArraySize(mgs), fl_partition_count_alive(p));
@@ -189,7 +197,8 @@ static void check_ops(const cJSON *r, const fl_session *s)
 			assert_true(cJSON_IsNull(get(oj, "type")));
 		}
 		if (p->group_of && p->group_of[i] >= 0)
-			assert_int_equal(get_num(oj, "micro_graph"), p->group_of[i]);
+			assert_int_equal(get_num(oj, "micro_graph"),
+					 p->group_of[i]);
 		else
 			assert_true(cJSON_IsNull(get(oj, "micro_graph")));
 		assert_non_null(get_str(get(oj, "provenance"), "origin"));
@@ -202,7 +211,8 @@ static void check_tensor(const cJSON *tj, const fl_graph *g,
 	const cJSON *box = get(tj, "box");
 
 	assert_string_equal(get_str(tj, "name"), g->tensors[kt->tensor].name);
-	assert_string_equal(get_str(tj, "placement"), fl_placement_name(kt->place));
+	assert_string_equal(get_str(tj, "placement"),
+			    fl_placement_name(kt->place));
 	assert_int_equal(get_num(tj, "bytes_kept"), kt->bytes_kept);
 	assert_int_equal(get_bool(tj, "read"), kt->read);
 	assert_int_equal(get_bool(tj, "written"), kt->written);
@@ -237,15 +247,19 @@ static void check_kernels(const cJSON *r, const fl_session *s)
 
 		assert_string_equal(get_str(kj, "name"), kn->name);
 		assert_op_names(get(kj, "ops"), g, kn->ops, kn->n_ops);
-		assert_string_equal(get_str(kj, "schedule_tree"), kn->schedule_text);
+		assert_string_equal(get_str(kj, "schedule_tree"),
+				    kn->schedule_text);
 		assert_int_equal(cJSON_GetArraySize(ts), kn->n_tensors);
 		for (int t = 0; t < kn->n_tensors; t++) {
-			check_tensor(cJSON_GetArrayItem(ts, t), g, &kn->tensors[t]);
+			check_tensor(cJSON_GetArrayItem(ts, t), g,
+				     &kn->tensors[t]);
 			kept += kn->tensors[t].bytes_kept;
 		}
-		for (int i = 0; i < kn->n_ops; i++)
-			assert_string_equal(get_str(cJSON_GetArrayItem(ops, kn->ops[i]),
-						    "kernel"), kn->name);
+		for (int i = 0; i < kn->n_ops; i++) {
+			const cJSON *oj = cJSON_GetArrayItem(ops, kn->ops[i]);
+
+			assert_string_equal(get_str(oj, "kernel"), kn->name);
+		}
 	}
 	assert_int_equal(get_num(r, "bytes_kept_out_of_main_memory"), kept);
 }
@@ -262,7 +276,8 @@ static void check_parallel(const cJSON *r, const fl_session *s)
 
 	assert_non_null(a);
 	assert_false(get_bool(pg, "stitched"));
-	assert_string_equal(get_str(pg, "units_are"), fl_par_unit_kind_name(a->kind));
+	assert_string_equal(get_str(pg, "units_are"),
+			    fl_par_unit_kind_name(a->kind));
 	assert_int_equal(cJSON_GetArraySize(get(pg, "units")), a->n_units);
 	assert_int_equal(cJSON_GetArraySize(get(pg, "branch_sets")), a->n_sets);
 	assert_int_equal(get_num(pg, "n_groups"), a->n_groups);
@@ -275,7 +290,8 @@ static void check_header(const cJSON *r)
 {
 	assert_string_equal(get_str(r, "format"), "fuselab-report/1");
 	assert_string_equal(get_str(get(r, "generator"), "name"), "fuselab");
-	assert_string_equal(get_str(get(r, "generator"), "version"), FL_VERSION);
+	assert_string_equal(get_str(get(r, "generator"), "version"),
+			    FL_VERSION);
 }
 
 /* ---- the engine state, at the end of layer 1 and mid-partition ------- */
@@ -294,10 +310,12 @@ static void export_report_matches_engine(void **state)
 	s = open_session("inception_block", &o, -1);
 	r = export_and_parse(s, NULL);
 	check_header(r);
-	assert_string_equal(get_str(get(r, "graph"), "name"), "inception_block");
+	assert_string_equal(get_str(get(r, "graph"), "name"),
+			    "inception_block");
 	assert_int_equal(get_num(get(get(r, "graph"), "summary"), "ops"),
 			 fl_engine_input_graph(s)->n_ops);
-	assert_int_equal(get_num(get(r, "position"), "step"), fl_engine_position(s));
+	assert_int_equal(get_num(get(r, "position"), "step"),
+			 fl_engine_position(s));
 	assert_true(get_bool(get(r, "position"), "done"));
 	assert_true(cJSON_IsNull(get(get(r, "position"), "pass")));
 	check_micro_graphs(r, s);
@@ -387,7 +405,8 @@ static void assert_spread(const cJSON *o)
 	double hi = get_num(o, "max_s");
 
 	if (!(lo > 0 && lo <= mid && mid <= hi))
-		fail_msg("timing spread %g <= %g <= %g does not hold", lo, mid, hi);
+		fail_msg("timing spread %g <= %g <= %g does not hold",
+			 lo, mid, hi);
 }
 
 /* The report of layernorm compiled and run in the session, with the
@@ -421,7 +440,8 @@ static void check_strategy(const cJSON *sj, const fl_ladder_step *st)
 {
 	const cJSON *ks = get(sj, "kernels");
 
-	assert_string_equal(get_str(sj, "strategy"), fl_strategy_name(st->strategy));
+	assert_string_equal(get_str(sj, "strategy"),
+			    fl_strategy_name(st->strategy));
 	if (!get_bool(sj, "ran") || !get_bool(sj, "verified"))
 		fail_msg("%s: %s %s", fl_strategy_name(st->strategy), st->error,
 			 st->message);
@@ -439,8 +459,10 @@ static void check_strategy(const cJSON *sj, const fl_ladder_step *st)
 		const cJSON *kj = cJSON_GetArrayItem(ks, k);
 
 		assert_string_equal(get_str(kj, "name"), st->kernels[k].name);
-		assert_string_equal(get_str(kj, "first_op"), st->kernels[k].first_op);
-		assert_string_equal(get_str(kj, "last_op"), st->kernels[k].last_op);
+		assert_string_equal(get_str(kj, "first_op"),
+				    st->kernels[k].first_op);
+		assert_string_equal(get_str(kj, "last_op"),
+				    st->kernels[k].last_op);
 		assert_int_equal(get_num(kj, "n_ops"), st->kernels[k].n_ops);
 		assert_true(get_bool(kj, "verified"));
 		assert_spread(kj);
@@ -538,7 +560,9 @@ static int count_path(const cJSON *o, const char *path)
 		return 1;
 	if (!each)
 		return count_path(v, dot + 1);
-	for (const cJSON *e = cJSON_IsArray(v) ? v->child : NULL; e; e = e->next)
+	if (!cJSON_IsArray(v))
+		return 0;
+	for (const cJSON *e = v->child; e; e = e->next)
 		found += count_path(e, dot + 1);
 	return found;
 }
@@ -555,7 +579,9 @@ static int doc_fields(char (*f)[128], int max)
 	for (line = strtok(doc, "\n"); line; line = strtok(NULL, "\n")) {
 		char *end;
 
-		if (strncmp(line, "| `", 3) != 0 || !(end = strchr(line + 3, '`')))
+		if (strncmp(line, "| `", 3) != 0)
+			continue;
+		if (!(end = strchr(line + 3, '`')))
 			continue;
 		assert_true(n < max && end - (line + 3) < 128);
 		memcpy(f[n], line + 3, (size_t)(end - (line + 3)));
@@ -590,7 +616,8 @@ static void export_report_documented_fields(void **state)
 		while (i < n && strcmp(fields[i], k->string) != 0)
 			i++;
 		if (i == n)
-			fail_msg("\"%s\" is not in docs/report-format.md", k->string);
+			fail_msg("\"%s\" is not in docs/report-format.md",
+				 k->string);
 	}
 	cJSON_Delete(b);
 }
