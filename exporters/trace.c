@@ -297,7 +297,8 @@ static int compile_timeline(tb *t, const fl_event_log *log)
 {
 	int n = fl_event_log_count(log);
 
-	meta_str(t, "process_name", PID_COMPILE, 0, "compile");
+	meta_str(t, "process_name", PID_COMPILE, 0,
+		 "compile: passes and decisions");
 	meta_num(t, "process_sort_index", PID_COMPILE, 0, 0);
 	for (int i = 0, j; i < n; i = j) {
 		fl_pass p = fl_event_log_get(log, i)->pass;
@@ -311,6 +312,30 @@ static int compile_timeline(tb *t, const fl_event_log *log)
 }
 
 /* ---- the run timeline -------------------------------------------------- */
+
+/* A span of a strategy's passes thread: a pass, the compiler, or the
+ * whole run (its first "ran" event lasts the run of every kernel, though
+ * its reason names the first kernel only: the args say what it covers). */
+static void step_span(tb *t, const span *s, int pid)
+{
+	int tid = TID_PASSES + LANE_TIDS * s->lane;
+	bool cc = s->e && s->e->kind == FL_EV_COMPILED;
+	const char *name = !s->e ? fl_pass_name(s->pass)
+			   : cc ? "compiler" : "run of the program";
+	cJSON *ev = complete(t, name, s->e ? "work" : "pass", pid, tid, s->ts,
+			     s->end), *a;
+
+	if (!s->e)
+		return;
+	a = add_obj(t, ev, "args");
+	add_num(t, a, "seq", s->e->seq);
+	add_str(t, a, "kind", fl_event_kind_name(s->e->kind));
+	add_num(t, a, "seconds", s->e->duration);
+	add_str(t, a, cc ? "command" : "covers", cc ? s->e->reason :
+		"every kernel checked against the reference, warm-up and "
+		"timed repeats, the outputs checked after a run from the "
+		"inputs");
+}
 
 /* A strategy's pass spans and its compiler's and whole run's spans, from
  * its session's log, on thread TID_PASSES (and its lanes) of pid. */
@@ -341,17 +366,8 @@ static int step_passes(tb *t, const fl_event_log *log, int pid)
 	}
 	lanes = place_lanes(s, m);
 	thread_names(t, pid, TID_PASSES, "passes", lanes);
-	for (int i = 0; i < m; i++) {
-		int tid = TID_PASSES + LANE_TIDS * s[i].lane;
-		const char *name = !s[i].e ? fl_pass_name(s[i].pass)
-			: s[i].e->kind == FL_EV_COMPILED ? "compiler"
-			: "run (checks, warm-up, timed repeats)";
-		cJSON *ev = complete(t, name, s[i].e ? "work" : "pass", pid,
-				     tid, s[i].ts, s[i].end);
-
-		if (s[i].e)
-			event_args(t, ev, s[i].e);
-	}
+	for (int i = 0; i < m; i++)
+		step_span(t, &s[i], pid);
 	free(s);
 	return 0;
 }

@@ -193,7 +193,8 @@ static void check_compile(const cJSON *trace, const fl_event_log *log)
 	const cJSON *e;
 	int i = 0, passes = 0;
 
-	assert_string_equal(meta_name(trace, 1, -1), "compile");
+	assert_string_equal(meta_name(trace, 1, -1),
+			    "compile: passes and decisions");
 	cJSON_ArrayForEach(e, events_of(trace)) {
 		const fl_event *le;
 
@@ -454,6 +455,78 @@ static void export_trace_ladder(void **state)
 	fl_graph_free(g);
 }
 
+/* A session stepped back and run again (from a snapshot and the memo,
+ * a scheduled event keeping the duration of the work it remembers): the
+ * trace still follows the nesting rule and the log. */
+static void export_trace_replay(void **state)
+{
+	fl_graph *g = t_load_sample("softmax");
+	fl_session *s = run_sample(g, FL_PASS_CODEGEN);
+	fl_error err = {""};
+	cJSON *t;
+
+	(void)state;
+	if (fl_engine_goto(s, 5, &err) < 0 || fl_engine_run(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	t = fl_trace_build(fl_engine_events(s), NULL);
+	check_trace(t, fl_engine_events(s));
+	cJSON_Delete(t);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
+/* Ladder steps made by hand: one that failed (no log), one whose kernels
+ * have no log to place them by (they start at 0). */
+static void export_trace_ladder_without_logs(void **state)
+{
+	fl_ladder_kernel k[2] = {
+		{.name = "fl_k0", .n_ops = 1, .first_op = "a", .last_op = "a",
+		 .r = {.seconds = 0.002, .min_seconds = 0.001,
+		       .max_seconds = 0.003, .n_timed = 5, .bytes = 4000000,
+		       .ok = true}},
+		{.name = "fl_k1", .n_ops = 2, .first_op = "b", .last_op = "c",
+		 .r = {.seconds = 0.001, .n_timed = 5, .bytes = 1000, .ok = false}},
+	};
+	fl_ladder_step steps[2] = {
+		{.strategy = FL_STRATEGY_UNFUSED, .ran = false,
+		 .error = "layer 1: boom", .status = FL_RUN_OK},
+		{.strategy = FL_STRATEGY_XLA, .ran = true, .status = FL_RUN_MISMATCH,
+		 .n_kernels = 2, .kernels = k},
+	};
+	fl_ladder l = {2, steps};
+	cJSON *t = fl_trace_build(NULL, &l);
+	const cJSON *e;
+	int failed = 0, spans = 0;
+
+	(void)state;
+	check_trace(t, NULL);
+	assert_null(meta_name(t, 1, -1));
+	assert_string_equal(meta_name(t, 10, -1), "unfused");
+	assert_string_equal(meta_name(t, 11, -1), "xla");
+	cJSON_ArrayForEach(e, events_of(t)) {
+		if (is_ph(e, "i") && num(e, "pid") == 10) {
+			assert_string_equal(str(e, "name"), "not run");
+			assert_string_equal(arg(e, "error")->valuestring,
+					    "layer 1: boom");
+			failed++;
+		}
+		if (is_ph(e, "X") && num(e, "pid") == 11) {
+			assert_int_equal(num(e, "ts"), spans ? 2000 : 0);
+			assert_int_equal(num(e, "dur"), spans ? 1000 : 2000);
+			assert_true(cJSON_IsBool(arg(e, "verified")));
+			assert_int_equal(cJSON_IsTrue(arg(e, "verified")), !spans);
+			if (!spans)	/* 4 MB in 2 ms */
+				assert_true(fabs(arg(e, "GB/s")->valuedouble - 2.0) <
+					    1e-9);
+			spans++;
+		}
+	}
+	assert_int_equal(failed, 1);
+	assert_int_equal(spans, 2);
+	assert_int_equal(count_ph(t, 10, "X", NULL), 0);
+	cJSON_Delete(t);
+}
+
 /* A temporary directory for write tests (removed by the caller). */
 static void temp_dir(char *dir, size_t n)
 {
@@ -536,6 +609,8 @@ FL_SUITE(export_trace,
 	 cmocka_unit_test(export_trace_compile),
 	 cmocka_unit_test(export_trace_overlap_lanes),
 	 cmocka_unit_test(export_trace_bert_codegen),
+	 cmocka_unit_test(export_trace_replay),
 	 cmocka_unit_test(export_trace_ladder),
+	 cmocka_unit_test(export_trace_ladder_without_logs),
 	 cmocka_unit_test(export_trace_write),
 	 cmocka_unit_test(export_trace_dev_full));
