@@ -241,11 +241,14 @@ static void thread_names(tb *t, int pid, int tid, const char *name,
 }
 
 /* The spans of pass p's events [from, to) of log into s: the pass's own
- * (first) and every event lasting a microsecond or more.  Returns how
- * many. */
+ * (first) and every event lasting a microsecond or more, except the
+ * "ran" events after the first (the first lasts the whole run; the
+ * others only report what it measured, and a span would pass for the
+ * kernel's time).  Returns how many. */
 static int pass_spans(const fl_event_log *log, int from, int to, fl_pass p,
 		      span *s)
 {
+	bool ran = false;
 	int n = 1;
 
 	s[0] = (span){us(fl_event_log_get(log, from)->t_start), 0, NULL, p, 0};
@@ -257,8 +260,9 @@ static int pass_spans(const fl_event_log *log, int from, int to, fl_pass p,
 			s[0].ts = ts;
 		if (end > s[0].end)
 			s[0].end = end;
-		if (end - ts >= 1)
+		if (end - ts >= 1 && !(e->kind == FL_EV_RAN && ran))
 			s[n++] = (span){ts, end, e, p, 0};
+		ran = ran || e->kind == FL_EV_RAN;
 	}
 	return n;
 }

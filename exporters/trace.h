@@ -19,7 +19,8 @@
  *   - a complete event for each event that lasted at least a microsecond
  *     (cat: its kind; scheduled: the micro-graph's model, isl scheduling
  *     and kernel path; compiled: the compiler; the first ran: the whole
- *     run of the program);
+ *     run of the program; the later ran events get none: they report
+ *     what the first measured, and a span would pass for a kernel's time);
  *   - an instant event ("i", "s": "t") per decision, args seq, pass,
  *     kind, rule, ops, reason and, when measured, the measurements.
  * Perfetto draws only properly nested slices on a thread, so a span that

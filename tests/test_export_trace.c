@@ -447,6 +447,8 @@ static void export_trace_ladder(void **state)
 	t = fl_trace_build(l.steps[2].log, &l);
 	assert_non_null(t);
 	check_trace(t, l.steps[2].log);
+	/* the run's span, not one per kernel report */
+	assert_int_equal(count_ph(t, 1, "X", "ran"), 1);
 	for (int i = 0; i < 3; i++)
 		check_step(t, &l.steps[i], i);
 	assert_null(meta_name(t, 13, -1));
