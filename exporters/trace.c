@@ -207,16 +207,18 @@ static void event_args(tb *t, cJSON *ev, const fl_event *e)
 		add_str(t, a, "measured", fl_event_measured_text(e, m, sizeof m));
 }
 
-static void compile_span(tb *t, const span *s, int n_events)
+static void compile_span(tb *t, const span *s, const fl_event_log *log)
 {
-	int tid = (int)s->pass + 1 + LANE_TIDS * s->lane;
+	int tid = (int)s->pass + 1 + LANE_TIDS * s->lane, n = 0;
 	char title[96];
 	cJSON *ev;
 
 	if (!s->e) {
+		for (int i = 0; i < fl_event_log_count(log); i++)
+			n += fl_event_log_get(log, i)->pass == s->pass;
 		ev = complete(t, fl_pass_name(s->pass), "pass", PID_COMPILE, tid,
 			      s->ts, s->end);
-		add_num(t, add_obj(t, ev, "args"), "events", n_events);
+		add_num(t, add_obj(t, ev, "args"), "events", n);
 		return;
 	}
 	event_title(s->e, title, sizeof title);
@@ -240,78 +242,84 @@ static void thread_names(tb *t, int pid, int tid, const char *name,
 	}
 }
 
-/* The spans of pass p's events [from, to) of log into s: the pass's own
- * (first) and every event lasting a microsecond or more, except the
- * "ran" events after the first (the first lasts the whole run; the
- * others only report what it measured, and a span would pass for the
- * kernel's time).  Returns how many. */
-static int pass_spans(const fl_event_log *log, int from, int to, fl_pass p,
+/* The spans of pass p's events in log into s: the pass's own (first)
+ * and every event lasting a microsecond or more (only compiled and ran
+ * when work_only), except the "ran" events after the first (the first
+ * lasts the whole run; the others only report what it measured, and a
+ * span would pass for the kernel's time).  Returns how many: 0 when p
+ * made no decision.  The log is in pass order, but nothing here needs a
+ * pass's events to be consecutive. */
+static int pass_spans(const fl_event_log *log, fl_pass p, bool work_only,
 		      span *s)
 {
 	bool ran = false;
-	int n = 1;
+	int n = 0;
 
-	s[0] = (span){us(fl_event_log_get(log, from)->t_start), 0, NULL, p, 0};
-	for (int i = from; i < to; i++) {
+	for (int i = 0; i < fl_event_log_count(log); i++) {
 		const fl_event *e = fl_event_log_get(log, i);
 		long long ts = us(e->t_start), end = event_end(e);
+		bool work = e->kind == FL_EV_COMPILED || e->kind == FL_EV_RAN;
 
-		if (ts < s[0].ts)
-			s[0].ts = ts;
-		if (end > s[0].end)
-			s[0].end = end;
-		if (end - ts >= 1 && !(e->kind == FL_EV_RAN && ran))
+		if (e->pass != p)
+			continue;
+		if (n == 0)
+			s[n++] = (span){ts, end, NULL, p, 0};
+		s[0].ts = ts < s[0].ts ? ts : s[0].ts;
+		s[0].end = end > s[0].end ? end : s[0].end;
+		if (end - ts >= 1 && (work || !work_only) &&
+		    !(e->kind == FL_EV_RAN && ran))
 			s[n++] = (span){ts, end, e, p, 0};
 		ran = ran || e->kind == FL_EV_RAN;
 	}
 	return n;
 }
 
-/* Pass p's thread: its spans on lanes, an instant per decision. */
-static int compile_pass(tb *t, const fl_event_log *log, int from, int to,
-			fl_pass p)
+/* Pass p's instant events, one per decision, on its thread. */
+static void compile_instants(tb *t, const fl_event_log *log, fl_pass p)
 {
-	span *s = malloc(((size_t)(to - from) + 1) * sizeof *s);
-	int n, lanes;
 	char title[96];
 
-	if (!s)
-		return -1;
-	n = pass_spans(log, from, to, p, s);
-	lanes = place_lanes(s, n);
-	thread_names(t, PID_COMPILE, (int)p + 1, fl_pass_name(p), lanes);
-	for (int i = 0; i < n; i++)
-		compile_span(t, &s[i], to - from);
-	free(s);
-	for (int i = from; i < to; i++) {
+	for (int i = 0; i < fl_event_log_count(log); i++) {
 		const fl_event *e = fl_event_log_get(log, i);
 		cJSON *ev;
 
+		if (e->pass != p)
+			continue;
 		event_title(e, title, sizeof title);
 		ev = event_new(t, title, "i", PID_COMPILE, (int)p + 1,
 			       us(e->t_start));
 		add_str(t, ev, "s", "t");
 		event_args(t, ev, e);
 	}
-	return 0;
 }
 
-/* The log's events come in pass order: one run of events per pass. */
+/* Pass p's thread (none when it made no decision): its spans on lanes,
+ * an instant per decision.  s: room for a span per event, and one. */
+static void compile_pass(tb *t, const fl_event_log *log, fl_pass p, span *s)
+{
+	int n = pass_spans(log, p, false, s), lanes;
+
+	if (n == 0)
+		return;
+	lanes = place_lanes(s, n);
+	thread_names(t, PID_COMPILE, (int)p + 1, fl_pass_name(p), lanes);
+	for (int i = 0; i < n; i++)
+		compile_span(t, &s[i], log);
+	compile_instants(t, log, p);
+}
+
 static int compile_timeline(tb *t, const fl_event_log *log)
 {
-	int n = fl_event_log_count(log);
+	span *s = malloc(((size_t)fl_event_log_count(log) + 1) * sizeof *s);
 
+	if (!s)
+		return -1;
 	meta_str(t, "process_name", PID_COMPILE, 0,
 		 "compile: passes and decisions");
 	meta_num(t, "process_sort_index", PID_COMPILE, 0, 0);
-	for (int i = 0, j; i < n; i = j) {
-		fl_pass p = fl_event_log_get(log, i)->pass;
-
-		for (j = i + 1; j < n && fl_event_log_get(log, j)->pass == p; j++)
-			;
-		if (compile_pass(t, log, i, j, p) < 0)
-			return -1;
-	}
+	for (int p = 0; p < FL_PASS_COUNT; p++)
+		compile_pass(t, log, (fl_pass)p, s);
+	free(s);
 	return 0;
 }
 
@@ -346,28 +354,12 @@ static void step_span(tb *t, const span *s, int pid)
 static int step_passes(tb *t, const fl_event_log *log, int pid)
 {
 	int n = fl_event_log_count(log), m = 0, lanes;
-	span *s = malloc(((size_t)n * 2 + 1) * sizeof *s);
-	bool ran = false;	/* only the first "ran" lasts the run */
+	span *s = malloc(((size_t)n + FL_PASS_COUNT) * sizeof *s);
 
 	if (!s)
 		return -1;
-	for (int i = 0, j; i < n; i = j) {
-		fl_pass p = fl_event_log_get(log, i)->pass;
-		span *ps = &s[m++];
-
-		*ps = (span){us(fl_event_log_get(log, i)->t_start), 0, NULL, p, 0};
-		for (j = i; j < n && fl_event_log_get(log, j)->pass == p; j++) {
-			const fl_event *e = fl_event_log_get(log, j);
-			long long ts = us(e->t_start), end = event_end(e);
-
-			ps->ts = ts < ps->ts ? ts : ps->ts;
-			ps->end = end > ps->end ? end : ps->end;
-			if ((e->kind == FL_EV_COMPILED ||
-			     (e->kind == FL_EV_RAN && !ran)) && end - ts >= 1)
-				s[m++] = (span){ts, end, e, p, 0};
-			ran = ran || e->kind == FL_EV_RAN;
-		}
-	}
+	for (int p = 0; p < FL_PASS_COUNT; p++)
+		m += pass_spans(log, (fl_pass)p, true, &s[m]);
 	lanes = place_lanes(s, m);
 	thread_names(t, pid, TID_PASSES, "passes", lanes);
 	for (int i = 0; i < m; i++)
