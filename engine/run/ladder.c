@@ -120,11 +120,15 @@ static int run_step(const fl_graph *g, const fl_engine_opts *base,
 			note_interrupt(s, st);
 		else if (interrupted(base))
 			st->interrupted = true;
+		/* what it decided before failing belongs in a trace too */
+		if (s && !(st->log = fl_event_log_copy(fl_engine_events(s), -1)))
+			rc = -1;
 		fl_engine_close(s);	/* removes the work directory */
-		return 0;
+		return rc;
 	}
 	st->ran = true;
-	if (collect(s, u, st) < 0)
+	st->log = fl_event_log_copy(fl_engine_events(s), -1);
+	if (!st->log || collect(s, u, st) < 0)
 		rc = -1;
 	else if (strategy == FL_STRATEGY_UNFUSED && fl_engine_run_result(s) &&
 		 !u->op_seconds)
@@ -174,8 +178,10 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 
 void fl_ladder_free(fl_ladder *l)
 {
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		free(l->steps[i].kernels);
+		fl_event_log_free(l->steps[i].log);
+	}
 	free(l->steps);
 	memset(l, 0, sizeof *l);
 }

@@ -40,6 +40,11 @@ typedef struct fl_ladder_step {
 	bool interrupted;
 	char stopped[16];
 	char removed[512];
+	/* A copy of the session's whole event log (every decision, the
+	 * compile and the runs, with their times), so a trace can show each
+	 * strategy; NULL when the session could not open.  Owned by the
+	 * step, freed by fl_ladder_free. */
+	fl_event_log *log;
 } fl_ladder_step;
 
 typedef struct fl_ladder {
