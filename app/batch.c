@@ -10,6 +10,7 @@
 #include "interp.h"
 #include "loader.h"
 #include "overrides.h"
+#include "export.h"
 #include "report_json.h"
 #include "run.h"
 #include "signals.h"
@@ -78,6 +79,29 @@ const char *fl_safe_name(const char *s)
 const char *fl_safe_text(const char *s)
 {
 	return escape_controls(s, true);
+}
+
+#define SAFE_NAME_MAX 64
+
+/* See batch.h: name as one safe file-name component (names from input files never
+ * form paths): letters, digits, '-', '_' and '.' (not leading) are kept,
+ * every other byte becomes '_'; at most SAFE_NAME_MAX bytes; "graph"
+ * when empty. */
+void fl_app_file_name(const char *name, char *out, size_t n)
+{
+	size_t k = 0;
+
+	for (const char *c = name; *c && k + 1 < n && k < SAFE_NAME_MAX; c++) {
+		unsigned char ch = (unsigned char)*c;
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+			  (ch == '.' && k > 0);
+
+		out[k++] = ok ? (char)ch : '_';
+	}
+	out[k] = '\0';
+	if (k == 0)
+		snprintf(out, n, "graph");
 }
 
 const char *fl_format_bytes(int64_t bytes, char *buf, size_t n)
@@ -256,7 +280,9 @@ static int interpret(const fl_graph *g, const fl_options *o)
  * the partition for --events/--why/--step alone. */
 static fl_pass stop_pass(const fl_options *o)
 {
-	fl_pass p = FL_PASS_AGGREGATE;
+	/* exports show the kernels unless a stage is named */
+	fl_pass p = fl_app_exports_wanted(o) ? FL_PASS_CODEGEN
+					     : FL_PASS_AGGREGATE;
 
 	if (o->stage)
 		fl_pass_parse(o->stage, &p);
@@ -581,7 +607,10 @@ static int advance(fl_session *s, const fl_options *o, fl_error *err)
 }
 
 /* --stage / --step / --events / --why: open a session, run it, print. */
-static int run_engine(const fl_graph *g, const fl_options *o)
+/* With keep, the session is handed to *keep instead of being closed
+ * (exports read it after the strategies ran). */
+static int run_engine(const fl_graph *g, const fl_options *o,
+		      fl_session **keep)
 {
 	bool show_state = o->stage || o->step >= 0;
 	fl_engine_opts eo;
@@ -636,12 +665,18 @@ static int run_engine(const fl_graph *g, const fl_options *o)
 	if (rc == 0 && fl_engine_run_result(s) &&
 	    !fl_engine_run_result(s)->verified)
 		rc = 1;
-	fl_engine_close(s);
+	if (keep && rc == 0)
+		*keep = s;
+	else
+		fl_engine_close(s);
 	return rc;
 }
 
 int fl_batch_run(const fl_options *o)
 {
+	bool exports = fl_app_exports_wanted(o);
+	fl_session *kept = NULL;
+	fl_ladder ladder = {0, NULL};
 	fl_error err = {""};
 	fl_graph *g;
 	int rc = 0;
@@ -666,8 +701,9 @@ int fl_batch_run(const fl_options *o)
 		fflush(stdout);
 		rc = interpret(g, o);
 	}
-	if (rc == 0 && (o->stage || o->step >= 0 || o->events || o->why_a))
-		rc = run_engine(g, o);
+	if (rc == 0 && (o->stage || o->step >= 0 || o->events || o->why_a ||
+			exports))
+		rc = run_engine(g, o, exports ? &kept : NULL);
 	if (rc == 0 && (o->emit_dir || o->run)) {
 		fl_engine_opts eo;
 
@@ -676,8 +712,13 @@ int fl_batch_run(const fl_options *o)
 		else if (o->emit_dir)
 			rc = fl_batch_emit(g, &eo, o);
 		if (rc == 0 && o->run)
-			rc = fl_batch_strategies(g, &eo, o);
+			rc = fl_batch_strategies(g, &eo, o,
+						 exports ? &ladder : NULL);
 	}
+	if (rc == 0 && kept)
+		rc = fl_app_export(kept, o->run ? &ladder : NULL, o);
+	fl_engine_close(kept);
+	fl_ladder_free(&ladder);
 	fl_graph_free(g);
 	/* a signal that came when nothing could be stopped */
 	if (fl_app_signal() && rc < 128)

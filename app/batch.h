@@ -35,6 +35,11 @@ int fl_batch_list_ops(void);
 const char *fl_safe_name(const char *s);
 const char *fl_safe_text(const char *s);
 
+/* A name from an input file as one safe file-name component (names
+ * never form paths): letters, digits, '-', '_' and '.' (not leading)
+ * kept, other bytes '_', at most 64 bytes, "graph" when empty. */
+void fl_app_file_name(const char *name, char *out, size_t n);
+
 /* "1.5 MiB" into buf. */
 const char *fl_format_bytes(int64_t bytes, char *buf, size_t n);
 

@@ -488,34 +488,6 @@ static void find_op(fl_explorer *x, const char *text)
 	fl_x_say(x, FL_LOOK_BAD, "no op named like \"%s\" at this step", text);
 }
 
-static int write_report(fl_explorer *x, const char *path, fl_error *err)
-{
-	cJSON *root = cJSON_CreateObject();
-	char *text = NULL, tmp[1100];
-	FILE *f;
-	int ok;
-
-	cJSON_AddStringToObject(root, "format", "fuselab-report/1");
-	cJSON_AddItemToObject(root, "partition", fl_report_partition(x->s));
-	cJSON_AddItemToObject(root, "layer1", fl_report_layer1(x->s));
-	cJSON_AddItemToObject(root, "codegen", fl_report_codegen(x->s));
-	cJSON_AddItemToObject(root, "events", fl_report_events(x->s));
-	text = cJSON_Print(root);
-	cJSON_Delete(root);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	f = text ? fopen(tmp, "w") : NULL;
-	ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-	if (f && fclose(f) != 0)
-		ok = 0;
-	free(text);
-	if (!ok || rename(tmp, path) != 0) {
-		if (f)
-			remove(tmp);
-		fl_error_set(err, "cannot write %s", path);
-		return -1;
-	}
-	return 0;
-}
 
 /* ---- prompts ---------------------------------------------------------- */
 
@@ -528,7 +500,6 @@ static void start_prompt(fl_explorer *x, fl_prompt p, const char *initial)
 static void submit_prompt(fl_explorer *x)
 {
 	fl_prompt p = x->prompt;
-	fl_error err = {""};
 	char *end;
 	long k;
 
@@ -546,13 +517,7 @@ static void submit_prompt(fl_explorer *x)
 		find_op(x, x->input);
 		break;
 	case FL_PROMPT_EXPORT:
-		if (write_report(x, x->input, &err) < 0)
-			fl_x_say(x, FL_LOOK_BAD, "%s", err.msg);
-		else
-			fl_x_say(x, FL_LOOK_OK, "wrote %s: the JSON report of "
-				 "step %d (the one export format so far; "
-				 "Graphviz and trace exports are to come)",
-				 x->input, fl_engine_position(x->s));
+		fl_x_export(x, x->input);
 		break;
 	case FL_PROMPT_SAVE:
 	case FL_PROMPT_LOAD:
@@ -695,9 +660,7 @@ static bool global_key(fl_explorer *x, const fl_xkey *k)
 			x->message[0] = '\0';
 		break;
 	case FL_X_EXPORT:
-		snprintf(name, sizeof name, "%s-step%d.json",
-			 fl_engine_input_graph(x->s)->name,
-			 fl_engine_position(x->s));
+		fl_x_export_name(x, name, sizeof name);
 		start_prompt(x, FL_PROMPT_EXPORT, name);
 		break;
 	case FL_X_STRATEGY: switch_strategy(x); break;

@@ -112,6 +112,11 @@ void fl_x_overrides_file(fl_explorer *x, bool save, const char *path);
 /* Re-runs under base + the overrides; label says what changed. */
 void fl_x_apply_overrides(fl_explorer *x, const char *label);
 
+/* explorer_export.c: the file name `e` suggests for the view in focus,
+ * and the export itself (the view's picture, or the JSON report). */
+void fl_x_export_name(fl_explorer *x, char *buf, size_t n);
+void fl_x_export(fl_explorer *x, const char *path);
+
 /* explorer_work.c */
 int fl_x_full_start(fl_explorer *x, fl_error *err);
 /* The complete log when the full run is done (NULL before); with wait,

@@ -18,7 +18,9 @@ typedef enum opt_id {
 	OPT_NO_PREPROCESS, OPT_RUN, OPT_STRATEGY, OPT_EMIT, OPT_WORKDIR,
 	OPT_KEEP, OPT_TIMEOUT, OPT_WARMUP, OPT_REPEAT, OPT_SCHED_BUDGET,
 	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP, OPT_L1_TIME_BUDGET,
-	OPT_L1_MAX_STMTS, OPT_OVERRIDES,
+	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
+	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
+	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED,
 } opt_id;
 
 typedef struct opt_spec {
@@ -104,6 +106,32 @@ static const opt_spec specs[] = {
 	{OPT_TILE, "tile", 0, "T1,T2,...",
 	 "tile sizes of the live-out band, outermost first (default per "
 	 "target)"},
+	{OPT_DOT, "dot", 0, "FILE|DIR",
+	 "with --batch: write the graph at the step reached (--stage, --step; "
+	 "default the end of codegen) as Graphviz DOT, to FILE or to "
+	 "DIR/<graph>.dot"},
+	{OPT_SVG, "svg", 0, "FILE|DIR", "the same picture as SVG"},
+	{OPT_PNG, "png", 0, "FILE|DIR", "the same picture as PNG"},
+	{OPT_FRAMES, "frames", 0, NULL,
+	 "with --dot/--svg/--png DIR: one picture per decision, numbered, "
+	 "titled with its reason"},
+	{OPT_NEIGHBOURHOOD, "neighbourhood", 0, "K",
+	 "pictures show only the decision's ops and K hops around them"},
+	{OPT_SCHEDULE_TREES, "schedule-trees", 0, NULL,
+	 "with --dot/--svg/--png DIR: also each kernel's isl schedule tree"},
+	{OPT_DOMAIN, "domain", 0, "KERNEL:STATEMENT",
+	 "with --dot/--svg/--png: the iteration domain of a statement of a "
+	 "kernel (fl_k0:S0_0 or 0:S0_0), points coloured by tile"},
+	{OPT_DOMAIN_DIMS, "domain-dims", 0, "X,Y",
+	 "the two dimensions --domain draws (default the last two)"},
+	{OPT_DOMAIN_FIXED, "domain-fixed", 0, "V,...",
+	 "values of the other dimensions, outermost first (default 0)"},
+	{OPT_TRACE, "trace", 0, "FILE",
+	 "with --batch: write a Chrome trace (Perfetto, chrome://tracing) of "
+	 "the compile and, with --run, of each strategy's kernel runs"},
+	{OPT_REPORT, "report", 0, "FILE",
+	 "with --batch: write the JSON report (fuselab-report/1, "
+	 "docs/report-format.md) of the state and, with --run, the timings"},
 };
 
 #define N_SPECS (sizeof specs / sizeof specs[0])
@@ -261,6 +289,77 @@ static int parse_tiles(const char *arg, fl_options *o, char *err,
 	return 0;
 }
 
+/* A whole number in [lo, hi] for --name. */
+static int parse_count(const char *arg, const char *name, long lo, long hi,
+		       int *out, char *err, size_t err_len)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi) {
+		snprintf(err, err_len, "--%s: expected a whole number from %ld "
+			 "to %ld, got \"%s\"", name, lo, hi, arg);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* Comma-separated whole numbers into v[0..max); their count, or -1. */
+static int parse_numbers(const char *arg, long *v, int max, long lo)
+{
+	const char *p = arg;
+	int n = 0;
+
+	while (*p) {
+		char *end;
+
+		errno = 0;
+		if (n == max)
+			return -1;
+		v[n] = strtol(p, &end, 10);
+		if (errno || end == p || v[n] < lo || (*end && *end != ','))
+			return -1;
+		n++;
+		if (*end == ',' && !end[1])
+			return -1;
+		p = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+static int parse_dims(const char *arg, fl_options *o, char *err,
+		      size_t err_len)
+{
+	long v[2];
+
+	if (parse_numbers(arg, v, 2, 0) != 2 || v[0] == v[1] || v[0] > 15 ||
+	    v[1] > 15) {
+		snprintf(err, err_len, "--domain-dims: expected two different "
+			 "dimension numbers such as 2,3, got \"%s\"", arg);
+		return -1;
+	}
+	o->domain_dims[0] = (int)v[0];
+	o->domain_dims[1] = (int)v[1];
+	return 0;
+}
+
+static int parse_fixed(const char *arg, fl_options *o, char *err,
+		       size_t err_len)
+{
+	int n = parse_numbers(arg, o->domain_fixed, 8, -(1L << 40));
+
+	if (n < 1) {
+		snprintf(err, err_len, "--domain-fixed: expected up to 8 whole "
+			 "numbers such as 0,1, got \"%s\"", arg);
+		return -1;
+	}
+	o->n_domain_fixed = n;
+	return 0;
+}
+
 /* Appends arg to a repeatable option's list. */
 static int push(const char **list, int *n, const char *arg, const char *opt,
 		char *err, size_t err_len)
@@ -350,6 +449,28 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_EMIT: o->emit_dir = arg; break;
 	case OPT_WORKDIR: o->workdir = arg; break;
 	case OPT_TILE: return parse_tiles(arg, o, err, err_len);
+	case OPT_DOT: o->dot = arg; break;
+	case OPT_SVG: o->svg = arg; break;
+	case OPT_PNG: o->png = arg; break;
+	case OPT_TRACE: o->trace_file = arg; break;
+	case OPT_REPORT: o->report_file = arg; break;
+	case OPT_FRAMES: o->frames = true; break;
+	case OPT_SCHEDULE_TREES: o->schedule_trees = true; break;
+	case OPT_DOMAIN:
+		if (!strchr(arg, ':') || arg[0] == ':' || !strchr(arg, ':')[1]) {
+			snprintf(err, err_len, "--domain: expected KERNEL:STATEMENT "
+				 "such as fl_k0:S0_0, got \"%s\"", arg);
+			return -1;
+		}
+		o->domain = arg;
+		break;
+	case OPT_NEIGHBOURHOOD:
+		return parse_count(arg, "neighbourhood", 0, 1000,
+				   &o->neighbourhood, err, err_len);
+	case OPT_DOMAIN_DIMS:
+		return parse_dims(arg, o, err, err_len);
+	case OPT_DOMAIN_FIXED:
+		return parse_fixed(arg, o, err, err_len);
 	case OPT_STRATEGY:
 		if (strcmp(arg, "all") && strcmp(arg, "unfused") &&
 		    strcmp(arg, "xla") && strcmp(arg, "apollo-l1")) {
@@ -493,6 +614,29 @@ static int parse_long(int argc, char **argv, int *i, fl_options *o,
 	return apply(spec, arg, o, err, err_len);
 }
 
+/* Options that only shape pictures need somewhere to put them. */
+static int check_pictures(const fl_options *o, char *err, size_t err_len)
+{
+	bool target = o->dot || o->svg || o->png;
+	const char *alone = o->frames ? "--frames"
+			    : o->schedule_trees ? "--schedule-trees"
+			    : o->domain ? "--domain"
+			    : o->neighbourhood >= 0 ? "--neighbourhood"
+			    : o->domain_dims[0] >= 0 ? "--domain-dims"
+			    : o->n_domain_fixed ? "--domain-fixed" : NULL;
+
+	if (!target && alone) {
+		snprintf(err, err_len, "%s needs --dot, --svg or --png", alone);
+		return -1;
+	}
+	if ((o->domain_dims[0] >= 0 || o->n_domain_fixed) && !o->domain) {
+		snprintf(err, err_len, "%s needs --domain",
+			 o->n_domain_fixed ? "--domain-fixed" : "--domain-dims");
+		return -1;
+	}
+	return 0;
+}
+
 int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 		     size_t err_len)
 {
@@ -503,6 +647,8 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 	o->step = -1;
 	o->warmup = 1;
 	o->repeat = 5;
+	o->neighbourhood = -1;
+	o->domain_dims[0] = o->domain_dims[1] = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -532,6 +678,11 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 				   : o->why_a	 ? "--why"
 				   : o->run	 ? "--run"
 				   : o->emit_dir ? "--emit"
+				   : o->dot	 ? "--dot"
+				   : o->svg	 ? "--svg"
+				   : o->png	 ? "--png"
+				   : o->trace_file ? "--trace"
+				   : o->report_file ? "--report"
 						 : NULL;
 
 		if (need) {
@@ -539,5 +690,5 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 			return -1;
 		}
 	}
-	return 0;
+	return check_pictures(o, err, err_len);
 }

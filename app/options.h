@@ -53,6 +53,15 @@ typedef struct fl_options {
 	int l1_max_stmts;	/* 0: default */
 	int n_tile;
 	int64_t tile[8];
+	/* exports (DESIGN 8) */
+	const char *dot, *svg, *png;	/* FILE or DIR */
+	const char *trace_file, *report_file;
+	bool frames, schedule_trees;
+	int neighbourhood;	/* -1: the whole graph */
+	const char *domain;	/* "KERNEL:STATEMENT" */
+	int domain_dims[2];	/* -1: the statement's last two */
+	int n_domain_fixed;
+	long domain_fixed[8];
 	const char *disabled[FL_MAX_LIST];
 	const char *never[FL_MAX_LIST];	/* "A,B" */
 	const char *fuse[FL_MAX_LIST];

@@ -28,28 +28,6 @@ static int selected(const fl_options *o, fl_strategy *list)
 	return 1;
 }
 
-#define SAFE_NAME_MAX 64
-
-/* name as one safe file-name component (names from input files never
- * form paths): letters, digits, '-', '_' and '.' (not leading) are kept,
- * every other byte becomes '_'; at most SAFE_NAME_MAX bytes; "graph"
- * when empty. */
-static void safe_name(const char *name, char *out, size_t n)
-{
-	size_t k = 0;
-
-	for (const char *c = name; *c && k + 1 < n && k < SAFE_NAME_MAX; c++) {
-		unsigned char ch = (unsigned char)*c;
-		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			  (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-			  (ch == '.' && k > 0);
-
-		out[k++] = ok ? (char)ch : '_';
-	}
-	out[k] = '\0';
-	if (k == 0)
-		snprintf(out, n, "graph");
-}
 
 /* The generated C of one strategy, through the codegen pass. */
 static int emit_one(const fl_graph *g, const fl_engine_opts *base,
@@ -58,7 +36,7 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 	fl_engine_opts eo = *base;
 	fl_error err = {""};
 	fl_session *ses;
-	char path[1024], file[SAFE_NAME_MAX + 1];
+	char path[1024], file[80];
 	FILE *f;
 	int rc = 1;
 
@@ -72,7 +50,7 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 		fl_engine_close(ses);
 		return 1;
 	}
-	safe_name(g->name, file, sizeof file);
+	fl_app_file_name(g->name, file, sizeof file);
 	snprintf(path, sizeof path, "%s/%s-%s.c", dir, file,
 		 fl_strategy_name(s));
 	f = fopen(path, "w");
@@ -167,7 +145,7 @@ static int print_step(const fl_graph *g, const fl_ladder_step *st)
 }
 
 int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
-			const fl_options *o)
+			const fl_options *o, fl_ladder *keep)
 {
 	fl_strategy list[FL_STRATEGY_COUNT];
 	int n = selected(o, list), failed = 0;
@@ -191,6 +169,9 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 		}
 		failed |= print_step(g, st);
 	}
-	fl_ladder_free(&ladder);
+	if (keep)
+		*keep = ladder;
+	else
+		fl_ladder_free(&ladder);
 	return failed;
 }

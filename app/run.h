@@ -6,12 +6,15 @@
 #define FL_APP_RUN_H
 
 #include "engine.h"
+#include "ladder.h"
 #include "options.h"
 
-/* --emit DIR / --run; returns the exit status. */
+/* --emit DIR / --run; returns the exit status.  fl_batch_strategies
+ * hands the ladder to *keep when keep is not NULL (the caller frees it
+ * with fl_ladder_free), for exports that show the timings. */
 int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_options *o);
 int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
-			const fl_options *o);
+			const fl_options *o, fl_ladder *keep);
 
 #endif

@@ -318,7 +318,7 @@ static void explorer_strategy_and_export(void **state)
 	for (int i = 0; i < 64; i++)
 		tx_key(&t, FL_KEY_BACKSPACE);
 	tx_keys(&t, "/nonexistent/dir/r.json\n");
-	t_assert_contains(tx_screen(&t), "cannot write /nonexistent/dir/r.json");
+	t_assert_contains(tx_screen(&t), "/nonexistent/dir/r.json: No such file or directory");
 	tx_close(&t);
 }
 
