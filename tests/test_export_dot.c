@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <cgraph.h>
 
@@ -101,12 +103,53 @@ static fl_session *open_sample(const char *name, fl_graph **g)
 	return s;
 }
 
+/* Graphviz 2.43 leaks on every layout of a graph with clusters (the
+ * virtual edges of dot_mincross) and pango keeps font caches for the
+ * process, none of it ours to free.  So pictures that need a layout (svg,
+ * png) are rendered in a child that ends with _exit: the sanitizer still
+ * checks the exporter's memory accesses there, and the leak check of this
+ * process sees only what the .dot exports (graph building, agclose) and
+ * the tests leave.  Returns the exporter's result, its message in err. */
+static int export_any(const fl_session *s, const fl_export_graph_opts *o,
+		      int kernel, const char *file, const char *format,
+		      fl_error *err)
+{
+	int fd[2], status, rc;
+	ssize_t got;
+	pid_t pid;
+
+	if (!strcmp(format, "dot"))
+		return kernel < 0 ? fl_export_graph(s, o, file, format, err) :
+			fl_export_schedule_tree(s, kernel, file, format, err);
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fd[0]);
+		rc = kernel < 0 ? fl_export_graph(s, o, file, format, err) :
+			fl_export_schedule_tree(s, kernel, file, format, err);
+		if (rc != 0 && write(fd[1], err->msg, strlen(err->msg)) < 0)
+			_exit(2);
+		_exit(rc != 0);
+	}
+	close(fd[1]);
+	memset(err->msg, 0, sizeof err->msg);
+	got = read(fd[0], err->msg, sizeof err->msg - 1);
+	close(fd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(got >= 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+		fail_msg("rendering %s: the child died (status %d)", file,
+			 status);
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
 static void export_or_fail(const fl_session *s, const fl_export_graph_opts *o,
 			   const char *file, const char *format)
 {
 	fl_error err;
 
-	if (fl_export_graph(s, o, file, format, &err) != 0)
+	if (export_any(s, o, -1, file, format, &err) != 0)
 		fail_msg("export %s: %s", file, err.msg);
 }
 
@@ -534,7 +577,7 @@ static void test_export_dot_schedule_trees(void **state)
 	}
 	assert_true(ext >= 1);
 	snprintf(file, sizeof file, "%s/tree.svg", dir);
-	assert_int_equal(fl_export_schedule_tree(s, 0, file, "svg", &err), 0);
+	assert_int_equal(export_any(s, NULL, 0, file, "svg", &err), 0);
 	{
 		char *svg = slurp(file, NULL);
 
@@ -567,7 +610,7 @@ static void test_export_dot_png(void **state)
 	assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
 	free(png);
 	snprintf(file, sizeof file, "%s/t.png", dir);
-	assert_int_equal(fl_export_schedule_tree(s, 0, file, "png", &err), 0);
+	assert_int_equal(export_any(s, NULL, 0, file, "png", &err), 0);
 	png = slurp(file, &len);
 	assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
 	free(png);
@@ -595,10 +638,9 @@ static void test_export_dot_bad_paths(void **state)
 	for (int f = 0; f < 3; f++) {
 		const char *fmt = f == 0 ? "dot" : f == 1 ? "svg" : "png";
 
-		assert_int_equal(fl_export_graph(s, NULL, file, fmt, &err), -1);
+		assert_int_equal(export_any(s, NULL, -1, file, fmt, &err), -1);
 		t_assert_contains(err.msg, file);
-		assert_int_equal(fl_export_schedule_tree(s, 0, file, fmt,
-							 &err), -1);
+		assert_int_equal(export_any(s, NULL, 0, file, fmt, &err), -1);
 		t_assert_contains(err.msg, file);
 	}
 	snprintf(file, sizeof file, "%s/g.pdf", dir);
