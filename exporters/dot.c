@@ -2,8 +2,9 @@
  *
  * Everything is built as a cgraph graph and either written by agwrite
  * (.dot: no layout, so large graphs export at once) or laid out by dot
- * and rendered by gvc into memory (.svg, .png); the bytes then go
- * through fl_out_write_file, so a failed export leaves nothing behind.
+ * and rendered by gvc into memory (.svg, .png: in a forked child, see
+ * render_to); the bytes then go through fl_out_write_file, so a failed
+ * export leaves nothing behind.
  *
  * Labels are plain Graphviz strings: lines end in "\n" (or "\l" for
  * left-justified isl text), and a backslash in a name or an isl text is
@@ -12,11 +13,14 @@
  * not used. */
 #include "dot.h"
 
+#include <errno.h>
 #include <gvc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "output.h"
 #include "stitch.h"
@@ -106,14 +110,15 @@ static int write_dot(Agraph_t *gr, const char *file, fl_error *err)
 	return rc;
 }
 
-static int render_to(Agraph_t *gr, const char *file, const char *format,
-		     fl_error *err)
+/* Lays gr out and renders it into memory; 0 with the bytes in *buf (free
+ * with gvFreeRenderData), or -1 with the reason. */
+static int render_mem(Agraph_t *gr, const char *file, const char *format,
+		      char **buf, unsigned int *len, fl_error *err)
 {
 	GVC_t *gvc = dot_gvc();
-	char *buf = NULL;
-	unsigned int len = 0;
 	int rc;
 
+	*buf = NULL;
 	if (!gvc) {
 		fl_error_set(err, "%s: cannot start Graphviz", file);
 		return -1;
@@ -123,18 +128,141 @@ static int render_to(Agraph_t *gr, const char *file, const char *format,
 			     file);
 		return -1;
 	}
-	rc = gvRenderData(gvc, gr, format, &buf, &len);
+	rc = gvRenderData(gvc, gr, format, buf, len);
 	gvFreeLayout(gvc, gr);
-	if (rc != 0 || !buf) {
-		if (buf)
-			gvFreeRenderData(buf);
+	if (rc != 0 || !*buf) {
+		if (*buf)
+			gvFreeRenderData(*buf);
 		fl_error_set(err, "%s: Graphviz cannot render %s", file,
 			     format);
 		return -1;
 	}
+	return 0;
+}
+
+static int render_here(Agraph_t *gr, const char *file, const char *format,
+		       fl_error *err)
+{
+	char *buf;
+	unsigned int len;
+	int rc;
+
+	if (render_mem(gr, file, format, &buf, &len, err) < 0)
+		return -1;
 	rc = fl_out_write_file(file, buf, len, err);
 	gvFreeRenderData(buf);
 	return rc;
+}
+
+/* The child's side: render, send the bytes, and end with _exit (no
+ * atexit handlers, no stdio flushing, no leak check). */
+static void render_child(Agraph_t *gr, const char *file, const char *format,
+			 int fd)
+{
+	char *buf;
+	unsigned int len, done = 0;
+	fl_error err;
+
+	if (render_mem(gr, file, format, &buf, &len, &err) < 0)
+		_exit(3);
+	while (done < len) {
+		ssize_t n = write(fd, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(4);
+		done += (unsigned int)n;
+	}
+	_exit(0);
+}
+
+/* Reads everything the child sends; NULL when out of memory or on a read
+ * error (the caller still reaps the child). */
+static char *read_all(int fd, size_t *len)
+{
+	size_t cap = 1 << 16;
+	char *buf = malloc(cap), *more;
+	ssize_t n;
+
+	*len = 0;
+	while (buf) {
+		if (*len == cap) {
+			more = realloc(buf, cap * 2);
+			if (!more)
+				break;
+			buf = more;
+			cap *= 2;
+		}
+		n = read(fd, buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (n == 0)
+			return buf;
+		*len += (size_t)n;
+	}
+	free(buf);
+	return NULL;
+}
+
+static int reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Lays out and renders in a forked child that sends the bytes back
+ * through a pipe: Graphviz 2.43 leaks on every layout of a graph with
+ * clusters (dot_mincross's virtual edges) and pango keeps font caches,
+ * which would pile up in a long-lived explorer (and fail the sanitizer's
+ * leak check); a Graphviz abort kills only the child.  This process then
+ * writes the file, so safe writes and their failure hook apply as
+ * everywhere.  Renders here when no child can be made. */
+static int render_to(Agraph_t *gr, const char *file, const char *format,
+		     fl_error *err)
+{
+	int fd[2], status, rc;
+	char *buf;
+	size_t len;
+	pid_t pid;
+
+	if (pipe(fd) < 0)
+		return render_here(gr, file, format, err);
+	pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return render_here(gr, file, format, err);
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		render_child(gr, file, format, fd[1]);
+	}
+	close(fd[1]);
+	buf = read_all(fd[0], &len);
+	close(fd[0]);
+	status = reap(pid);
+	if (status == 0 && buf) {
+		rc = fl_out_write_file(file, buf, len, err);
+		free(buf);
+		return rc;
+	}
+	free(buf);
+	if (status == 3)
+		fl_error_set(err, "%s: Graphviz could not lay out or render "
+			     "the %s picture", file, format);
+	else if (status == 0)
+		fl_error_set(err, "%s: out of memory", file);
+	else
+		fl_error_set(err, "%s: the Graphviz renderer stopped "
+			     "(status %d)", file, status);
+	return -1;
 }
 
 static int check_format(const char *file, const char *format, fl_error *err)
