@@ -6,6 +6,9 @@
  *     its clusters hold exactly the ops of the engine's micro-graphs or
  *     kernels, the decision's ops are the highlighted ones, and the SVG of
  *     the final state names every op;
+ *     (edges labelled with shape and placement, ops in no cluster grey);
+ *   - odd op names (quotes, backslashes, braces, XML specials) and a
+ *     custom op; parallel groups drawn blue on exactly their kernels;
  *   - a neighbourhood of K hops draws exactly the ops within K hops;
  *   - micro2020_fig1's schedule trees hold an extension node, dot takes
  *     them; PNG output is a PNG; titles with quotes and braces survive;
@@ -23,8 +26,9 @@
 #include <cgraph.h>
 
 #include "dot.h"
-#include "output.h"
 #include "engine.h"
+#include "output.h"
+#include "stitch.h"
 #include "test_util.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -195,6 +199,67 @@ static void clusters_of(Agraph_t *dg, const fl_graph *g, char (*in)[64])
 	}
 }
 
+/* Where tensor t lives in the kernel holding op c, "" before layer 1. */
+static const char *placement_of(const fl_session *s, int c, int t)
+{
+	const fl_program *prog = fl_engine_program(s);
+
+	if (!prog)
+		return "";
+	for (int k = 0; k < prog->n_kernels; k++)
+		for (int j = 0; j < prog->kernels[k].n_ops; j++) {
+			const fl_kernel *kn = &prog->kernels[k];
+
+			if (kn->ops[j] != c)
+				continue;
+			for (int i = 0; i < kn->n_tensors; i++)
+				if (kn->tensors[i].tensor == t)
+					return fl_placement_name(
+						kn->tensors[i].place);
+			return "global";
+		}
+	return "";
+}
+
+/* Every producer -> consumer edge (key "t<T>_op<C>_in<J>") is labelled
+ * with the tensor's shape and its placement in the consuming kernel; one
+ * edge per op input read from another op. */
+static void assert_edges_placed(const fl_session *s, Agraph_t *dg,
+				const char *what)
+{
+	const fl_graph *g = fl_engine_graph(s);
+	int edges = 0, want = 0;
+
+	for (int c = 0; c < g->n_ops; c++)
+		for (int j = 0; j < g->ops[c].n_in; j++)
+			want += g->tensors[g->ops[c].in[j]].producer >= 0;
+	for (Agnode_t *n = agfstnode(dg); n; n = agnxtnode(dg, n))
+		for (Agedge_t *e = agfstout(dg, n); e; e = agnxtout(dg, e)) {
+			int t, c, j;
+			char label[256], shape[128];
+			const char *place;
+
+			if (sscanf(agnameof(e), "t%d_op%d_in%d", &t, &c, &j) != 3)
+				continue;
+			assert_true(t >= 0 && t < g->n_tensors);
+			assert_true(c >= 0 && c < g->n_ops);
+			if (g->tensors[t].producer < 0)
+				continue;
+			edges++;
+			fl_shape_format(&g->tensors[t].shape, shape,
+					sizeof shape);
+			place = placement_of(s, c, t);
+			snprintf(label, sizeof label, "%s%s%s", shape,
+				 place[0] ? "\\n" : "", place);
+			if (strcmp(agget(e, "label"), label))
+				fail_msg("%s: edge %s labelled %s, not %s", what,
+					 agnameof(e), agget(e, "label"), label);
+		}
+	if (edges != want)
+		fail_msg("%s: %d op -> op edges, %d expected", what, edges,
+			 want);
+}
+
 /* The .dot of s (whole graph) read back: every op a node, in the
  * engine's cluster, highlighted exactly when the last decision names it. */
 static void assert_matches_engine(const fl_session *s, const char *file,
@@ -217,12 +282,17 @@ static void assert_matches_engine(const fl_session *s, const char *file,
 		if (strcmp(in[i], want))
 			fail_msg("%s: %s in \"%s\", engine says \"%s\"", what,
 				 g->ops[i].name, in[i], want);
+		/* ops in no cluster are greyed, the others are not */
+		if (!strcmp(agget(n, "fillcolor"), "#eeeeee") != !want[0])
+			fail_msg("%s: %s filled %s", what, g->ops[i].name,
+				 agget(n, "fillcolor"));
 		hot = !strcmp(agget(n, "color"), "red") &&
 		      !strcmp(agget(n, "penwidth"), "3");
 		if (hot != named_by_last(s, g->ops[i].name))
 			fail_msg("%s: %s highlighted %d", what,
 				 g->ops[i].name, hot);
 	}
+	assert_edges_placed(s, dg, what);
 	free(in);
 	agclose(dg);
 }
@@ -320,6 +390,60 @@ static void test_export_dot_every_sample_every_pass(void **state)
 	closedir(d);
 	remove_tmpdir(dir);
 	assert_true(n >= (T_SANITIZED ? 3 : 20));
+}
+
+/* A custom op (excluded from fusion: in no cluster, greyed) between ops
+ * whose names hold a quote, a backslash, braces and XML's specials: dot
+ * takes the file, the names come back from it unchanged, and the SVG
+ * shows them. */
+static const char odd_json[] =
+	"{\"format\":\"fuselab-graph/1\",\"name\":\"odd \\\"names\\\"\","
+	"\"tensors\":{\"x\":{\"shape\":[16,64],\"role\":\"input\"},"
+	"\"y\":{\"shape\":[16,64],\"role\":\"output\"}},\"ops\":["
+	"{\"name\":\"a \\\"q\\\"\",\"op\":\"mul\",\"in\":[\"x\",\"x\"],\"out\":\"a\"},"
+	"{\"name\":\"b\\\\n{1}\",\"op\":\"neg\",\"in\":[\"a\"],\"out\":\"b\"},"
+	"{\"name\":\"c\",\"op\":\"custom\",\"in\":[\"b\"],\"out\":\"cs\"},"
+	"{\"name\":\"d<&>\",\"op\":\"tanh\",\"in\":[\"cs\"],\"out\":\"d\"},"
+	"{\"name\":\"x\",\"op\":\"add\",\"in\":[\"d\",\"x\"],\"out\":\"y\"}]}";
+
+static void test_export_dot_odd_names_and_custom_ops(void **state)
+{
+	fl_graph *g = t_load(odd_json);
+	fl_engine_opts o;
+	fl_session *s;
+	char dir[64], file[128], what[] = "odd names";
+	fl_error err;
+	Agraph_t *dg;
+	Agnode_t *c;
+
+	(void)state;
+	make_tmpdir(dir, sizeof dir);
+	fl_engine_opts_default(&o);
+	o.stop_after = FL_PASS_CODEGEN;
+	s = fl_engine_open(g, &o, &err);
+	if (!s)
+		fail_msg("%s", err.msg);
+	for (int pass = 0; !fl_engine_done(s); pass++) {
+		assert_true(fl_engine_step_pass(s, &err) >= 0);
+		snprintf(file, sizeof file, "%s/odd%d.dot", dir, pass);
+		export_or_fail(s, NULL, file, "dot");
+		assert_dot_accepts(file);
+		assert_matches_engine(s, file, what);
+	}
+	/* the input tensor "x" shares its name with an op: both drawn */
+	dg = read_back(file);
+	c = agnode(dg, "c", 0);
+	assert_non_null(c);
+	assert_string_equal(agget(c, "fillcolor"), "#eeeeee");
+	assert_non_null(agnode(dg, "x", 0));
+	assert_non_null(agnode(dg, "x #2", 0));
+	agclose(dg);
+	snprintf(file, sizeof file, "%s/odd.svg", dir);
+	export_or_fail(s, NULL, file, "svg");
+	assert_svg_names_ops(s, file);
+	fl_engine_close(s);
+	fl_graph_free(g);
+	remove_tmpdir(dir);
 }
 
 /* ---- the decision at a step, and its neighbourhood ------------------------------- */
@@ -505,6 +629,74 @@ static void test_export_dot_timed_kernels(void **state)
 	remove_tmpdir(dir);
 }
 
+/* The kernels of the parallel groups layer 3 would form are drawn blue
+ * and named in their cluster's label; no other cluster is. */
+static void assert_parallel_marked(const char *name)
+{
+	fl_graph *g;
+	fl_session *s = open_sample(name, &g);
+	const fl_program *prog;
+	fl_par_analysis *a;
+	bool *in_group;
+	char dir[64], file[128];
+	fl_error err;
+	Agraph_t *dg;
+	int marked = 0;
+
+	make_tmpdir(dir, sizeof dir);
+	assert_true(fl_engine_run(s, &err) > 0);
+	prog = fl_engine_program(s);
+	a = fl_stitch_parallel_analyze(fl_engine_graph(s),
+				       fl_engine_partition(s), prog, NULL, &err);
+	assert_non_null(a);
+	assert_int_equal(a->kind, FL_PAR_KERNELS);
+	assert_true(a->n_groups >= 1);
+	in_group = calloc((size_t)prog->n_kernels, sizeof *in_group);
+	assert_non_null(in_group);
+	for (int si = 0; si < a->n_sets; si++)
+		for (int r = 0; r < a->sets[si].n_rounds; r++) {
+			const fl_par_round *rd = &a->sets[si].rounds[r];
+
+			for (int t = 0; t < rd->n_tries; t++)
+				for (int c = 0; rd->tries[t].accepted &&
+				     c < rd->tries[t].count; c++)
+					in_group[a->units[rd->cand[
+						rd->tries[t].first + c]].id] = true;
+		}
+	fl_par_analysis_free(a);
+	snprintf(file, sizeof file, "%s/par.dot", dir);
+	export_or_fail(s, NULL, file, "dot");
+	dg = read_back(file);
+	for (int k = 0; k < prog->n_kernels; k++) {
+		char cname[64];
+		Agraph_t *c;
+		bool blue;
+
+		snprintf(cname, sizeof cname, "cluster_%s",
+			 prog->kernels[k].name);
+		c = agsubg(dg, cname, 0);
+		assert_non_null(c);
+		blue = !strcmp(agget(c, "color"), "blue") &&
+		       strstr(agget(c, "label"), "parallel group P");
+		if (blue != in_group[k])
+			fail_msg("%s: %s marked %d", name, cname, blue);
+		marked += blue;
+	}
+	assert_true(marked >= 2);
+	agclose(dg);
+	free(in_group);
+	fl_engine_close(s);
+	fl_graph_free(g);
+	remove_tmpdir(dir);
+}
+
+static void test_export_dot_parallel_groups(void **state)
+{
+	(void)state;
+	assert_parallel_marked("apollo_fig1");
+	assert_parallel_marked("deepfm");
+}
+
 /* ---- schedule trees, png, errors ---------------------------------------------- */
 
 static bool has_label_prefix(Agraph_t *dg, const char *prefix)
@@ -650,9 +842,11 @@ static void test_export_dot_format_of(void **state)
 FL_SUITE(export_dot,
 	 cmocka_unit_test(test_export_dot_format_of),
 	 cmocka_unit_test(test_export_dot_every_sample_every_pass),
+	 cmocka_unit_test(test_export_dot_odd_names_and_custom_ops),
 	 cmocka_unit_test(test_export_dot_neighbourhood),
 	 cmocka_unit_test(test_export_dot_titles),
 	 cmocka_unit_test(test_export_dot_timed_kernels),
+	 cmocka_unit_test(test_export_dot_parallel_groups),
 	 cmocka_unit_test(test_export_dot_schedule_trees),
 	 cmocka_unit_test(test_export_dot_png),
 	 cmocka_unit_test(test_export_dot_bad_paths));
