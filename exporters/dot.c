@@ -53,7 +53,7 @@ static GVC_t *dot_gvc(void)
 	return shared_gvc;
 }
 
-/* ---- writing: agwrite into memory, or gvc rendering ----------------------- */
+/* ---- writing: agwrite into memory, or gvc rendering ---------------------- */
 
 static int put_str(void *chan, const char *str)
 {
@@ -304,7 +304,7 @@ void fl_export_graph_opts_default(fl_export_graph_opts *o)
 	o->neighbourhood = -1;
 }
 
-/* ---- labels ---------------------------------------------------------------- */
+/* ---- labels -------------------------------------------------------------- */
 
 /* Appends text with each backslash doubled (dot reads \N, \G, \l ...). */
 static void put_escaped(fl_strbuf *b, const char *text, size_t n)
@@ -366,7 +366,7 @@ static int set_built(void *obj, const char *name, fl_strbuf *b)
 	return 0;
 }
 
-/* ---- the graph: what is drawn ---------------------------------------------- */
+/* ---- the graph: what is drawn -------------------------------------------- */
 
 /* Fill colours: one per E/B/R/O type once classified, one per op class
  * before; ops in no cluster are grey whatever they are. */
@@ -387,7 +387,6 @@ typedef struct gx {
 	const fl_session *s;
 	const fl_export_graph_opts *o;
 	const fl_graph *g;
-	const fl_partition *p;	/* NULL, or one whose micro-graphs exist */
 	const fl_program *prog;
 	const fl_event *last;	/* the decision that led here, or NULL */
 	int n_units;		/* kernels, or micro-graph slots */
@@ -420,18 +419,22 @@ static void find_units(gx *x)
 		x->unit_of[i] = -1;
 	if (x->prog) {
 		x->n_units = x->prog->n_kernels;
-		for (int k = 0; k < x->prog->n_kernels; k++)
-			for (int j = 0; j < x->prog->kernels[k].n_ops; j++)
-				if (x->prog->kernels[k].ops[j] < x->g->n_ops)
-					x->unit_of[x->prog->kernels[k].ops[j]] = k;
+		for (int k = 0; k < x->prog->n_kernels; k++) {
+			const fl_kernel *kn = &x->prog->kernels[k];
+
+			for (int j = 0; j < kn->n_ops; j++)
+				if (kn->ops[j] < x->g->n_ops)
+					x->unit_of[kn->ops[j]] = k;
+		}
 	} else if (p && p->n_groups > 0 && p->group_of &&
 		   p->n_ops == x->g->n_ops) {
-		x->p = p;
 		x->n_units = p->n_groups;
-		for (int i = 0; i < x->g->n_ops; i++)
-			if (p->group_of[i] >= 0 && p->group_of[i] < p->n_groups &&
-			    p->groups[p->group_of[i]].alive)
-				x->unit_of[i] = p->group_of[i];
+		for (int i = 0; i < x->g->n_ops; i++) {
+			int m = p->group_of[i];
+
+			if (m >= 0 && m < p->n_groups && p->groups[m].alive)
+				x->unit_of[i] = m;
+		}
 	}
 }
 
@@ -448,7 +451,22 @@ static void find_boxed(gx *x)
 	}
 }
 
-/* Marks the units of every group the parallel analysis accepted. */
+/* Gives the units of accepted try tr of round rd group number n. */
+static void mark_group(gx *x, const fl_par_analysis *a,
+		       const fl_par_round *rd, const fl_par_try *tr, int n)
+{
+	for (int c = tr->first; c < tr->first + tr->count && c < rd->n; c++) {
+		int id = a->units[rd->cand[c]].id;
+
+		if (a->kind == FL_PAR_OPS && id < x->g->n_ops)
+			x->par_op[id] = n;
+		else if (a->kind != FL_PAR_OPS && id < x->n_units)
+			x->par_unit[id] = n;
+	}
+}
+
+/* Marks the units of every group the parallel analysis accepted, numbered
+ * from 1 in the analysis's order. */
 static int find_parallel(gx *x, fl_error *err)
 {
 	fl_par_analysis *a = fl_stitch_parallel_analyze(
@@ -461,24 +479,10 @@ static int find_parallel(gx *x, fl_error *err)
 		for (int r = 0; r < a->sets[si].n_rounds; r++) {
 			const fl_par_round *rd = &a->sets[si].rounds[r];
 
-			for (int t = 0; t < rd->n_tries; t++) {
-				const fl_par_try *tr = &rd->tries[t];
-
-				if (!tr->accepted)
-					continue;
-				n++;
-				for (int c = tr->first;
-				     c < tr->first + tr->count && c < rd->n; c++) {
-					int id = a->units[rd->cand[c]].id;
-
-					if (a->kind == FL_PAR_OPS &&
-					    id < x->g->n_ops)
-						x->par_op[id] = n;
-					else if (a->kind != FL_PAR_OPS &&
-						 id < x->n_units)
-						x->par_unit[id] = n;
-				}
-			}
+			for (int t = 0; t < rd->n_tries; t++)
+				if (rd->tries[t].accepted)
+					mark_group(x, a, rd, &rd->tries[t],
+						   ++n);
 		}
 	fl_par_analysis_free(a);
 	return 0;
@@ -532,7 +536,7 @@ static int find_shown(gx *x)
 	return 0;
 }
 
-/* ---- the graph: drawing ------------------------------------------------------ */
+/* ---- the graph: drawing -------------------------------------------------- */
 
 /* A node name not taken yet, from base (tensors and the legend share the
  * namespace of the op names). */
@@ -619,6 +623,7 @@ static const char *op_fill(const gx *x, int i)
 
 static int draw_op(gx *x, int i)
 {
+	const fl_partition *p = fl_engine_partition(x->s);
 	const fl_op *op = &x->g->ops[i];
 	int u = x->unit_of[i];
 	bool boxed = u >= 0 && x->boxed[u];
@@ -637,8 +642,8 @@ static int draw_op(gx *x, int i)
 	put_text(&b, op->name);
 	fl_strbuf_printf(&b, "\\n%s", fl_op_kind_name(op->kind));
 	if (classified(x))
-		fl_strbuf_printf(&b, " (%s)", fl_op_type_name(
-					 fl_engine_partition(x->s)->type_of[i]));
+		fl_strbuf_printf(&b, " (%s)",
+				 fl_op_type_name(p->type_of[i]));
 	if (x->par_op[i])
 		fl_strbuf_printf(&b, "\\nparallel group P%d", x->par_op[i]);
 	set(n, "shape", "box");
@@ -786,7 +791,8 @@ static int draw_legend(gx *x)
 
 			snprintf(text, sizeof text, "%s: %s",
 				 fl_op_type_name(t), fl_op_type_long_name(t));
-			rc |= legend_entry(lg, text, type_fill[t], "black", "1");
+			rc |= legend_entry(lg, text, type_fill[t], "black",
+					   "1");
 		}
 	} else {
 		for (int c = FL_CLASS_UNARY; c <= FL_CLASS_COMPOUND; c++)
@@ -833,7 +839,6 @@ static int draw_graph(gx *x)
 	if (!tnode)
 		return -1;
 	set(x->root, "rankdir", "TB");
-	set(x->root, "compound", "true");
 	for (int i = 0; i < g->n_ops && !rc; i++)
 		if (x->shown[i])
 			rc = draw_op(x, i);
@@ -925,7 +930,7 @@ out:
 	return rc;
 }
 
-/* ---- schedule trees ----------------------------------------------------------- */
+/* ---- schedule trees ------------------------------------------------------ */
 
 static const char *const tree_kind_name[] = {
 	[FL_TREE_DOMAIN] = "domain", [FL_TREE_BAND] = "band",
@@ -1055,7 +1060,8 @@ int fl_export_schedule_tree(const fl_session *s, int kernel,
 			     file);
 		return -1;
 	}
-	if (kernel < 0 || kernel >= prog->n_kernels || !prog->kernels[kernel].tree) {
+	if (kernel < 0 || kernel >= prog->n_kernels ||
+	    !prog->kernels[kernel].tree) {
 		fl_error_set(err, "%s: no kernel %d (the program has %d)",
 			     file, kernel, prog->n_kernels);
 		return -1;

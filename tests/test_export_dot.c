@@ -4,9 +4,9 @@
  *
  *   - every sample at the end of every pass: the .dot is accepted by dot,
  *     its clusters hold exactly the ops of the engine's micro-graphs or
- *     kernels, the decision's ops are the highlighted ones, and the SVG of
- *     the final state names every op;
- *     (edges labelled with shape and placement, ops in no cluster grey);
+ *     kernels, the decision's ops are the highlighted ones, edges carry
+ *     shape and placement, ops in no cluster are grey, and the SVG of the
+ *     final state names every op;
  *   - odd op names (quotes, backslashes, braces, XML specials) and a
  *     custom op; parallel groups drawn blue on exactly their kernels;
  *   - a neighbourhood of K hops draws exactly the ops within K hops;
@@ -126,7 +126,7 @@ static void export_or_fail(const fl_session *s, const fl_export_graph_opts *o,
 		fail_msg("export %s: %s", file, err.msg);
 }
 
-/* ---- what the engine says ---------------------------------------------------- */
+/* ---- what the engine says ------------------------------------------------ */
 
 /* The cluster each op should be drawn in (dot.h): its kernel once layer 1
  * ran, else its alive micro-graph; none when the unit's ops are all
@@ -146,10 +146,11 @@ static void expected_cluster(const fl_session *s, int op, char *buf, size_t n)
 					unit = k;
 		if (unit < 0)
 			return;
-		for (int j = 0; j < prog->kernels[unit].n_ops; j++)
-			if (!excl || p->cluster_of[prog->kernels[unit].ops[j]] >= 0)
-				snprintf(buf, n, "cluster_%s",
-					 prog->kernels[unit].name);
+		const fl_kernel *kn = &prog->kernels[unit];
+
+		for (int j = 0; j < kn->n_ops; j++)
+			if (!excl || p->cluster_of[kn->ops[j]] >= 0)
+				snprintf(buf, n, "cluster_%s", kn->name);
 		return;
 	}
 	if (!p || !p->group_of || p->n_groups == 0)
@@ -239,7 +240,8 @@ static void assert_edges_placed(const fl_session *s, Agraph_t *dg,
 			char label[256], shape[128];
 			const char *place;
 
-			if (sscanf(agnameof(e), "t%d_op%d_in%d", &t, &c, &j) != 3)
+			if (sscanf(agnameof(e), "t%d_op%d_in%d", &t, &c,
+				   &j) != 3)
 				continue;
 			assert_true(t >= 0 && t < g->n_tensors);
 			assert_true(c >= 0 && c < g->n_ops);
@@ -252,8 +254,9 @@ static void assert_edges_placed(const fl_session *s, Agraph_t *dg,
 			snprintf(label, sizeof label, "%s%s%s", shape,
 				 place[0] ? "\\n" : "", place);
 			if (strcmp(agget(e, "label"), label))
-				fail_msg("%s: edge %s labelled %s, not %s", what,
-					 agnameof(e), agget(e, "label"), label);
+				fail_msg("%s: edge %s labelled %s, not %s",
+					 what, agnameof(e), agget(e, "label"),
+					 label);
 		}
 	if (edges != want)
 		fail_msg("%s: %d op -> op edges, %d expected", what, edges,
@@ -304,7 +307,8 @@ static void xml_escape(const char *s, char *out, size_t n)
 
 	for (; *s && k + 7 < n; s++) {
 		const char *r = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" :
-				*s == '>' ? "&gt;" : *s == '"' ? "&quot;" : NULL;
+				*s == '>' ? "&gt;" :
+				*s == '"' ? "&quot;" : NULL;
 
 		if (r) {
 			memcpy(out + k, r, strlen(r));
@@ -332,7 +336,7 @@ static void assert_svg_names_ops(const fl_session *s, const char *file)
 	free(svg);
 }
 
-/* ---- the sweep ------------------------------------------------------------------ */
+/* ---- the sweep ----------------------------------------------------------- */
 
 static void sweep_sample(const char *name, const char *dir)
 {
@@ -400,7 +404,8 @@ static const char odd_json[] =
 	"{\"format\":\"fuselab-graph/1\",\"name\":\"odd \\\"names\\\"\","
 	"\"tensors\":{\"x\":{\"shape\":[16,64],\"role\":\"input\"},"
 	"\"y\":{\"shape\":[16,64],\"role\":\"output\"}},\"ops\":["
-	"{\"name\":\"a \\\"q\\\"\",\"op\":\"mul\",\"in\":[\"x\",\"x\"],\"out\":\"a\"},"
+	"{\"name\":\"a \\\"q\\\"\",\"op\":\"mul\","
+	"\"in\":[\"x\",\"x\"],\"out\":\"a\"},"
 	"{\"name\":\"b\\\\n{1}\",\"op\":\"neg\",\"in\":[\"a\"],\"out\":\"b\"},"
 	"{\"name\":\"c\",\"op\":\"custom\",\"in\":[\"b\"],\"out\":\"cs\"},"
 	"{\"name\":\"d<&>\",\"op\":\"tanh\",\"in\":[\"cs\"],\"out\":\"d\"},"
@@ -446,7 +451,7 @@ static void test_export_dot_odd_names_and_custom_ops(void **state)
 	remove_tmpdir(dir);
 }
 
-/* ---- the decision at a step, and its neighbourhood ------------------------------- */
+/* ---- the decision at a step, and its neighbourhood ----------------------- */
 
 /* Goes to the first merge of the aggregate pass (a decision naming ops). */
 static int goto_first_merge(fl_session *s)
@@ -647,7 +652,8 @@ static void assert_parallel_marked(const char *name)
 	assert_true(fl_engine_run(s, &err) > 0);
 	prog = fl_engine_program(s);
 	a = fl_stitch_parallel_analyze(fl_engine_graph(s),
-				       fl_engine_partition(s), prog, NULL, &err);
+				       fl_engine_partition(s), prog, NULL,
+				       &err);
 	assert_non_null(a);
 	assert_int_equal(a->kind, FL_PAR_KERNELS);
 	assert_true(a->n_groups >= 1);
@@ -657,11 +663,16 @@ static void assert_parallel_marked(const char *name)
 		for (int r = 0; r < a->sets[si].n_rounds; r++) {
 			const fl_par_round *rd = &a->sets[si].rounds[r];
 
-			for (int t = 0; t < rd->n_tries; t++)
-				for (int c = 0; rd->tries[t].accepted &&
-				     c < rd->tries[t].count; c++)
-					in_group[a->units[rd->cand[
-						rd->tries[t].first + c]].id] = true;
+			for (int t = 0; t < rd->n_tries; t++) {
+				const fl_par_try *tr = &rd->tries[t];
+
+				for (int c = 0; tr->accepted &&
+				     c < tr->count; c++) {
+					int u = rd->cand[tr->first + c];
+
+					in_group[a->units[u].id] = true;
+				}
+			}
 		}
 	fl_par_analysis_free(a);
 	snprintf(file, sizeof file, "%s/par.dot", dir);
@@ -697,7 +708,7 @@ static void test_export_dot_parallel_groups(void **state)
 	assert_parallel_marked("deepfm");
 }
 
-/* ---- schedule trees, png, errors ---------------------------------------------- */
+/* ---- schedule trees, png, errors ----------------------------------------- */
 
 static bool has_label_prefix(Agraph_t *dg, const char *prefix)
 {
