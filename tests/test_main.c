@@ -33,6 +33,7 @@ FL_SUITE_DECL(tour);
 FL_SUITE_DECL(view_graph);
 FL_SUITE_DECL(export_report);
 FL_SUITE_DECL(export_trace);
+FL_SUITE_DECL(export_dot);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -70,6 +71,7 @@ int main(int argc, char **argv)
 		{fl_suite_view_graph, &fl_suite_view_graph_n},
 		{fl_suite_export_report, &fl_suite_export_report_n},
 		{fl_suite_export_trace, &fl_suite_export_trace_n},
+		{fl_suite_export_dot, &fl_suite_export_dot_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
