@@ -2,8 +2,8 @@
 #
 #   make            build build/fuselab (installs missing Debian packages first)
 #   make run        build, then open fuselab on the built-in sample
-#   make test       layer check, unit + command-line tests, then the same
-#                   under ASan+UBSan
+#   make test       layer check, unit + command-line tests, and beside them
+#                   the same under ASan+UBSan
 #   make check-layers  the include rules between engine/, views/, exporters/
 #   make test SAN=1 only the sanitizer pass
 #   make install PREFIX=/usr/local
@@ -107,14 +107,23 @@ run: all
 ifeq ($(SAN),1)
 test: test-san
 else
-# Both builds first, each with every core (the tests themselves run one
-# binary at a time).
+# Both builds first, each with every core; then the two passes side by
+# side (each test binary runs its tests one at a time, so two binaries
+# keep two cores busy), each into its own log, printed plain first: the
+# sanitizer pass's summary line is the last thing printed.
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(TEST_BIN)
 	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 build/san/fuselab \
 	  build/san/fuselab-tests
-	@$(MAKE) --no-print-directory test-plain
-	@$(MAKE) --no-print-directory test-san SAN=1 LAYERS_CHECKED=1
+	@$(MAKE) --no-print-directory check-layers
+	@echo "== running the plain and the sanitizer pass side by side" \
+	  "(logs: build/test-plain.log, build/test-san.log)"
+	@{ $(MAKE) --no-print-directory test-plain LAYERS_CHECKED=1 \
+	    > build/test-plain.log 2>&1; echo $$? > build/test-plain.status; } & \
+	 $(MAKE) --no-print-directory test-san SAN=1 LAYERS_CHECKED=1 \
+	    > build/test-san.log 2>&1; san=$$?; wait; \
+	 cat build/test-plain.log build/test-san.log; \
+	 test "$$(cat build/test-plain.status)" = 0 && test $$san = 0
 endif
 
 check-layers:

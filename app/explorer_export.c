@@ -97,8 +97,11 @@ static int write_picture(fl_explorer *x, const char *path, const char *format,
 	fl_x_context(x, &c, x->focus);
 	snprintf(what, n, "the graph at step %d", fl_engine_position(x->s));
 	{
-		fl_export_graph_opts go = {-1, NULL, c.timed};
+		fl_export_graph_opts go;
 
+		fl_export_graph_opts_default(&go);
+		go.timed = c.timed;
+		go.total = c.total > 0 ? c.total : 0;
 		return fl_export_graph(x->s, &go, path, format, err);
 	}
 }

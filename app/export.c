@@ -75,8 +75,14 @@ static int graph_picture(fl_session *s, const target *t, const char *path,
 			 const fl_options *o, const fl_ladder_step *timed,
 			 const char *title)
 {
-	fl_export_graph_opts go = {o->neighbourhood, title, timed};
+	fl_export_graph_opts go;
 	fl_error err = {""};
+
+	fl_export_graph_opts_default(&go);
+	go.neighbourhood = o->neighbourhood;
+	go.title = title;
+	go.timed = timed;
+	go.total = fl_engine_total(s, NULL);
 
 	if (fl_export_graph(s, &go, path, t->format, &err) < 0)
 		return fail(&err);

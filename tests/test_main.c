@@ -25,6 +25,7 @@ FL_SUITE_DECL(signals);
 FL_SUITE_DECL(errors);
 FL_SUITE_DECL(grid);
 FL_SUITE_DECL(output);
+FL_SUITE_DECL(export_cli);
 FL_SUITE_DECL(explorer);
 FL_SUITE_DECL(tui);
 FL_SUITE_DECL(view_sched);
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
 		{fl_suite_errors, &fl_suite_errors_n},
 		{fl_suite_grid, &fl_suite_grid_n},
 		{fl_suite_output, &fl_suite_output_n},
+		{fl_suite_export_cli, &fl_suite_export_cli_n},
 		{fl_suite_explorer, &fl_suite_explorer_n},
 		{fl_suite_tui, &fl_suite_tui_n},
 		{fl_suite_view_sched, &fl_suite_view_sched_n},

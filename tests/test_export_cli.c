@@ -1,0 +1,200 @@
+/* The exports from the command line (app/export.c): pictures, frames,
+ * schedule trees, the domain picture, the trace and the report, and their
+ * errors, through the real binary. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+typedef struct tdir {
+	char path[64];
+} tdir;
+
+static void tdir_make(tdir *d)
+{
+	snprintf(d->path, sizeof d->path, "/tmp/fuselab-xcli-XXXXXX");
+	assert_non_null(mkdtemp(d->path));
+}
+
+static void tdir_remove(const tdir *d)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf %s", d->path);
+	assert_int_equal(t_run(cmd, NULL), 0);
+}
+
+/* fuselab --batch ARGS SAMPLE; its status, output in *out. */
+static int fuselab_on(const char *args, const char *sample, char **out)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof cmd, "--batch %s %s/%s.json", args, t_samples_dir(),
+		 sample);
+	return t_fuselab(cmd, out);
+}
+
+/* Graphviz's own dot accepts the file without a word on stderr. */
+static void assert_dot_accepts(const char *path)
+{
+	char cmd[700], *out = NULL;
+
+	snprintf(cmd, sizeof cmd, "dot -Tsvg %s -o /dev/null", path);
+	if (t_run(cmd, &out) != 0 || out[0])
+		fail_msg("dot rejects %s:\n%s", path, out);
+	free(out);
+}
+
+static void export_cli_graph_file_and_dir(void **state)
+{
+	char args[400], path[200], *out = NULL;
+	tdir d;
+
+	(void)state;
+	tdir_make(&d);
+	snprintf(path, sizeof path, "%s/fig3.dot", d.path);
+	snprintf(args, sizeof args, "--dot %s", path);
+	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
+	t_assert_contains(out, "wrote ");
+	t_assert_contains(out, "the graph at step 41 (dot)");
+	free(out);
+	assert_dot_accepts(path);
+	/* a directory gets <graph>.svg; --stage picks the step */
+	snprintf(args, sizeof args, "--svg %s/ --stage partition", d.path);
+	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
+	free(out);
+	snprintf(args, sizeof args, "grep -c '</svg>' %s/apollo_fig3.svg", d.path);
+	assert_int_equal(t_run(args, NULL), 0);
+	tdir_remove(&d);
+}
+
+static void export_cli_frames(void **state)
+{
+	char args[400], *out = NULL;
+	tdir d;
+
+	(void)state;
+	tdir_make(&d);
+	snprintf(args, sizeof args, "--dot %s --frames --stage partition",
+		 d.path);
+	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
+	free(out);
+	/* one frame per decision of the partition, plus the picture */
+	assert_int_equal(t_count_entries(d.path), 1 + 17);
+	for (int k = 1; k <= 17; k += 4) {
+		char path[200];
+
+		snprintf(path, sizeof path, "%s/apollo_fig3-frame-%04d.dot",
+			 d.path, k);
+		assert_dot_accepts(path);
+	}
+	/* many files need a directory */
+	snprintf(args, sizeof args, "--dot %s/one.dot --frames", d.path);
+	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 2);
+	t_assert_contains(out, "--frames writes many files: give a directory");
+	free(out);
+	tdir_remove(&d);
+}
+
+static void export_cli_trees_and_domain(void **state)
+{
+	char args[400], path[200], *out = NULL;
+	tdir d;
+
+	(void)state;
+	tdir_make(&d);
+	snprintf(args, sizeof args, "--dot %s --schedule-trees", d.path);
+	assert_int_equal(fuselab_on(args, "micro2020_fig1", &out), 0);
+	free(out);
+	snprintf(path, sizeof path, "%s/micro2020_fig1-tree-fl_k0.dot", d.path);
+	assert_dot_accepts(path);
+	snprintf(path, sizeof path, "%s/d.svg", d.path);
+	snprintf(args, sizeof args, "--svg %s --domain fl_k0:S0_0", path);
+	assert_int_equal(fuselab_on(args, "micro2020_fig1", &out), 0);
+	t_assert_contains(out, "the iteration domain of S0_0 in fl_k0");
+	free(out);
+	snprintf(args, sizeof args, "grep -c '</svg>' %s", path);
+	assert_int_equal(t_run(args, NULL), 0);
+	snprintf(args, sizeof args, "--svg %s --domain fl_k7:S0_0", path);
+	assert_int_equal(fuselab_on(args, "micro2020_fig1", &out), 1);
+	t_assert_contains(out, "no kernel \"fl_k7\"");
+	free(out);
+	tdir_remove(&d);
+}
+
+static void export_cli_trace_and_report_of_a_run(void **state)
+{
+	const char *sample = T_SANITIZED ? "softmax" : "bert_encoder";
+	char args[600], cmd[900], *out = NULL;
+	tdir d;
+
+	(void)state;
+	tdir_make(&d);
+	snprintf(args, sizeof args, "--run --strategy all --repeat 1 --warmup 0 "
+		 "--trace %s/t.json --report %s/r.json", d.path, d.path);
+	assert_int_equal(fuselab_on(args, sample, &out), 0);
+	t_assert_contains(out, "of each strategy's kernel runs");
+	t_assert_contains(out, "with the strategies' timings");
+	free(out);
+	/* the trace: the events Perfetto needs, a process per strategy */
+	snprintf(cmd, sizeof cmd, "python3 -c '\n"
+		 "import json,sys\n"
+		 "t=json.load(open(sys.argv[1]))\n"
+		 "ev=t[\"traceEvents\"]\n"
+		 "assert all(e[\"ph\"] in \"XiM\" for e in ev)\n"
+		 "assert all(isinstance(e[\"pid\"],int) and isinstance(e[\"tid\"],int) for e in ev)\n"
+		 "assert all(e[\"dur\"]>=0 for e in ev if e[\"ph\"]==\"X\")\n"
+		 "names={e[\"args\"][\"name\"] for e in ev if e[\"ph\"]==\"M\" and e[\"name\"]==\"process_name\"}\n"
+		 "assert {\"unfused\",\"xla\",\"apollo-l1\"} <= names, names\n"
+		 "r=json.load(open(sys.argv[2]))\n"
+		 "assert r[\"format\"]==\"fuselab-report/1\"\n"
+		 "assert len(r[\"strategies\"])==3\n"
+		 "assert all(s[\"verified\"] for s in r[\"strategies\"])\n"
+		 "' %s/t.json %s/r.json", d.path, d.path);
+	if (t_run(cmd, &out) != 0)
+		fail_msg("%s", out);
+	free(out);
+	tdir_remove(&d);
+}
+
+static void export_cli_write_errors(void **state)
+{
+	char args[400], *out = NULL;
+	struct stat st;
+	tdir d;
+
+	(void)state;
+	tdir_make(&d);
+	snprintf(args, sizeof args, "--report %s/missing/r.json", d.path);
+	assert_int_equal(fuselab_on(args, "softmax", &out), 1);
+	t_assert_contains(out, "missing/r.json: No such file or directory");
+	free(out);
+	snprintf(args, sizeof args, "--trace %s", d.path);
+	assert_int_equal(fuselab_on(args, "softmax", &out), 1);
+	t_assert_contains(out, "is a directory, not a file");
+	free(out);
+	assert_int_equal(fuselab_on("--report /dev/full", "softmax", &out), 1);
+	t_assert_contains(out, "/dev/full: No space left on device");
+	free(out);
+	assert_int_equal(stat("/dev/full", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(t_count_entries(d.path), 0);
+	/* standard output */
+	assert_int_equal(fuselab_on("--format json --report -", "softmax", &out), 0);
+	t_assert_contains(out, "\"format\":");
+	free(out);
+	tdir_remove(&d);
+}
+
+FL_SUITE(export_cli,
+	 cmocka_unit_test(export_cli_graph_file_and_dir),
+	 cmocka_unit_test(export_cli_frames),
+	 cmocka_unit_test(export_cli_trees_and_domain),
+	 cmocka_unit_test(export_cli_trace_and_report_of_a_run),
+	 cmocka_unit_test(export_cli_write_errors));
