@@ -30,6 +30,7 @@ FL_SUITE_DECL(view_sched);
 FL_SUITE_DECL(view_panels);
 FL_SUITE_DECL(tour);
 FL_SUITE_DECL(view_graph);
+FL_SUITE_DECL(export_domain);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
 		{fl_suite_view_panels, &fl_suite_view_panels_n},
 		{fl_suite_tour, &fl_suite_tour_n},
 		{fl_suite_view_graph, &fl_suite_view_graph_n},
+		{fl_suite_export_domain, &fl_suite_export_domain_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
