@@ -22,6 +22,8 @@
 #define STEP 18.0		/* points between neighbouring points */
 #define PT_IN 0.16		/* a point's diameter, inches */
 #define TICK_EVERY 8		/* axis numbers every this many points */
+#define LEGEND_IN 4.5		/* width of a legend line's text, inches */
+#define LEGEND_IN_TEXT "4.5"
 
 /* Eight colours, an even number: neighbouring tiles never share one
  * (fl_domain_tile_colour). */
@@ -422,6 +424,21 @@ static void axes(pic *p)
 	}
 }
 
+/* Text left-aligned from just right of a legend marker: a plain text
+ * node is centred on its position, so it is made LEGEND_IN wide, its
+ * left edge placed there, and its line ended with \\l (left-justified). */
+static void legend_text(pic *p, const char *name, const char *text, double y)
+{
+	char label[128];
+	Agnode_t *n;
+
+	snprintf(label, sizeof label, "%s\\l", text);
+	n = text_node(p, name, label, STEP + LEGEND_IN * 72 / 2, y);
+	agset(n, "fixedsize", "true");
+	agset(n, "width", LEGEND_IN_TEXT);
+	agset(n, "height", "0.2");
+}
+
 /* Three lines under the points: a circle, a diamond, a dashed box. */
 static void legend(pic *p)
 {
@@ -449,13 +466,12 @@ static void legend(pic *p)
 			agset(n, "shape", "box");
 			agset(n, "style", "dashed");
 			agset(n, "color", (char *)palette[1]);
+			agset(n, "penwidth", "1.5");
+			agset(n, "width", "0.3");
+			agset(n, "height", "0.2");
 		}
 		snprintf(name, sizeof name, "legend%d_text", i);
-		/* Plain text is centred on its position: half its width
-		 * (about 6 points a character at size 9) right of the
-		 * marker. */
-		text_node(p, name, what[i], STEP + 2.6 * (double)strlen(what[i]),
-			  y);
+		legend_text(p, name, what[i], y);
 	}
 }
 

@@ -319,6 +319,52 @@ static void export_domain_svg_png(void **state)
 	t_close(&t);
 }
 
+/* A 4096 x 1024 softmax (its first statement over both): the picture is cut to 64 x 64 points and the
+ * title says so; only the window's points are nodes. */
+static void export_domain_cut(void **state)
+{
+	fl_graph *g = t_load_sample("softmax");
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *s;
+	char dir[] = "/tmp/fl_domXXXXXX", path[64], *label;
+	const char *stmt = NULL;
+	const fl_kernel *k;
+	fl_domain *d;
+	t_counts c;
+
+	(void)state;
+	fl_engine_opts_default(&o);
+	o.stop_after = FL_PASS_LAYER1;
+	s = fl_engine_open(g, &o, &err);
+	if (!s || fl_engine_run(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	k = &fl_engine_program(s)->kernels[0];
+	d = fl_domain_new(k, &err);
+	assert_non_null(d);
+	for (int i = 0; !stmt && i < fl_domain_n_stmts(d); i++)
+		if (fl_domain_stmt_at(d, i)->n_dims == 2 &&
+		    fl_domain_stmt_at(d, i)->hi[1] == 1023)
+			stmt = fl_domain_stmt_at(d, i)->name;
+	assert_non_null(stmt);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/softmax.dot", dir);
+	if (fl_export_domain(s, 0, stmt, -1, -1, NULL, 0, path, "dot",
+			     &err) < 0)
+		fail_msg("%s", err.msg);
+	t_count_dot(path, &c, &label);
+	assert_int_equal(c.points, 64 * 64);
+	assert_non_null(strstr(label, "columns i1 0..63 of 0..1023, rows i0 "
+				      "0..63 of 0..4095"));
+	assert_non_null(strstr(label, "cut to the first 64 x 64 points"));
+	free(label);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	fl_domain_free(d);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
 /* Asserts the export fails with a message containing expect. */
 static void t_fails(const t_sess *t, int kernel, const char *stmt, int dx,
 		    int dy, const long *fixed, int n_fixed, const char *path,
@@ -367,4 +413,5 @@ FL_SUITE(export_domain,
 	 cmocka_unit_test(export_domain_model_untiled),
 	 cmocka_unit_test(export_domain_dot),
 	 cmocka_unit_test(export_domain_svg_png),
+	 cmocka_unit_test(export_domain_cut),
 	 cmocka_unit_test(export_domain_errors));

@@ -35,10 +35,9 @@
  * domain with the window's box before any point is enumerated, so a
  * 4096 x 1024 domain costs what the visible cells cost.  Per kernel
  * (the model, the schedule relation, the dependences), per window (its
- * cells) and
- * per cursor (its dependences) the results are cached in the state and
- * recomputed only when what they depend on changes.  Reads the session
- * only.
+ * cells) and per cursor (its dependences) the results are cached in the
+ * state and recomputed only when what they depend on changes.  Reads the
+ * session only.
  *
  * The caches hold isl objects of the session's isl_ctx, and so a
  * reference to it: they are dropped at the first render with another
