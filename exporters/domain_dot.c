@@ -20,6 +20,7 @@
 #include "output.h"
 
 #define STEP 18.0		/* points between neighbouring points */
+#define PT 72			/* points an inch */
 #define PT_IN 0.16		/* a point's diameter, inches */
 #define TICK_EVERY 8		/* axis numbers every this many points */
 #define LEGEND_IN 4.5		/* width of a legend line's text, inches */
@@ -325,9 +326,9 @@ static void tiles(pic *p)
 		agset(n, "style", "dashed");
 		agset(n, "penwidth", "1.5");
 		agset(n, "color", (char *)tile_colour_of(&col));
-		snprintf(buf, sizeof buf, "%.2f", (x_hi - x_lo + 1) * STEP / 72);
+		snprintf(buf, sizeof buf, "%.2f", (x_hi - x_lo + 1) * STEP / PT);
 		agset(n, "width", buf);
-		snprintf(buf, sizeof buf, "%.2f", (y_hi - y_lo + 1) * STEP / 72);
+		snprintf(buf, sizeof buf, "%.2f", (y_hi - y_lo + 1) * STEP / PT);
 		agset(n, "height", buf);
 		set_pos(n, (px(x_lo) + px(x_hi)) / 2,
 			(py(p, y_lo) + py(p, y_hi)) / 2);
@@ -433,7 +434,7 @@ static void legend_text(pic *p, const char *name, const char *text, double y)
 	Agnode_t *n;
 
 	snprintf(label, sizeof label, "%s\\l", text);
-	n = text_node(p, name, label, STEP + LEGEND_IN * 72 / 2, y);
+	n = text_node(p, name, label, STEP + LEGEND_IN * PT / 2, y);
 	agset(n, "fixedsize", "true");
 	agset(n, "width", LEGEND_IN_TEXT);
 	agset(n, "height", "0.2");

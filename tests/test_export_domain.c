@@ -319,8 +319,9 @@ static void export_domain_svg_png(void **state)
 	t_close(&t);
 }
 
-/* A 4096 x 1024 softmax (its first statement over both): the picture is cut to 64 x 64 points and the
- * title says so; only the window's points are nodes. */
+/* A 4096 x 1024 softmax (its first statement over both dimensions):
+ * the picture is cut to 64 x 64 points and the title says so; only the
+ * window's points are nodes. */
 static void export_domain_cut(void **state)
 {
 	fl_graph *g = t_load_sample("softmax");

@@ -684,13 +684,14 @@ static void list_text(const char *what, __isl_keep isl_union_set *u,
 static __isl_give isl_set *cursor_set(const dom_state *st)
 {
 	const dom_stmt *s = &st->stmts[st->stmt];
-	isl_set *p = isl_set_universe(isl_set_get_space(fl_domain_stmt_set(st->model, st->stmt)));
+	isl_set *dom = fl_domain_stmt_set(st->model, st->stmt);
+	isl_set *p = isl_set_universe(isl_set_get_space(dom));
 
 	for (int d = 0; d < s->n_dims; d++)
 		p = isl_set_fix_si(p, isl_dim_set, d,
 				   (int)(d == st->da ? st->cy :
 					 d == st->db ? st->cx : st->fixed[d]));
-	return isl_set_intersect(p, isl_set_copy(fl_domain_stmt_set(st->model, st->stmt)));
+	return isl_set_intersect(p, isl_set_copy(dom));
 }
 
 /* Works out the cursor's dependences unless they are the ones held. */
@@ -766,8 +767,8 @@ static void window_mark_deps(dom_state *st)
 
 		if (!u[i])
 			continue;
-		set = isl_union_set_extract_set(u[i],
-						isl_set_get_space(fl_domain_stmt_set(st->model, st->stmt)));
+		set = isl_union_set_extract_set(u[i], isl_set_get_space(
+			fl_domain_stmt_set(st->model, st->stmt)));
 		set = fl_domain_window_cut(st->win, set, 0);
 		isl_set_foreach_point(set, mark_dep, &m);
 		isl_set_free(set);

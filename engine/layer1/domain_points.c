@@ -404,11 +404,12 @@ static bool region_apply(const region_op *op, __isl_take isl_set *r, long *b)
 	}
 	isl_set_free(r);
 	for (long y = b[0]; y <= b[1]; y++)
-		for (long x = b[2]; x <= b[3]; x++)
-			region_cell(&win->pts[(win->dim_y >= 0 ? y - win->y0 : 0) *
-						      win->w +
-					      (win->dim_x >= 0 ? x - win->x0 : 0)],
-				    op);
+		for (long x = b[2]; x <= b[3]; x++) {
+			long wy = win->dim_y >= 0 ? y - win->y0 : 0;
+			long wx = win->dim_x >= 0 ? x - win->x0 : 0;
+
+			region_cell(&win->pts[wy * win->w + wx], op);
+		}
 	return true;
 }
 
