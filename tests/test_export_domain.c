@@ -408,6 +408,29 @@ static void export_domain_errors(void **state)
 	t_close(&t);
 }
 
+/* Before layer 1 there is no kernel to draw: said, nothing written. */
+static void export_domain_before_layer1(void **state)
+{
+	fl_graph *g = t_load_sample("micro2020_fig1");
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *s;
+	struct stat sb;
+
+	(void)state;
+	fl_engine_opts_default(&o);	/* stops after the partition */
+	s = fl_engine_open(g, &o, &err);
+	if (!s || fl_engine_run(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(fl_export_domain(s, 0, NULL, -1, -1, NULL, 0,
+					  "/tmp/fl_dom_never.dot", NULL, &err),
+			 -1);
+	assert_string_equal(err.msg, "no kernels yet: layer 1 has not run");
+	assert_int_equal(stat("/tmp/fl_dom_never.dot", &sb), -1);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
 FL_SUITE(export_domain,
 	 cmocka_unit_test(export_domain_model_overlap),
 	 cmocka_unit_test(export_domain_model_arguments),
@@ -415,4 +438,5 @@ FL_SUITE(export_domain,
 	 cmocka_unit_test(export_domain_dot),
 	 cmocka_unit_test(export_domain_svg_png),
 	 cmocka_unit_test(export_domain_cut),
-	 cmocka_unit_test(export_domain_errors));
+	 cmocka_unit_test(export_domain_errors),
+	 cmocka_unit_test(export_domain_before_layer1));

@@ -633,9 +633,10 @@ fl_domain_window *fl_domain_window_new(const fl_domain *d,
 		fl_error_set(err, "out of memory");
 		return NULL;
 	}
-	*win = (fl_domain_window){stmt, dim_x, dim_y, {0}, x0, y0, w, h,
-				  win->pts, 0, NULL, false, 0, 0};
-	for (int i = 0; i < s->n_dims; i++)
+	*win = (fl_domain_window){.stmt = stmt, .dim_x = dim_x, .dim_y = dim_y,
+				  .x0 = x0, .y0 = y0, .w = w, .h = h,
+				  .pts = win->pts};
+	for (int i = 0; fixed && i < s->n_dims; i++)
 		win->fixed[i] = fixed[i];
 	in = (region_op){win, s->n_dims, false, 0, {0}};
 	region_apply(&in, fl_domain_window_cut(win, isl_set_copy(d->sets[stmt]),

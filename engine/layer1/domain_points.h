@@ -91,8 +91,8 @@ typedef struct fl_domain_window {
 } fl_domain_window;
 
 /* Statement stmt of d cut to the window: dim_x and dim_y distinct
- * dimensions of it or -1, fixed[d] the value of every other dimension d,
- * w, h >= 1.  k is the kernel d was built from.  NULL with the reason
+ * dimensions of it or -1, fixed[d] the value of every other dimension d
+ * (NULL: all 0), w, h >= 1.  k is the kernel d was built from.  NULL with the reason
  * when an argument is out of range or memory runs out. */
 fl_domain_window *fl_domain_window_new(const fl_domain *d,
 				       const fl_kernel *k, int stmt,
