@@ -1,10 +1,12 @@
 /* The iteration-domain picture of a statement (see domain_dot.h).
  *
- * Every node carries its position (pos "x,y!" in points) and the graph
- * is laid out by Graphviz's "nop2" engine, which keeps positions and
- * only computes the bounding box: neato would move overlapping nodes,
- * and a tile's box overlaps its neighbour's over the recomputed halo on
- * purpose.  The tile grid is one dashed, unfilled, fixed-size box node
+ * Every node carries its position (pos "x,y!" in points: pinned) and
+ * the graph is laid out by neato, which leaves pinned nodes where they
+ * are, only moved together to the origin (overlap is kept by default: a tile's box
+ * overlaps its neighbour's over the recomputed halo on purpose).  The
+ * "nop2" engine would do the same but, in Graphviz 2.43, leaks a node
+ * array per layout (found by the sanitizer pass).  The tile grid is one
+ * dashed, unfilled, fixed-size box node
  * per tile (created before the points, so they are drawn on top) rather
  * than edges: with no edges there is nothing to route.  Rows go down
  * as in the domain view: the window's first row is at the top. */
@@ -200,11 +202,13 @@ static fl_domain_window *window_make(pic *p, fl_error *err)
 
 /* ---- the graph ------------------------------------------------------ */
 
+/* Pins n at (x, y) points: neato reads pinned positions in inches (the
+ * .dot it writes holds points, as `neato -n2` reads them). */
 static void set_pos(Agnode_t *n, double x, double y)
 {
 	char buf[64];
 
-	snprintf(buf, sizeof buf, "%.1f,%.1f!", x, y);
+	snprintf(buf, sizeof buf, "%.4f,%.4f!", x / PT, y / PT);
 	agset(n, "pos", buf);
 }
 
@@ -516,7 +520,7 @@ static int render(Agraph_t *g, const char *file, const char *format,
 	unsigned int len = 0;
 	int r;
 
-	if (!gvc || gvLayout(gvc, g, "nop2") != 0) {
+	if (!gvc || gvLayout(gvc, g, "neato") != 0) {
 		fl_error_set(err, "%s: Graphviz could not lay the picture out%s%s",
 			     file, aglasterr() ? ": " : "",
 			     aglasterr() ? aglasterr() : "");

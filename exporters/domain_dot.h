@@ -5,8 +5,8 @@
  * (the overlap an extension node recomputes) drawn as diamonds with a
  * thick outline; each tile's box of points drawn dashed in its colour;
  * a legend, and a title naming kernel, statement, dimensions, fixed
- * values and the window.  Built with cgraph, laid out by Graphviz's
- * "nop2" engine (neato -n2: positions as given), written as .dot (with
+ * values and the window.  Built with cgraph, laid out by neato with
+ * every position pinned (positions as given), written as .dot (with
  * the positions, so `neato -n2` renders it again) or rendered to
  * .svg/.png through gvc in memory.  The model is the layer-1 stage's
  * (engine/layer1/domain_points.h), the one the domain view draws. */
