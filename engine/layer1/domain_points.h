@@ -27,6 +27,7 @@
 #include <isl/point.h>
 #include <isl/set.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "fl_error.h"
 #include "kernel.h"
