@@ -35,6 +35,7 @@ FL_SUITE_DECL(view_graph);
 FL_SUITE_DECL(export_report);
 FL_SUITE_DECL(export_trace);
 FL_SUITE_DECL(export_dot);
+FL_SUITE_DECL(export_domain);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
 		{fl_suite_export_report, &fl_suite_export_report_n},
 		{fl_suite_export_trace, &fl_suite_export_trace_n},
 		{fl_suite_export_dot, &fl_suite_export_dot_n},
+		{fl_suite_export_domain, &fl_suite_export_domain_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

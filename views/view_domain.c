@@ -28,13 +28,16 @@
  *     because isl's own schedule maps refuse trees with extension nodes;
  *     a recomputed instance counts at its first execution.
  *
- * Work is bounded by the window: isl intersects the domain with the
- * window's box before any point is enumerated, so a 4096 x 1024 domain
- * costs what the visible cells cost.  Per kernel (statements, copies,
- * the schedule relation, the dependences), per window (its cells) and
- * per cursor (its dependences) the results are cached in the state and
- * recomputed only when what they depend on changes.  Reads the session
- * only.
+ * The statements, the window's points, their tiles and overlap are the
+ * layer-1 stage's domain model (engine/layer1/domain_points.h, which the
+ * domain exporter draws too); the view adds the order, the dependences
+ * and the drawing.  Work is bounded by the window: isl intersects the
+ * domain with the window's box before any point is enumerated, so a
+ * 4096 x 1024 domain costs what the visible cells cost.  Per kernel
+ * (the model, the schedule relation, the dependences), per window (its
+ * cells) and per cursor (its dependences) the results are cached in the
+ * state and recomputed only when what they depend on changes.  Reads the
+ * session only.
  *
  * The caches hold isl objects of the session's isl_ctx, and so a
  * reference to it: they are dropped at the first render with another
@@ -60,9 +63,10 @@
 #include <isl/union_set.h>
 #include <isl/val.h>
 
+#include "domain_points.h"
 #include "view.h"
 
-#define MAXD 16		/* dimensions kept per instance or tile */
+#define MAXD FL_DOMAIN_MAXD
 #define MAXV 32		/* schedule vector length kept */
 #define MAX_LIST 3	/* sources / sinks named in the text line */
 #define COUNT_CAP 1000	/* counting dependences stops here */
@@ -72,20 +76,11 @@
 #define CH_SINK FL_CH_ARROW_R
 
 /* One statement of the kernel, as the view picks it with [ and ]. */
-typedef struct dom_stmt {
-	char name[48];
-	int op_pos, k;		/* position of its op in kernel->ops, k */
-	isl_set *dom;		/* its instances */
-	int n;			/* dimensions */
-	long lo[MAXD], hi[MAXD];	/* bounds per dimension */
-} dom_stmt;
+typedef fl_domain_stmt dom_stmt;
 
 /* One cell of the window. */
 typedef struct dom_cell {
-	bool in;		/* an instance of the statement */
-	int n_tiles;		/* 0: untiled, >1: overlapped */
-	int tile[MAXD];		/* its first tile */
-	int n_tile;
+	fl_domain_point p;	/* instance?, its tiles (the model's) */
 	char dep;		/* 's' source, 'k' sink of the cursor */
 	int n_v;		/* schedule vector (execution order) */
 	long v[MAXV];
@@ -99,9 +94,9 @@ typedef struct dom_state {
 	int kernel;
 	char *sched_text;
 	isl_ctx *ctx;
+	fl_domain *model;	/* statements, copies */
 	int n_stmts;
-	dom_stmt *stmts;
-	isl_union_set *copies;	/* instances the extension nodes add */
+	const dom_stmt *stmts;	/* the model's */
 	isl_union_map *order;	/* instances (copies too) -> schedule
 				   vector, NULL until `y` needs it */
 	bool order_failed;
@@ -119,7 +114,7 @@ typedef struct dom_state {
 	int win_stmt, win_da, win_db, win_rows, win_cols;
 	long win_oy, win_ox, win_fixed[MAXD];
 	bool win_order;
-	bool copied;		/* the statement runs as copies */
+	fl_domain_window *win;	/* the model's window */
 	dom_cell *cells;
 	int rows, cols;		/* window size at the last render */
 	int shown_rows;		/* rows drawn (separators take some) */
@@ -137,16 +132,15 @@ typedef struct dom_state {
 
 static void kernel_free(dom_state *st)
 {
-	for (int i = 0; i < st->n_stmts; i++)
-		isl_set_free(st->stmts[i].dom);
-	free(st->stmts);
+	fl_domain_window_free(st->win);
+	fl_domain_free(st->model);
 	free(st->sched_text);
-	isl_union_set_free(st->copies);
 	isl_union_map_free(st->order);
 	isl_union_map_free(st->deps);
+	st->win = NULL;
+	st->model = NULL;
 	st->stmts = NULL;
 	st->sched_text = NULL;
-	st->copies = NULL;
 	st->order = st->deps = NULL;
 	st->cur_src = isl_union_set_free(st->cur_src);
 	st->cur_sink = isl_union_set_free(st->cur_sink);
@@ -175,110 +169,10 @@ static void dom_destroy(void *p)
 	free(st);
 }
 
-/* The bound of dimension pos of set (min or max), LONG_MIN/LONG_MAX when
- * it has none or it does not fit. */
-static long dim_bound(__isl_keep isl_set *set, int pos, bool max)
-{
-	isl_local_space *ls = isl_local_space_from_space(isl_set_get_space(set));
-	isl_aff *x = isl_aff_var_on_domain(ls, isl_dim_set, pos);
-	isl_val *v = max ? isl_set_max_val(set, x) : isl_set_min_val(set, x);
-	long r = max ? LONG_MAX : LONG_MIN;
-
-	if (v && isl_val_is_int(v) == isl_bool_true)
-		r = isl_val_get_num_si(v);
-	isl_val_free(v);
-	isl_aff_free(x);
-	return r;
-}
-
-/* The position of "S<op>_<k>"'s op in kernel->ops, and k. */
-static void stmt_order(const fl_kernel *k, dom_stmt *s)
-{
-	int op = -1, sk = 0;
-
-	sscanf(s->name, "S%d_%d", &op, &sk);
-	s->op_pos = k->n_ops;
-	s->k = sk;
-	for (int i = 0; i < k->n_ops; i++)
-		if (k->ops[i] == op)
-			s->op_pos = i;
-}
-
-typedef struct collect {
-	const fl_kernel *k;
-	dom_state *st;
-	int cap;
-} collect;
-
-static isl_stat add_stmt(__isl_take isl_set *set, void *user)
-{
-	collect *c = user;
-	dom_state *st = c->st;
-	const char *name = isl_set_get_tuple_name(set);
-	isl_size n = isl_set_dim(set, isl_dim_set);
-	dom_stmt *s;
-
-	if (!name || n < 0 || n > MAXD) {
-		isl_set_free(set);
-		return isl_stat_ok;
-	}
-	if (st->n_stmts == c->cap) {
-		dom_stmt *grown = realloc(st->stmts, 2 * (size_t)c->cap *
-						     sizeof *grown);
-
-		if (!grown) {
-			isl_set_free(set);
-			return isl_stat_error;
-		}
-		st->stmts = grown;
-		c->cap *= 2;
-	}
-	s = &st->stmts[st->n_stmts++];
-	memset(s, 0, sizeof *s);
-	snprintf(s->name, sizeof s->name, "%s", name);
-	s->n = n;
-	for (int i = 0; i < n; i++) {
-		s->lo[i] = dim_bound(set, i, false);
-		s->hi[i] = dim_bound(set, i, true);
-	}
-	s->dom = set;
-	stmt_order(c->k, s);
-	return isl_stat_ok;
-}
-
-static int stmt_cmp(const void *a, const void *b)
-{
-	const dom_stmt *x = a, *y = b;
-
-	if (x->op_pos != y->op_pos)
-		return x->op_pos < y->op_pos ? -1 : 1;
-	return x->k - y->k;
-}
-
-/* Adds the range of every extension map below node to *copies. */
-static void find_copies(__isl_keep isl_schedule_node *node,
-			isl_union_set **copies)
-{
-	isl_size n = isl_schedule_node_n_children(node);
-
-	if (isl_schedule_node_get_type(node) == isl_schedule_node_extension)
-		*copies = isl_union_set_union(*copies, isl_union_map_range(
-			isl_schedule_node_extension_get_extension(node)));
-	for (int i = 0; i < n; i++) {
-		isl_schedule_node *c = isl_schedule_node_get_child(node, i);
-
-		find_copies(c, copies);
-		isl_schedule_node_free(c);
-	}
-}
-
 /* Builds the per-kernel cache unless it is the one held. */
 static int kernel_get(dom_state *st, const fl_kernel *k, int kernel)
 {
-	collect c = {k, st, 8};
-	isl_schedule_node *root;
-
-	if (st->stmts && st->kernel == kernel && k->schedule_text &&
+	if (st->model && st->kernel == kernel && k->schedule_text &&
 	    st->ctx == isl_union_set_get_ctx(k->domain) &&
 	    st->sched_text && !strcmp(st->sched_text, k->schedule_text))
 		return 0;
@@ -286,20 +180,14 @@ static int kernel_get(dom_state *st, const fl_kernel *k, int kernel)
 	st->kernel = kernel;
 	st->ctx = isl_union_set_get_ctx(k->domain);
 	st->stmt = 0;
-	st->stmts = malloc((size_t)c.cap * sizeof *st->stmts);
+	st->model = fl_domain_new(k, NULL);
 	st->sched_text = strdup(k->schedule_text ? k->schedule_text : "");
-	if (!st->stmts || !st->sched_text ||
-	    isl_union_set_foreach_set(k->domain, add_stmt, &c) < 0 ||
-	    st->n_stmts == 0) {
+	if (!st->model || !st->sched_text) {
 		kernel_free(st);
 		return -1;
 	}
-	qsort(st->stmts, (size_t)st->n_stmts, sizeof *st->stmts, stmt_cmp);
-	st->copies = isl_union_set_empty(isl_union_set_get_space(k->domain));
-	root = isl_schedule_get_root(k->schedule);
-	if (root)
-		find_copies(root, &st->copies);
-	isl_schedule_node_free(root);
+	st->n_stmts = fl_domain_n_stmts(st->model);
+	st->stmts = fl_domain_stmt_at(st->model, 0);
 	st->stmt = -1;		/* chosen afresh: stmt_choose */
 	return 0;
 }
@@ -352,8 +240,8 @@ static void stmt_choose(dom_state *st, int i)
 	s = &st->stmts[st->stmt];
 	st->pair = 0;
 	st->fixed_sel = 0;
-	pair_dims(s->n, 0, &st->da, &st->db);
-	for (int d = 0; d < s->n; d++)
+	pair_dims(s->n_dims, 0, &st->da, &st->db);
+	for (int d = 0; d < s->n_dims; d++)
 		st->fixed[d] = s->lo[d] == LONG_MIN ? 0 : s->lo[d];
 	st->cy = st->da >= 0 ? st->fixed[st->da] : 0;
 	st->cx = st->db >= 0 ? st->fixed[st->db] : 0;
@@ -367,7 +255,7 @@ static int fixed_dims(const dom_state *st, int *dims)
 {
 	int n = 0;
 
-	for (int d = 0; d < st->stmts[st->stmt].n; d++)
+	for (int d = 0; d < st->stmts[st->stmt].n_dims; d++)
 		if (d != st->da && d != st->db)
 			dims[n++] = d;
 	return n;
@@ -400,54 +288,6 @@ static void cursor_clamp(dom_state *st)
 
 /* ---- isl helpers ------------------------------------------------- */
 
-/* set (whose dimensions off.. are the statement's) with the dimensions
- * not shown fixed at their chosen values. */
-static __isl_give isl_set *fix_others(const dom_state *st,
-				      __isl_take isl_set *set, int off)
-{
-	const dom_stmt *s = &st->stmts[st->stmt];
-
-	for (int d = 0; d < s->n; d++)
-		if (d != st->da && d != st->db)
-			set = isl_set_fix_si(set, isl_dim_set, off + d,
-					     (int)st->fixed[d]);
-	return set;
-}
-
-/* set (whose dimensions off.. are statement s's) cut to the window. */
-static __isl_give isl_set *window_box(const dom_state *st,
-				      __isl_take isl_set *set, int off)
-{
-	set = fix_others(st, set, off);
-	if (st->da >= 0) {
-		set = isl_set_lower_bound_si(set, isl_dim_set, off + st->da,
-					     (int)st->oy);
-		set = isl_set_upper_bound_si(set, isl_dim_set, off + st->da,
-					     (int)(st->oy + st->rows - 1));
-	}
-	if (st->db >= 0) {
-		set = isl_set_lower_bound_si(set, isl_dim_set, off + st->db,
-					     (int)st->ox);
-		set = isl_set_upper_bound_si(set, isl_dim_set, off + st->db,
-					     (int)(st->ox + st->cols - 1));
-	}
-	return set;
-}
-
-/* Coordinates of pt (n of them) into v; -1 when one does not fit. */
-static int point_coords(__isl_keep isl_point *pt, int n, long *v)
-{
-	for (int i = 0; i < n; i++) {
-		isl_val *x = isl_point_get_coordinate_val(pt, isl_dim_set, i);
-
-		if (!x)
-			return -1;
-		v[i] = isl_val_get_num_si(x);
-		isl_val_free(x);
-	}
-	return 0;
-}
-
 /* The window cell of instance coordinates inst, NULL outside. */
 static dom_cell *cell_of(dom_state *st, const long *inst)
 {
@@ -457,209 +297,6 @@ static dom_cell *cell_of(dom_state *st, const long *inst)
 	if (y < 0 || y >= st->rows || x < 0 || x >= st->cols)
 		return NULL;
 	return &st->cells[y * st->cols + x];
-}
-
-static int tile_cmp(const int *a, const int *b, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return 0;
-}
-
-/* ---- the window's cells ------------------------------------------ */
-
-/* What to do to each cell of a region: mark it an instance, or add a
- * tile to it. */
-typedef struct region_op {
-	dom_state *st;
-	bool add_tile;
-	int n_tile;
-	int tile[MAXD];
-} region_op;
-
-static void region_cell(dom_cell *c, const region_op *op)
-{
-	if (!op->add_tile) {
-		c->in = true;
-		return;
-	}
-	if (!c->in)
-		return;
-	if (!c->n_tiles || tile_cmp(op->tile, c->tile, op->n_tile) < 0)
-		memcpy(c->tile, op->tile, sizeof op->tile);
-	c->n_tile = op->n_tile;
-	c->n_tiles++;
-}
-
-static isl_stat region_point(__isl_take isl_point *pt, void *user)
-{
-	const region_op *op = user;
-	long v[MAXD];
-	dom_cell *c;
-
-	if (point_coords(pt, op->st->stmts[op->st->stmt].n, v) == 0 &&
-	    (c = cell_of(op->st, v)))
-		region_cell(c, op);
-	isl_point_free(pt);
-	return isl_stat_ok;
-}
-
-/* Bounds of region r along d into lo, hi (d < 0: the single value 0);
- * false when unbounded. */
-static bool region_bounds(__isl_keep isl_set *r, int d, long *lo, long *hi)
-{
-	if (d < 0) {
-		*lo = *hi = 0;
-		return true;
-	}
-	*lo = dim_bound(r, d, false);
-	*hi = dim_bound(r, d, true);
-	return *lo != LONG_MIN && *hi != LONG_MAX;
-}
-
-/* Applies op to the cells of r, a set of the statement's instances
- * inside the window (taken).  A region that is a rectangle - the
- * common case: a domain, a tile - is filled from its bounds; any other
- * is enumerated point by point (bounded by the window). */
-static void region_apply(const region_op *op, __isl_take isl_set *r)
-{
-	dom_state *st = op->st;
-	long lo_a, hi_a, lo_b, hi_b;
-	isl_set *box;
-	bool rect;
-
-	if (!r || isl_set_is_empty(r) != isl_bool_false) {
-		isl_set_free(r);
-		return;
-	}
-	rect = region_bounds(r, st->da, &lo_a, &hi_a) &&
-	       region_bounds(r, st->db, &lo_b, &hi_b);
-	if (rect) {
-		box = fix_others(st, isl_set_universe(isl_set_get_space(r)), 0);
-		if (st->da >= 0) {
-			box = isl_set_lower_bound_si(box, isl_dim_set, st->da,
-						     (int)lo_a);
-			box = isl_set_upper_bound_si(box, isl_dim_set, st->da,
-						     (int)hi_a);
-		}
-		if (st->db >= 0) {
-			box = isl_set_lower_bound_si(box, isl_dim_set, st->db,
-						     (int)lo_b);
-			box = isl_set_upper_bound_si(box, isl_dim_set, st->db,
-						     (int)hi_b);
-		}
-		rect = isl_set_is_equal(r, box) == isl_bool_true;
-		isl_set_free(box);
-	}
-	if (!rect) {
-		isl_set_foreach_point(r, region_point, (void *)op);
-		isl_set_free(r);
-		return;
-	}
-	isl_set_free(r);
-	for (long y = lo_a; y <= hi_a; y++)
-		for (long x = lo_b; x <= hi_b; x++)
-			region_cell(&st->cells[(st->da >= 0 ? y - st->oy : 0) *
-						       st->cols +
-					       (st->db >= 0 ? x - st->ox : 0)],
-				    op);
-}
-
-/* The tiles (points of `tiles`, n_tile coordinates each) and the
- * instances in each: region(tile) gives them. */
-typedef struct tile_walk {
-	region_op op;
-	isl_map *tile2inst;	/* tile -> instances in the window */
-} tile_walk;
-
-static isl_stat tile_region(__isl_take isl_point *pt, void *user)
-{
-	tile_walk *t = user;
-	long v[MAXD];
-
-	if (point_coords(pt, t->op.n_tile, v) == 0) {
-		isl_set *one = isl_set_from_point(isl_point_copy(pt));
-
-		for (int i = 0; i < t->op.n_tile; i++)
-			t->op.tile[i] = (int)v[i];
-		region_apply(&t->op, isl_set_apply(one,
-					isl_map_copy(t->tile2inst)));
-	}
-	isl_point_free(pt);
-	return isl_stat_ok;
-}
-
-/* Adds the tiles of map tile2inst (tile -> window instances, taken) to
- * the cells, one region per tile. */
-static void tiles_apply(dom_state *st, __isl_take isl_map *tile2inst)
-{
-	tile_walk t = {{st, true, 0, {0}}, tile2inst};
-	isl_size n = isl_map_dim(tile2inst, isl_dim_in);
-	isl_set *tiles;
-
-	if (n < 0 || n > MAXD) {
-		isl_map_free(tile2inst);
-		return;
-	}
-	t.op.n_tile = n;
-	tiles = isl_map_domain(isl_map_copy(tile2inst));
-	isl_set_foreach_point(tiles, tile_region, &t);
-	isl_set_free(tiles);
-	isl_map_free(tile2inst);
-}
-
-/* Is copy the name of a recomputed copy of statement base
- * ("<base>_r<n>")? */
-static bool is_copy_of(const char *copy, const char *base)
-{
-	size_t n = strlen(base);
-
-	return !strncmp(copy, base, n) && copy[n] == '_' && copy[n + 1] == 'r';
-}
-
-/* A copy [tile, instance] of the window's statement: its tiles. */
-static isl_stat copy_tiles(__isl_take isl_set *set, void *user)
-{
-	dom_state *st = user;
-	const dom_stmt *s = &st->stmts[st->stmt];
-	const char *name = isl_set_get_tuple_name(set);
-	isl_size n = isl_set_dim(set, isl_dim_set);
-
-	if (!name || !is_copy_of(name, s->name) || n < s->n ||
-	    n - s->n > MAXD) {
-		isl_set_free(set);
-		return isl_stat_ok;
-	}
-	st->copied = true;
-	set = window_box(st, set, n - s->n);
-	/* [] -> S_r[t, i] becomes [t] -> S_r[i]. */
-	tiles_apply(st, isl_map_move_dims(isl_map_from_range(set), isl_dim_in,
-					  0, isl_dim_out, 0, n - s->n));
-	return isl_stat_ok;
-}
-
-/* The tiles of a tiled statement's window instances: inst2tile cut to
- * the window, reversed. */
-static isl_stat tiled_piece(__isl_take isl_map *m, void *user)
-{
-	tiles_apply(user, isl_map_reverse(m));
-	return isl_stat_ok;
-}
-
-static void tiled_tiles(dom_state *st, const fl_kernel *k)
-{
-	const dom_stmt *s = &st->stmts[st->stmt];
-	isl_union_map *m;
-
-	if (!k->inst2tile)
-		return;
-	m = isl_union_map_from_union_pw_multi_aff(
-		isl_union_pw_multi_aff_copy(k->inst2tile));
-	m = isl_union_map_intersect_domain(m, isl_union_set_from_set(
-		window_box(st, isl_set_copy(s->dom), 0)));
-	isl_union_map_foreach_map(m, tiled_piece, st);
-	isl_union_map_free(m);
 }
 
 /* ---- execution order ------------------------------------------------ */
@@ -808,8 +445,8 @@ static isl_stat add_order(__isl_take isl_point *pt, void *user)
 	isl_space_free(sp);
 	if (n > 0 && n - o->n_in <= MAXV && n <= (isl_size)(sizeof v /
 							     sizeof v[0]) &&
-	    point_coords(pt, n, v) == 0 &&
-	    (c = cell_of(o->st, v + o->off)) && c->in) {
+	    fl_domain_point_coords(pt, n, v) == 0 &&
+	    (c = cell_of(o->st, v + o->off)) && c->p.in) {
 		int nv = n - o->n_in;
 
 		if (!c->n_v || vcmp(v + o->n_in, nv, c->v, c->n_v) < 0) {
@@ -829,15 +466,15 @@ static isl_stat order_piece(__isl_take isl_map *m, void *user)
 	isl_size n = isl_map_dim(m, isl_dim_in);
 	isl_set *w;
 
-	if (!name || n < s->n || (strcmp(name, s->name) &&
-				  !is_copy_of(name, s->name))) {
+	if (!name || n < s->n_dims || (strcmp(name, s->name) &&
+				  !fl_domain_is_copy_of(name, s->name))) {
 		isl_map_free(m);
 		return isl_stat_ok;
 	}
 	o.n_in = n;
-	o.off = n - s->n;
+	o.off = n - s->n_dims;
 	w = isl_map_domain(isl_map_copy(m));
-	w = window_box(o.st, w, o.off);
+	w = fl_domain_window_cut(o.st->win, w, o.off);
 	m = isl_map_intersect_domain(m, w);
 	w = isl_map_wrap(m);
 	isl_set_foreach_point(w, add_order, &o);
@@ -872,7 +509,7 @@ static void order_window(dom_state *st, const fl_kernel *k)
 	if (!idx)
 		return;
 	for (int i = 0; i < n; i++)
-		if (st->cells[i].in && st->cells[i].n_v)
+		if (st->cells[i].p.in && st->cells[i].n_v)
 			idx[m++] = i;
 	rank_st = st;
 	qsort(idx, (size_t)m, sizeof *idx, rank_cmp);
@@ -882,24 +519,27 @@ static void order_window(dom_state *st, const fl_kernel *k)
 }
 
 /* Fills the cells of the window (rows x cols from the origin): which are
- * instances, their tiles, their order when shown. */
+ * instances and their tiles (the model's window), their order when
+ * shown. */
 static int window_fill(dom_state *st, const fl_kernel *k)
 {
-	const dom_stmt *s = &st->stmts[st->stmt];
 	size_t n = (size_t)st->rows * (size_t)st->cols;
-	region_op in = {st, false, 0, {0}};
 	dom_cell *cells = calloc(n ? n : 1, sizeof *cells);
+	fl_domain_window *win;
 
-	if (!cells)
+	win = cells ? fl_domain_window_new(st->model, k, st->stmt, st->db,
+					   st->da, st->fixed, st->ox, st->oy,
+					   st->cols, st->rows, NULL) : NULL;
+	if (!win) {
+		free(cells);
 		return -1;
+	}
+	fl_domain_window_free(st->win);
+	st->win = win;
 	free(st->cells);
 	st->cells = cells;
-	region_apply(&in, window_box(st, isl_set_copy(s->dom), 0));
-	/* A producer fused by an extension runs as its copies only. */
-	st->copied = false;
-	isl_union_set_foreach_set(st->copies, copy_tiles, st);
-	if (!st->copied)
-		tiled_tiles(st, k);
+	for (size_t i = 0; i < n; i++)
+		cells[i].p = win->pts[i];
 	if (st->show_order)
 		order_window(st, k);
 	return 0;
@@ -919,8 +559,8 @@ static __isl_give isl_union_map *program_order(const dom_state *st,
 	isl_union_map *m;
 
 	for (int i = 0; i < st->n_stmts; i++)
-		if (st->stmts[i].n > maxn)
-			maxn = st->stmts[i].n;
+		if (st->stmts[i].n_dims > maxn)
+			maxn = st->stmts[i].n_dims;
 	for (int i = 0; text && i < st->n_stmts; i++) {
 		const dom_stmt *s = &st->stmts[i];
 		size_t need = 64 + strlen(s->name) + 24 * (size_t)maxn;
@@ -937,14 +577,14 @@ static __isl_give isl_union_map *program_order(const dom_state *st,
 		}
 		used += (size_t)snprintf(text + used, cap - used, "%s%s[",
 					 i ? "; " : "{ ", s->name);
-		for (int d = 0; d < s->n; d++)
+		for (int d = 0; d < s->n_dims; d++)
 			used += (size_t)snprintf(text + used, cap - used,
 						 "%si%d", d ? "," : "", d);
 		used += (size_t)snprintf(text + used, cap - used, "] -> [%d,%d",
 					 s->op_pos, s->k);
 		for (int d = 0; d < maxn; d++)
 			used += (size_t)snprintf(text + used, cap - used,
-						 d < s->n ? ",i%d" : ",0", d);
+						 d < s->n_dims ? ",i%d" : ",0", d);
 		used += (size_t)snprintf(text + used, cap - used, "]");
 	}
 	if (!text)
@@ -1044,13 +684,14 @@ static void list_text(const char *what, __isl_keep isl_union_set *u,
 static __isl_give isl_set *cursor_set(const dom_state *st)
 {
 	const dom_stmt *s = &st->stmts[st->stmt];
-	isl_set *p = isl_set_universe(isl_set_get_space(s->dom));
+	isl_set *dom = fl_domain_stmt_set(st->model, st->stmt);
+	isl_set *p = isl_set_universe(isl_set_get_space(dom));
 
-	for (int d = 0; d < s->n; d++)
+	for (int d = 0; d < s->n_dims; d++)
 		p = isl_set_fix_si(p, isl_dim_set, d,
 				   (int)(d == st->da ? st->cy :
 					 d == st->db ? st->cx : st->fixed[d]));
-	return isl_set_intersect(p, isl_set_copy(s->dom));
+	return isl_set_intersect(p, isl_set_copy(dom));
 }
 
 /* Works out the cursor's dependences unless they are the ones held. */
@@ -1062,11 +703,11 @@ static void cursor_update(dom_state *st, const fl_kernel *k)
 	isl_union_set *pt;
 	isl_set *p;
 
-	for (int d = 0; d < s->n; d++)
+	for (int d = 0; d < s->n_dims; d++)
 		inst[d] = d == st->da ? st->cy : d == st->db ? st->cx
 							     : st->fixed[d];
 	if (st->cur_valid && st->cur_stmt == st->stmt &&
-	    !memcmp(inst, st->cur_inst, (size_t)s->n * sizeof *inst))
+	    !memcmp(inst, st->cur_inst, (size_t)s->n_dims * sizeof *inst))
 		return;
 	st->cur_valid = true;
 	st->cur_stmt = st->stmt;
@@ -1106,8 +747,8 @@ static isl_stat mark_dep(__isl_take isl_point *pt, void *user)
 	long v[MAXD];
 	dom_cell *c;
 
-	if (point_coords(pt, m->st->stmts[m->st->stmt].n, v) == 0 &&
-	    (c = cell_of(m->st, v)) && c->in)
+	if (fl_domain_point_coords(pt, m->st->stmts[m->st->stmt].n_dims, v) == 0 &&
+	    (c = cell_of(m->st, v)) && c->p.in)
 		c->dep = m->mark;
 	isl_point_free(pt);
 	return isl_stat_ok;
@@ -1116,7 +757,6 @@ static isl_stat mark_dep(__isl_take isl_point *pt, void *user)
 /* Marks the cursor's sources and sinks that fall in the window. */
 static void window_mark_deps(dom_state *st)
 {
-	const dom_stmt *s = &st->stmts[st->stmt];
 	isl_union_set *u[2] = {st->cur_src, st->cur_sink};
 
 	for (int i = 0; i < st->rows * st->cols; i++)
@@ -1127,9 +767,9 @@ static void window_mark_deps(dom_state *st)
 
 		if (!u[i])
 			continue;
-		set = isl_union_set_extract_set(u[i],
-						isl_set_get_space(s->dom));
-		set = window_box(st, set, 0);
+		set = isl_union_set_extract_set(u[i], isl_set_get_space(
+			fl_domain_stmt_set(st->model, st->stmt)));
+		set = fl_domain_window_cut(st->win, set, 0);
 		isl_set_foreach_point(set, mark_dep, &m);
 		isl_set_free(set);
 	}
@@ -1137,22 +777,12 @@ static void window_mark_deps(dom_state *st)
 
 /* ---- drawing ------------------------------------------------------ */
 
-/* A colour class per tile: neighbouring tiles (one coordinate apart)
- * differ by an odd weight, so they never share a colour. */
-static int tile_colour(const dom_cell *c)
-{
-	long k = 0;
-
-	for (int i = 0; i < c->n_tile; i++)
-		k += (long)c->tile[i] * (2 * (c->n_tile - 1 - i) + 1);
-	return (int)(k < 0 ? -k : k);
-}
-
+/* Tiles coloured by the model's colour class, bounded by a line where
+ * two neighbouring points have different first tiles. */
 static bool tiles_differ(const dom_cell *a, const dom_cell *b)
 {
-	return a->in && b->in && a->n_tiles && b->n_tiles &&
-	       (a->n_tile != b->n_tile ||
-		tile_cmp(a->tile, b->tile, a->n_tile) != 0);
+	return a->p.in && b->p.in && a->p.n_tiles && b->p.n_tiles &&
+	       a->p.tile_id != b->p.tile_id;
 }
 
 static const dom_cell *cell_at(const dom_state *st, int y, int x)
@@ -1170,14 +800,14 @@ static void draw_cell(fl_grid *g, const dom_state *st, int y, int x, int sx,
 	uint32_t ch;
 
 	cursor = cursor && (st->db >= 0 ? st->ox + x == st->cx : true);
-	if (!c->in) {
+	if (!c->p.in) {
 		if (cursor)
 			fl_grid_put(g, sx + cw - 2, sy, FL_CH_DOT, FL_LOOK_CURSOR);
 		return;
 	}
-	look = fl_look_group(c->n_tiles ? tile_colour(c) : 0);
+	look = fl_look_group(c->p.n_tiles ? fl_domain_tile_colour(&c->p) : 0);
 	ch = FL_CH_BULLET;
-	if (c->n_tiles > 1) {
+	if (c->p.n_tiles > 1) {
 		ch = CH_OVERLAP;
 		look = FL_LOOK_WARN;
 	}
@@ -1287,23 +917,23 @@ static void draw_cursor_line(fl_grid *g, int y, const dom_state *st)
 	    st->cx - st->ox >= 0 && st->cx - st->ox < st->cols)
 		c = cell_at(st, (int)(st->cy - st->oy), (int)(st->cx - st->ox));
 	n = snprintf(buf, sizeof buf, "cursor %s[", s->name);
-	for (int d = 0; d < s->n && n + 24 < (int)sizeof buf; d++)
+	for (int d = 0; d < s->n_dims && n + 24 < (int)sizeof buf; d++)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%ld",
 			      d ? ", " : "", st->cur_inst[d]);
-	for (int i = 0; c && i < c->n_tile && used + 16 < sizeof tile; i++)
+	for (int i = 0; c && i < c->p.n_tile && used + 16 < sizeof tile; i++)
 		used += (size_t)snprintf(tile + used, sizeof tile - used,
-					 "%s%d", i ? "," : "", c->tile[i]);
-	if (!c || !c->in)
+					 "%s%d", i ? "," : "", c->p.tile[i]);
+	if (!c || !c->p.in)
 		snprintf(buf + n, sizeof buf - (size_t)n, "]: not an instance");
-	else if (!c->n_tiles)
+	else if (!c->p.n_tiles)
 		snprintf(buf + n, sizeof buf - (size_t)n, "]: untiled");
-	else if (c->n_tiles > 1)
+	else if (c->p.n_tiles > 1)
 		snprintf(buf + n, sizeof buf - (size_t)n, "]: computed by %d "
-			 "tiles (first (%s)): overlap, recomputed", c->n_tiles,
+			 "tiles (first (%s)): overlap, recomputed", c->p.n_tiles,
 			 tile);
 	else
 		snprintf(buf + n, sizeof buf - (size_t)n, "]: tile (%s)", tile);
-	if (c && c->in && st->show_order && c->rank) {
+	if (c && c->p.in && st->show_order && c->rank) {
 		n = (int)strlen(buf);
 		snprintf(buf + n, sizeof buf - (size_t)n, "; runs %d%s in the "
 			 "window", c->rank, c->rank == 1 ? "st" : c->rank == 2 ?
@@ -1483,8 +1113,8 @@ static void pair_next(dom_state *st)
 		st->fixed[st->da] = st->cy;
 	if (st->db >= 0)
 		st->fixed[st->db] = st->cx;
-	st->pair = (st->pair + 1) % n_pairs(s->n);
-	pair_dims(s->n, st->pair, &st->da, &st->db);
+	st->pair = (st->pair + 1) % n_pairs(s->n_dims);
+	pair_dims(s->n_dims, st->pair, &st->da, &st->db);
 	st->cy = st->da >= 0 ? st->fixed[st->da] : 0;
 	st->cx = st->db >= 0 ? st->fixed[st->db] : 0;
 	st->fixed_sel = 0;
