@@ -21,18 +21,6 @@
 #include "domain_points.h"
 #include "test_util.h"
 
-/* The leak checker's default suppressions for this test binary: fonts.
- * Graphviz measures text through pango, whose font loading (in glib
- * threads) leaves fontconfig and cairo allocations no pointer reaches;
- * they are made once per process, in those libraries, and nothing of
- * ours can free them.  Weak, so that another suite defining the same
- * hook does not clash at link time (one definition is kept). */
-__attribute__((weak)) const char *__lsan_default_suppressions(void);
-__attribute__((weak)) const char *__lsan_default_suppressions(void)
-{
-	return "leak:libfontconfig.so\nleak:libpango\nleak:libcairo.so\n";
-}
-
 typedef struct t_sess {
 	fl_graph *g;
 	fl_session *s;
