@@ -322,6 +322,48 @@ static void explorer_strategy_and_export(void **state)
 	tx_close(&t);
 }
 
+/* e writes the picture of the view in focus and says where. */
+static void explorer_exports_view_pictures(void **state)
+{
+	static const struct {
+		char view;
+		const char *file, *suggested, *said;
+	} cases[] = {
+		{'1', "g.svg", "micro2020_fig1-step26.svg", "the graph at step 26"},
+		{'3', "t.dot", "micro2020_fig1-fl_k0-tree.svg",
+		 "the schedule tree of fl_k0"},
+		{'4', "d.png", "micro2020_fig1-fl_k0-domain.svg",
+		 "the iteration domain of the first statement of fl_k0"},
+	};
+	char path[128], cmd[256];
+	tx t;
+
+	(void)state;
+	tx_open(&t, "micro2020_fig1", 120, 40);
+	tx_keys(&t, "r");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tx_key(&t, cases[i].view);
+		tx_keys(&t, "e");
+		t_assert_contains(tx_screen(&t), cases[i].suggested);
+		for (int k = 0; k < 80; k++)
+			tx_key(&t, FL_KEY_BACKSPACE);
+		snprintf(path, sizeof path, "%s/%s", t.tmp, cases[i].file);
+		tx_keys(&t, path);
+		tx_keys(&t, "\n");
+		t_assert_contains(tx_screen(&t), "wrote ");
+		t_assert_contains(t.text, cases[i].said);
+		snprintf(cmd, sizeof cmd, "test -s %s", path);
+		assert_int_equal(t_run(cmd, NULL), 0);
+		remove(path);
+	}
+	tx_keys(&t, "e");
+	for (int k = 0; k < 80; k++)
+		tx_key(&t, FL_KEY_BACKSPACE);
+	tx_keys(&t, "x.txt\n");
+	t_assert_contains(tx_screen(&t), "name a .svg, .png or .dot file");
+	tx_close(&t);
+}
+
 static void explorer_runs_kernels_in_background(void **state)
 {
 	tx t;
@@ -477,5 +519,6 @@ FL_SUITE(explorer,
 	 cmocka_unit_test(explorer_switches_views_and_panes),
 	 cmocka_unit_test(explorer_views_show_micro2020),
 	 cmocka_unit_test(explorer_strategy_and_export),
+	 cmocka_unit_test(explorer_exports_view_pictures),
 	 cmocka_unit_test(explorer_runs_kernels_in_background),
 	 cmocka_unit_test(explorer_cancels_a_run));
