@@ -217,13 +217,33 @@ static int reap(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Whether this process runs one thread.  A child forked from a process
+ * with threads (the explorer's workers, the font-loading threads pango
+ * starts once text was laid out here) can inherit a lock another thread
+ * held at the fork, the allocator's or fontconfig's, and hang. */
+static bool single_threaded(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	int threads = 0;
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &threads) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return threads == 1;
+}
+
 /* Lays out and renders in a forked child that sends the bytes back
  * through a pipe: Graphviz 2.43 leaks on every layout of a graph with
  * clusters (dot_mincross's virtual edges) and pango keeps font caches,
  * which would pile up in a long-lived explorer (and fail the sanitizer's
  * leak check); a Graphviz abort kills only the child.  This process then
  * writes the file, so safe writes and their failure hook apply as
- * everywhere.  Renders here when no child can be made. */
+ * everywhere.  Renders here when no child can be made, or safely forked
+ * (a process with threads: the explorer; there an export is a deliberate
+ * act and its leak stays small). */
 static int render_to(Agraph_t *gr, const char *file, const char *format,
 		     fl_error *err)
 {
@@ -232,7 +252,7 @@ static int render_to(Agraph_t *gr, const char *file, const char *format,
 	size_t len;
 	pid_t pid;
 
-	if (pipe(fd) < 0)
+	if (!single_threaded() || pipe(fd) < 0)
 		return render_here(gr, file, format, err);
 	pid = fork();
 	if (pid < 0) {
