@@ -175,10 +175,10 @@ static void tui_needs_a_terminal(void **state)
 }
 
 FL_SUITE(tui,
-	 cmocka_unit_test(tui_steps_back_and_forth),
-	 cmocka_unit_test(tui_find_why_and_forbid),
-	 cmocka_unit_test(tui_resizes_and_helps),
-	 cmocka_unit_test(tui_runs_and_cancels_kernels),
-	 cmocka_unit_test(tui_views_on_micro2020),
-	 cmocka_unit_test(tui_tour_and_overrides_file),
+	 cmocka_unit_test_teardown(tui_steps_back_and_forth, t_tmux_teardown),
+	 cmocka_unit_test_teardown(tui_find_why_and_forbid, t_tmux_teardown),
+	 cmocka_unit_test_teardown(tui_resizes_and_helps, t_tmux_teardown),
+	 cmocka_unit_test_teardown(tui_runs_and_cancels_kernels, t_tmux_teardown),
+	 cmocka_unit_test_teardown(tui_views_on_micro2020, t_tmux_teardown),
+	 cmocka_unit_test_teardown(tui_tour_and_overrides_file, t_tmux_teardown),
 	 cmocka_unit_test(tui_needs_a_terminal));

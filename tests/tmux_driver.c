@@ -45,6 +45,10 @@ static char *tmux(t_tmux *t, const char *fmt, ...)
 	return out;
 }
 
+/* The session under way, stopped by t_tmux_teardown when a test failed
+ * before stopping it (cmocka leaves the test function at the failure). */
+static t_tmux *live;
+
 void t_tmux_start(t_tmux *t, int w, int h, const char *args)
 {
 	static int serial;
@@ -56,6 +60,7 @@ void t_tmux_start(t_tmux *t, int w, int h, const char *args)
 	snprintf(t->dir, sizeof t->dir, "/tmp/fuselab-tui-XXXXXX");
 	assert_non_null(mkdtemp(t->dir));
 	snprintf(t->status_file, sizeof t->status_file, "%s/status", t->dir);
+	live = t;
 	out = tmux(t, "new-session -d -s main -x %d -y %d "
 		   "\"cd %s && TERM=screen-256color LANG=C.UTF-8 "
 		   "LC_ALL=C.UTF-8 ASAN_OPTIONS=detect_leaks=1 %s %s; "
@@ -146,10 +151,19 @@ int t_tmux_exit_status(t_tmux *t, double timeout_s)
 	return -1;
 }
 
+int t_tmux_teardown(void **state)
+{
+	(void)state;
+	if (live)
+		t_tmux_stop(live);
+	return 0;
+}
+
 void t_tmux_stop(t_tmux *t)
 {
 	char cmd[512], *out = NULL;
 
+	live = NULL;
 	snprintf(cmd, sizeof cmd, "tmux -L %s kill-server", t->socket);
 	t_run(cmd, &out);
 	free(out);

@@ -33,5 +33,7 @@ void t_tmux_resize(t_tmux *t, int w, int h);
 int t_tmux_exit_status(t_tmux *t, double timeout_s);
 /* Kills the session and its server, removes the directory. */
 void t_tmux_stop(t_tmux *t);
+/* A cmocka teardown: stops the session a failed test left running. */
+int t_tmux_teardown(void **state);
 
 #endif
