@@ -134,7 +134,7 @@ test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
 	  FUSELAB_ROOT=$(abspath .) \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	  LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp) \
+	  LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(TEST_BIN)
 
