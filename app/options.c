@@ -289,24 +289,6 @@ static int parse_tiles(const char *arg, fl_options *o, char *err,
 	return 0;
 }
 
-/* A whole number in [lo, hi] for --name. */
-static int parse_count(const char *arg, const char *name, long lo, long hi,
-		       int *out, char *err, size_t err_len)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < lo || v > hi) {
-		snprintf(err, err_len, "--%s: expected a whole number from %ld "
-			 "to %ld, got \"%s\"", name, lo, hi, arg);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 /* Comma-separated whole numbers into v[0..max); their count, or -1. */
 static int parse_numbers(const char *arg, long *v, int max, long lo)
 {
@@ -464,9 +446,14 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		}
 		o->domain = arg;
 		break;
-	case OPT_NEIGHBOURHOOD:
-		return parse_count(arg, "neighbourhood", 0, 1000,
-				   &o->neighbourhood, err, err_len);
+	case OPT_NEIGHBOURHOOD: {
+		long k;
+
+		if (parse_int(arg, "neighbourhood", 0, 1000, &k, err, err_len) < 0)
+			return -1;
+		o->neighbourhood = (int)k;
+		break;
+	}
 	case OPT_DOMAIN_DIMS:
 		return parse_dims(arg, o, err, err_len);
 	case OPT_DOMAIN_FIXED:
