@@ -12,24 +12,6 @@
 
 #include "test_util.h"
 
-typedef struct tdir {
-	char path[64];
-} tdir;
-
-static void tdir_make(tdir *d)
-{
-	snprintf(d->path, sizeof d->path, "/tmp/fuselab-xcli-XXXXXX");
-	assert_non_null(mkdtemp(d->path));
-}
-
-static void tdir_remove(const tdir *d)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf %s", d->path);
-	assert_int_equal(t_run(cmd, NULL), 0);
-}
-
 /* fuselab --batch ARGS SAMPLE; its status, output in *out. */
 static int fuselab_on(const char *args, const char *sample, char **out)
 {
@@ -40,81 +22,70 @@ static int fuselab_on(const char *args, const char *sample, char **out)
 	return t_fuselab(cmd, out);
 }
 
-/* Graphviz's own dot accepts the file without a word on stderr. */
-static void assert_dot_accepts(const char *path)
-{
-	char cmd[700], *out = NULL;
-
-	snprintf(cmd, sizeof cmd, "dot -Tsvg %s -o /dev/null", path);
-	if (t_run(cmd, &out) != 0 || out[0])
-		fail_msg("dot rejects %s:\n%s", path, out);
-	free(out);
-}
-
 static void export_cli_graph_file_and_dir(void **state)
 {
 	char args[400], path[200], *out = NULL;
-	tdir d;
+	char dir[128];
 
 	(void)state;
-	tdir_make(&d);
-	snprintf(path, sizeof path, "%s/fig3.dot", d.path);
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/fig3.dot", dir);
 	snprintf(args, sizeof args, "--dot %s", path);
 	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
 	t_assert_contains(out, "wrote ");
 	t_assert_contains(out, "the graph at step 41 (dot)");
 	free(out);
-	assert_dot_accepts(path);
+	t_assert_dot_accepts(path);
 	/* a directory gets <graph>.svg; --stage picks the step */
-	snprintf(args, sizeof args, "--svg %s/ --stage partition", d.path);
+	snprintf(args, sizeof args, "--svg %s/ --stage partition", dir);
 	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
 	free(out);
-	snprintf(args, sizeof args, "grep -c '</svg>' %s/apollo_fig3.svg", d.path);
+	snprintf(args, sizeof args, "grep -c '</svg>' %s/apollo_fig3.svg", dir);
 	assert_int_equal(t_run(args, NULL), 0);
-	tdir_remove(&d);
+	t_remove_dir(dir);
 }
 
 static void export_cli_frames(void **state)
 {
 	char args[400], *out = NULL;
-	tdir d;
+	char dir[128];
 
 	(void)state;
-	tdir_make(&d);
+	t_make_dir(dir, sizeof dir);
 	snprintf(args, sizeof args, "--dot %s --frames --stage partition",
-		 d.path);
+		 dir);
 	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
 	free(out);
 	/* one frame per decision of the partition, plus the picture */
-	assert_int_equal(t_count_entries(d.path), 1 + 17);
+	assert_int_equal(t_count_entries(dir), 1 + 17);
 	for (int k = 1; k <= 17; k++) {
 		char path[200];
 
 		snprintf(path, sizeof path, "%s/apollo_fig3-frame-%04d.dot",
-			 d.path, k);
-		assert_dot_accepts(path);
+			 dir, k);
+		t_assert_dot_accepts(path);
 	}
 	/* many files need a directory */
-	snprintf(args, sizeof args, "--dot %s/one.dot --frames", d.path);
+	snprintf(args, sizeof args, "--dot %s/one.dot --frames", dir);
 	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 2);
 	t_assert_contains(out, "--frames writes many files: give a directory");
 	free(out);
-	tdir_remove(&d);
+	t_remove_dir(dir);
 }
 
 static void export_cli_trees_and_domain(void **state)
 {
 	char args[400], path[200], *out = NULL;
-	tdir d;
+	char dir[128];
 
 	(void)state;
-	tdir_make(&d);
-	snprintf(args, sizeof args, "--dot %s --schedule-trees", d.path);
+	t_make_dir(dir, sizeof dir);
+	snprintf(args, sizeof args, "--dot %s --schedule-trees", dir);
 	assert_int_equal(fuselab_on(args, "micro2020_fig1", &out), 0);
 	free(out);
-	snprintf(path, sizeof path, "%s/micro2020_fig1-tree-fl_k0.dot", d.path);
-	assert_dot_accepts(path);
-	snprintf(path, sizeof path, "%s/d.svg", d.path);
+	snprintf(path, sizeof path, "%s/micro2020_fig1-tree-fl_k0.dot", dir);
+	t_assert_dot_accepts(path);
+	snprintf(path, sizeof path, "%s/d.svg", dir);
 	snprintf(args, sizeof args, "--svg %s --domain fl_k0:S0_0", path);
 	assert_int_equal(fuselab_on(args, "micro2020_fig1", &out), 0);
 	t_assert_contains(out, "the iteration domain of S0_0 in fl_k0");
@@ -125,19 +96,19 @@ static void export_cli_trees_and_domain(void **state)
 	assert_int_equal(fuselab_on(args, "micro2020_fig1", &out), 1);
 	t_assert_contains(out, "no kernel \"fl_k7\"");
 	free(out);
-	tdir_remove(&d);
+	t_remove_dir(dir);
 }
 
 static void export_cli_trace_and_report_of_a_run(void **state)
 {
 	const char *sample = T_SANITIZED ? "softmax" : "bert_encoder";
 	char args[600], cmd[900], *out = NULL;
-	tdir d;
+	char dir[128];
 
 	(void)state;
-	tdir_make(&d);
+	t_make_dir(dir, sizeof dir);
 	snprintf(args, sizeof args, "--run --strategy all --repeat 1 --warmup 0 "
-		 "--trace %s/t.json --report %s/r.json", d.path, d.path);
+		 "--trace %s/t.json --report %s/r.json", dir, dir);
 	assert_int_equal(fuselab_on(args, sample, &out), 0);
 	t_assert_contains(out, "of each strategy's kernel runs");
 	t_assert_contains(out, "with the strategies' timings");
@@ -156,26 +127,26 @@ static void export_cli_trace_and_report_of_a_run(void **state)
 		 "assert r[\"format\"]==\"fuselab-report/1\"\n"
 		 "assert len(r[\"strategies\"])==3\n"
 		 "assert all(s[\"verified\"] for s in r[\"strategies\"])\n"
-		 "' %s/t.json %s/r.json", d.path, d.path);
+		 "' %s/t.json %s/r.json", dir, dir);
 	if (t_run(cmd, &out) != 0)
 		fail_msg("%s", out);
 	free(out);
-	tdir_remove(&d);
+	t_remove_dir(dir);
 }
 
 static void export_cli_write_errors(void **state)
 {
 	char args[400], *out = NULL;
 	struct stat st;
-	tdir d;
+	char dir[128];
 
 	(void)state;
-	tdir_make(&d);
-	snprintf(args, sizeof args, "--report %s/missing/r.json", d.path);
+	t_make_dir(dir, sizeof dir);
+	snprintf(args, sizeof args, "--report %s/missing/r.json", dir);
 	assert_int_equal(fuselab_on(args, "softmax", &out), 1);
 	t_assert_contains(out, "missing/r.json: No such file or directory");
 	free(out);
-	snprintf(args, sizeof args, "--trace %s", d.path);
+	snprintf(args, sizeof args, "--trace %s", dir);
 	assert_int_equal(fuselab_on(args, "softmax", &out), 1);
 	t_assert_contains(out, "is a directory, not a file");
 	free(out);
@@ -184,12 +155,12 @@ static void export_cli_write_errors(void **state)
 	free(out);
 	assert_int_equal(stat("/dev/full", &st), 0);
 	assert_true(S_ISCHR(st.st_mode));
-	assert_int_equal(t_count_entries(d.path), 0);
+	assert_int_equal(t_count_entries(dir), 0);
 	/* standard output */
 	assert_int_equal(fuselab_on("--format json --report -", "softmax", &out), 0);
 	t_assert_contains(out, "\"format\":");
 	free(out);
-	tdir_remove(&d);
+	t_remove_dir(dir);
 }
 
 FL_SUITE(export_cli,

@@ -181,28 +181,6 @@ static void export_domain_model_untiled(void **state)
 	t_close(&t);
 }
 
-/* ---- the picture ------------------------------------------------------ */
-
-static char *t_slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	assert_true(len > 0);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	buf[len] = '\0';
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
-
 static void t_export(const t_sess *t, const char *name, const char *format,
 		     char *path, size_t n)
 {
@@ -318,14 +296,16 @@ static void export_domain_svg_png(void **state)
 	(void)state;
 	t_open(&t, 0);
 	t_export(&t, "s00.svg", NULL, path, sizeof path);
-	buf = t_slurp(path, &n);
+	buf = t_read_file(path, &n);
+	assert_true(n > 0);
 	assert_non_null(strstr(buf, "<svg"));
 	assert_non_null(strstr(buf, "S0_0[0, 0, 0, 32]: computed by 2 tiles"));
 	assert_non_null(strstr(buf, "stroke-dasharray"));
 	assert_true(n > 7 && !strcmp(buf + n - 7, "</svg>\n"));
 	free(buf);
 	t_export(&t, "picture", "png", path, sizeof path);
-	buf = t_slurp(path, &n);
+	buf = t_read_file(path, &n);
+	assert_true(n > 0);
 	assert_true(n > 8);
 	assert_memory_equal(buf, "\x89PNG\r\n\x1a\n", 8);
 	free(buf);

@@ -31,59 +31,9 @@
 #include "stitch.h"
 #include "test_util.h"
 
-/* ---- helpers ------------------------------------------------------------- */
-
-static char *slurp(const char *file, size_t *len)
-{
-	FILE *f = fopen(file, "rb");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
-
-static void make_tmpdir(char *dir, size_t n)
-{
-	snprintf(dir, n, "/tmp/fl-export-dot-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-}
-
-static void remove_tmpdir(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(t_run(cmd, NULL), 0);
-}
-
-/* The real dot lays the file out without a word on stderr. */
-static void assert_dot_accepts(const char *file)
-{
-	char cmd[600], *out = NULL;
-	int rc;
-
-	snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' -o /dev/null", file);
-	rc = t_run(cmd, &out);
-	if (rc != 0 || out[0])
-		fail_msg("dot on %s: exit %d: %s", file, rc, out);
-	free(out);
-}
-
 static Agraph_t *read_back(const char *file)
 {
-	char *text = slurp(file, NULL);
+	char *text = t_read_file(file, NULL);
 	Agraph_t *g = agmemread(text);
 
 	free(text);
@@ -323,7 +273,7 @@ static void xml_escape(const char *s, char *out, size_t n)
 static void assert_svg_names_ops(const fl_session *s, const char *file)
 {
 	const fl_graph *g = fl_engine_graph(s);
-	char *svg = slurp(file, NULL);
+	char *svg = t_read_file(file, NULL);
 
 	assert_non_null(strstr(svg, "<svg"));
 	for (int i = 0; i < g->n_ops; i++) {
@@ -342,7 +292,7 @@ static void sweep_sample(const char *name, const char *dir)
 {
 	fl_graph *g;
 	fl_session *s = open_sample(name, &g);
-	char file[512], what[320];
+	char file[800], what[320];
 	fl_error err;
 	int passes = 0;
 
@@ -352,7 +302,7 @@ static void sweep_sample(const char *name, const char *dir)
 		snprintf(file, sizeof file, "%s/%s-%d.dot", dir, name, passes);
 		snprintf(what, sizeof what, "%s after pass %d", name, passes);
 		export_or_fail(s, NULL, file, "dot");
-		assert_dot_accepts(file);
+		t_assert_dot_accepts(file);
 		assert_matches_engine(s, file, what);
 		passes++;
 	}
@@ -370,12 +320,12 @@ static void test_export_dot_every_sample_every_pass(void **state)
 {
 	DIR *d = opendir(t_samples_dir());
 	struct dirent *e;
-	char dir[64];
+	char dir[256];
 	int n = 0;
 
 	(void)state;
 	assert_non_null(d);
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		char name[256];
@@ -392,7 +342,7 @@ static void test_export_dot_every_sample_every_pass(void **state)
 		n++;
 	}
 	closedir(d);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 	assert_true(n >= (T_SANITIZED ? 3 : 20));
 }
 
@@ -416,13 +366,13 @@ static void test_export_dot_odd_names_and_custom_ops(void **state)
 	fl_graph *g = t_load(odd_json);
 	fl_engine_opts o;
 	fl_session *s;
-	char dir[64], file[128], what[] = "odd names";
+	char dir[256], file[320], what[] = "odd names";
 	fl_error err;
 	Agraph_t *dg;
 	Agnode_t *c;
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	fl_engine_opts_default(&o);
 	o.stop_after = FL_PASS_CODEGEN;
 	s = fl_engine_open(g, &o, &err);
@@ -432,7 +382,7 @@ static void test_export_dot_odd_names_and_custom_ops(void **state)
 		assert_true(fl_engine_step_pass(s, &err) >= 0);
 		snprintf(file, sizeof file, "%s/odd%d.dot", dir, pass);
 		export_or_fail(s, NULL, file, "dot");
-		assert_dot_accepts(file);
+		t_assert_dot_accepts(file);
 		assert_matches_engine(s, file, what);
 	}
 	/* the input tensor "x" shares its name with an op: both drawn */
@@ -448,7 +398,7 @@ static void test_export_dot_odd_names_and_custom_ops(void **state)
 	assert_svg_names_ops(s, file);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 /* ---- the decision at a step, and its neighbourhood ----------------------- */
@@ -506,11 +456,11 @@ static void test_export_dot_neighbourhood(void **state)
 	fl_session *s = open_sample("bert_encoder", &g);
 	const fl_graph *eg;
 	fl_export_graph_opts o;
-	char dir[64], file[128];
+	char dir[256], file[320];
 	int counts[3];
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	goto_first_merge(s);
 	eg = fl_engine_graph(s);
 	fl_export_graph_opts_default(&o);
@@ -523,7 +473,7 @@ static void test_export_dot_neighbourhood(void **state)
 		o.neighbourhood = k;
 		snprintf(file, sizeof file, "%s/k%d.dot", dir, k);
 		export_or_fail(s, &o, file, "dot");
-		assert_dot_accepts(file);
+		t_assert_dot_accepts(file);
 		dg = read_back(file);
 		for (int i = 0; i < eg->n_ops; i++) {
 			bool there = agnode(dg, eg->ops[i].name, 0) != NULL;
@@ -544,7 +494,7 @@ static void test_export_dot_neighbourhood(void **state)
 	assert_true(counts[2] < eg->n_ops);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 /* The default title names the graph, the step and the decision's reason;
@@ -555,13 +505,13 @@ static void test_export_dot_titles(void **state)
 	fl_session *s = open_sample("apollo_fig3", &g);
 	const char *weird = "fig \"3\" {a|b} \\ 100%";
 	fl_export_graph_opts o;
-	char dir[64], file[128], want[400];
+	char dir[256], file[320], want[400];
 	const fl_event *e;
 	Agraph_t *dg;
 	int step = goto_first_merge(s) + 1;
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	e = fl_event_log_get(fl_engine_events(s), step - 1);
 	fl_export_graph_opts_default(&o);
 	o.total = 99;
@@ -575,7 +525,7 @@ static void test_export_dot_titles(void **state)
 
 	o.title = weird;
 	export_or_fail(s, &o, file, "dot");
-	assert_dot_accepts(file);
+	t_assert_dot_accepts(file);
 	dg = read_back(file);
 	/* the backslash is doubled in the file so that dot shows one */
 	assert_string_equal(agget(dg, "label"), "fig \"3\" {a|b} \\\\ 100%");
@@ -583,14 +533,14 @@ static void test_export_dot_titles(void **state)
 	snprintf(file, sizeof file, "%s/t.svg", dir);
 	export_or_fail(s, &o, file, "svg");
 	{
-		char *svg = slurp(file, NULL);
+		char *svg = t_read_file(file, NULL);
 
 		t_assert_contains(svg, "fig &quot;3&quot; {a|b} \\ 100%");
 		free(svg);
 	}
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 /* With a ladder step, kernel clusters carry their median time. */
@@ -602,12 +552,12 @@ static void test_export_dot_timed_kernels(void **state)
 	fl_ladder_kernel lk[1];
 	fl_ladder_step step;
 	fl_export_graph_opts o;
-	char dir[64], file[128], name[64];
+	char dir[256], file[320], name[64];
 	fl_error err;
 	Agraph_t *dg, *c;
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	assert_true(fl_engine_run(s, &err) > 0);
 	prog = fl_engine_program(s);
 	assert_non_null(prog);
@@ -631,7 +581,7 @@ static void test_export_dot_timed_kernels(void **state)
 	agclose(dg);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 /* The kernels of the parallel groups layer 3 would form are drawn blue
@@ -643,12 +593,12 @@ static void assert_parallel_marked(const char *name)
 	const fl_program *prog;
 	fl_par_analysis *a;
 	bool *in_group;
-	char dir[64], file[128];
+	char dir[256], file[320];
 	fl_error err;
 	Agraph_t *dg;
 	int marked = 0;
 
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	assert_true(fl_engine_run(s, &err) > 0);
 	prog = fl_engine_program(s);
 	a = fl_stitch_parallel_analyze(fl_engine_graph(s),
@@ -698,7 +648,7 @@ static void assert_parallel_marked(const char *name)
 	free(in_group);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 static void test_export_dot_parallel_groups(void **state)
@@ -723,12 +673,12 @@ static void test_export_dot_schedule_trees(void **state)
 	fl_graph *g;
 	fl_session *s = open_sample("micro2020_fig1", &g);
 	const fl_program *prog;
-	char dir[64], file[128];
+	char dir[256], file[320];
 	fl_error err;
 	int ext = 0;
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	assert_true(fl_engine_run(s, &err) > 0);
 	prog = fl_engine_program(s);
 	assert_non_null(prog);
@@ -738,7 +688,7 @@ static void test_export_dot_schedule_trees(void **state)
 		snprintf(file, sizeof file, "%s/tree%d.dot", dir, k);
 		if (fl_export_schedule_tree(s, k, file, "dot", &err) != 0)
 			fail_msg("%s", err.msg);
-		assert_dot_accepts(file);
+		t_assert_dot_accepts(file);
 		dg = read_back(file);
 		assert_true(has_label_prefix(dg, "domain"));
 		assert_true(has_label_prefix(dg, "band"));
@@ -751,7 +701,7 @@ static void test_export_dot_schedule_trees(void **state)
 	snprintf(file, sizeof file, "%s/tree.svg", dir);
 	assert_int_equal(export_any(s, NULL, 0, file, "svg", &err), 0);
 	{
-		char *svg = slurp(file, NULL);
+		char *svg = t_read_file(file, NULL);
 
 		t_assert_contains(svg, "domain");
 		free(svg);
@@ -761,46 +711,46 @@ static void test_export_dot_schedule_trees(void **state)
 	t_assert_contains(err.msg, file);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 static void test_export_dot_png(void **state)
 {
 	fl_graph *g;
 	fl_session *s = open_sample("softmax", &g);
-	char dir[64], file[128], *png;
+	char dir[256], file[320], *png;
 	size_t len;
 	fl_error err;
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	assert_true(fl_engine_run(s, &err) > 0);
 	snprintf(file, sizeof file, "%s/g.png", dir);
 	export_or_fail(s, NULL, file, "png");
-	png = slurp(file, &len);
+	png = t_read_file(file, &len);
 	assert_true(len > 100);
 	assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
 	free(png);
 	snprintf(file, sizeof file, "%s/t.png", dir);
 	assert_int_equal(export_any(s, NULL, 0, file, "png", &err), 0);
-	png = slurp(file, &len);
+	png = t_read_file(file, &len);
 	assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
 	free(png);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 static void test_export_dot_bad_paths(void **state)
 {
 	fl_graph *g;
 	fl_session *s = open_sample("softmax", &g);
-	char dir[64], file[128];
+	char dir[256], file[320];
 	struct stat st;
 	fl_error err;
 
 	(void)state;
-	make_tmpdir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	/* before layer 1 there is no tree to draw */
 	snprintf(file, sizeof file, "%s/early.dot", dir);
 	assert_int_equal(fl_export_schedule_tree(s, 0, file, "dot", &err), -1);
@@ -834,7 +784,7 @@ static void test_export_dot_bad_paths(void **state)
 	assert_int_equal(t_count_entries(dir), 0);
 	fl_engine_close(s);
 	fl_graph_free(g);
-	remove_tmpdir(dir);
+	t_remove_dir(dir);
 }
 
 static void test_export_dot_format_of(void **state)

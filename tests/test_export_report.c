@@ -24,28 +24,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* The whole of file path (NUL-terminated, malloc'd); fails the test when
- * it cannot be read. */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		fail_msg("%s: cannot open", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* Writes the report of s (and ladder) to a fresh directory, reads the
  * file back and parses it; the directory is gone again afterwards. */
 static cJSON *export_and_parse(const fl_session *s, const fl_ladder *ladder)
@@ -59,7 +37,7 @@ static cJSON *export_and_parse(const fl_session *s, const fl_ladder *ladder)
 	snprintf(path, sizeof path, "%s/report.json", dir);
 	if (fl_export_report(s, ladder, path, &err) < 0)
 		fail_msg("export: %s", err.msg);
-	text = slurp(path);
+	text = t_read_file(path, NULL);
 	/* one file, no temporary left beside it */
 	assert_int_equal(t_count_entries(dir), 1);
 	unlink(path);
@@ -588,7 +566,7 @@ static int doc_fields(char (*f)[128], int max)
 	int n = 0;
 
 	snprintf(path, sizeof path, "%s/docs/report-format.md", t_repo_root());
-	doc = slurp(path);
+	doc = t_read_file(path, NULL);
 	for (line = strtok(doc, "\n"); line; line = strtok(NULL, "\n")) {
 		char *end;
 

@@ -539,14 +539,6 @@ static void export_trace_ladder_without_logs(void **state)
 	cJSON_Delete(t);
 }
 
-/* A temporary directory for write tests (removed by the caller). */
-static void temp_dir(char *dir, size_t n)
-{
-	snprintf(dir, n, "%s/fl-trace-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	assert_non_null(mkdtemp(dir));
-}
-
 /* Written and read back: the same structure; a missing directory or a
  * write that fails midway leaves nothing behind. */
 static void export_trace_write(void **state)
@@ -557,21 +549,12 @@ static void export_trace_write(void **state)
 	char dir[512], path[600], *text;
 	fl_error err = {""};
 	cJSON *t;
-	FILE *f;
-	long n;
 
 	(void)state;
-	temp_dir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/t.json", dir);
 	assert_int_equal(fl_export_trace(log, NULL, path, &err), 0);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc((size_t)n + 1, 1);
-	assert_int_equal(fread(text, 1, (size_t)n, f), n);
-	fclose(f);
+	text = t_read_file(path, NULL);
 	t = cJSON_Parse(text);
 	free(text);
 	assert_non_null(t);

@@ -13,63 +13,40 @@
 #include "output.h"
 #include "test_util.h"
 
-static void make_dir(char *dir, size_t n)
-{
-	snprintf(dir, n, "/tmp/fuselab-out-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	assert_int_equal(t_run(cmd, NULL), 0);
-}
-
-static char *slurp(const char *path)
-{
-	char cmd[600], *out = NULL;
-
-	snprintf(cmd, sizeof cmd, "cat %s", path);
-	assert_int_equal(t_run(cmd, &out), 0);
-	return out;
-}
-
 static void output_replaces_a_file_whole(void **state)
 {
-	char dir[64], path[128], *text;
+	char dir[256], path[320], *text;
 	fl_error err = {""};
 	fl_out *o;
 
 	(void)state;
-	make_dir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/a.txt", dir);
 	assert_int_equal(fl_out_write_file(path, "old\n", 4, &err), 0);
 	o = fl_out_open(path, &err);
 	assert_non_null(o);
 	assert_int_equal(fl_out_printf(o, &err, "new %d\n", 1), 0);
 	/* until closed, the old file is what readers see */
-	text = slurp(path);
+	text = t_read_file(path, NULL);
 	assert_string_equal(text, "old\n");
 	free(text);
 	assert_int_equal(t_count_entries(dir), 2);	/* a.txt + temporary */
 	assert_int_equal(fl_out_close(o, &err), 0);
-	text = slurp(path);
+	text = t_read_file(path, NULL);
 	assert_string_equal(text, "new 1\n");
 	free(text);
 	assert_int_equal(t_count_entries(dir), 1);
-	remove_dir(dir);
+	t_remove_dir(dir);
 }
 
 static void output_failed_write_leaves_nothing(void **state)
 {
-	char dir[64], path[128], *text;
+	char dir[256], path[320], *text;
 	fl_error err = {""};
 	fl_out *o;
 
 	(void)state;
-	make_dir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/b.txt", dir);
 	assert_int_equal(fl_out_write_file(path, "keep\n", 5, &err), 0);
 	fl_out_fail_after(10);
@@ -80,20 +57,20 @@ static void output_failed_write_leaves_nothing(void **state)
 	t_assert_contains(err.msg, "b.txt: No space left on device");
 	assert_int_equal(fl_out_close(o, &err), -1);
 	fl_out_fail_after(-1);
-	text = slurp(path);
+	text = t_read_file(path, NULL);
 	assert_string_equal(text, "keep\n");	/* untouched */
 	free(text);
 	assert_int_equal(t_count_entries(dir), 1);	/* no temporary left */
-	remove_dir(dir);
+	t_remove_dir(dir);
 }
 
 static void output_bad_paths_are_named(void **state)
 {
-	char dir[64], path[160];
+	char dir[256], path[320];
 	fl_error err = {""};
 
 	(void)state;
-	make_dir(dir, sizeof dir);
+	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/missing/c.txt", dir);
 	assert_int_equal(fl_out_write_file(path, "x", 1, &err), -1);
 	t_assert_contains(err.msg, path);
@@ -108,7 +85,7 @@ static void output_bad_paths_are_named(void **state)
 		chmod(dir, 0700);
 	}
 	assert_int_equal(t_count_entries(dir), 0);
-	remove_dir(dir);
+	t_remove_dir(dir);
 }
 
 static void output_devices_are_written_directly(void **state)

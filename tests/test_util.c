@@ -168,6 +168,57 @@ int t_fuselab(const char *args, char **out)
 	return rc;
 }
 
+void t_make_dir(char *dir, size_t n)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, n, "%s/fuselab-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		fail_msg("cannot make a directory like %s", dir);
+}
+
+void t_remove_dir(const char *dir)
+{
+	char cmd[1100];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(t_run(cmd, NULL), 0);
+}
+
+void t_assert_dot_accepts(const char *path)
+{
+	char cmd[1100], *out = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' -o /dev/null", path);
+	rc = t_run(cmd, &out);
+	if (rc != 0 || out[0])
+		fail_msg("dot on %s: exit %d: %s", path, rc, out);
+	free(out);
+}
+
+char *t_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		fail_msg("%s: cannot open", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
 void t_assert_contains(const char *hay, const char *needle)
 {
 	if (!strstr(hay, needle))

@@ -60,6 +60,20 @@ int t_run(const char *cmd, char **output);
  * t_run does, stdout+stderr in *out (malloc'd). */
 int t_fuselab(const char *args, char **out);
 
+/* The contents of file `path` (malloc'd, NUL-terminated; *len its length
+ * when len is not NULL); fails the test when it cannot be read. */
+char *t_read_file(const char *path, size_t *len);
+
+/* A fresh directory under $TMPDIR (or /tmp) into dir[0..n); fails the
+ * test when it cannot be made.  t_remove_dir removes it with everything
+ * in it. */
+void t_make_dir(char *dir, size_t n);
+void t_remove_dir(const char *dir);
+
+/* Graphviz's own dot lays the file out without a word on stderr (fails
+ * the test with dot's output otherwise). */
+void t_assert_dot_accepts(const char *path);
+
 /* Fails the test, showing hay, unless it contains needle. */
 void t_assert_contains(const char *hay, const char *needle);
 
