@@ -1,0 +1,200 @@
+/* The machine description (machine.h).  Cache sizes come from
+ * /sys/devices/system/cpu/cpu0/cache/index<k>/{level,type,size}; the model
+ * from /proc/cpuinfo; the ISA from the compiler's cpuid builtins on x86. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "machine.h"
+
+#define DEFAULT_L1D (32 * 1024)
+#define DEFAULT_L2 (512 * 1024)
+#define DEFAULT_L3 (8 * 1024 * 1024)
+
+/* The first line of a small sysfs file into buf; false when unreadable. */
+static bool read_line(const char *path, char *buf, int n)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, n, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+/* "32K", "1024K", "32M" -> bytes; 0 when unreadable. */
+static int64_t parse_size(const char *s)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+
+	if (end == s || v <= 0)
+		return 0;
+	if (*end == 'K')
+		v *= 1024;
+	else if (*end == 'M')
+		v *= 1024 * 1024;
+	else if (*end == 'G')
+		v *= 1024LL * 1024 * 1024;
+	return (int64_t)v;
+}
+
+/* The data or unified caches of cpu0 by level. */
+static void read_caches(fl_machine *m)
+{
+	for (int k = 0; k < 16; k++) {
+		char path[128], level[16], type[32], size[32];
+		int64_t bytes;
+
+		snprintf(path, sizeof path,
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/level", k);
+		if (!read_line(path, level, sizeof level))
+			break;
+		snprintf(path, sizeof path,
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/type", k);
+		if (!read_line(path, type, sizeof type) ||
+		    !strcmp(type, "Instruction"))
+			continue;
+		snprintf(path, sizeof path,
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", k);
+		if (!read_line(path, size, sizeof size) ||
+		    !(bytes = parse_size(size)))
+			continue;
+		if (!strcmp(level, "1"))
+			m->l1d = bytes;
+		else if (!strcmp(level, "2"))
+			m->l2 = bytes;
+		else if (!strcmp(level, "3"))
+			m->l3 = bytes;
+	}
+}
+
+static void read_model(fl_machine *m)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && colon) {
+			colon++;
+			while (*colon == ' ' || *colon == '\t')
+				colon++;
+			snprintf(m->model, sizeof m->model, "%s", colon);
+			m->model[strcspn(m->model, "\n")] = '\0';
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void read_isa(fl_machine *m)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	m->fma = __builtin_cpu_supports("fma");
+	if (__builtin_cpu_supports("avx512f")) {
+		m->vector_bits = 512;
+		snprintf(m->isa, sizeof m->isa, "avx512f");
+	} else if (__builtin_cpu_supports("avx2") && m->fma) {
+		m->vector_bits = 256;
+		snprintf(m->isa, sizeof m->isa, "avx2+fma");
+	} else {
+		m->vector_bits = 128;
+		snprintf(m->isa, sizeof m->isa, "sse2");
+	}
+#elif defined(__aarch64__)
+	m->vector_bits = 128;
+	m->fma = true;
+	snprintf(m->isa, sizeof m->isa, "neon");
+#else
+	snprintf(m->isa, sizeof m->isa, "c");
+#endif
+}
+
+static void note_guess(fl_machine *m, const char *what)
+{
+	size_t at = strlen(m->guessed);
+
+	snprintf(m->guessed + at, sizeof m->guessed - at, "%s%s",
+		 at ? ", " : "", what);
+}
+
+void fl_machine_detect(fl_machine *m)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(m, 0, sizeof *m);
+	m->cores = n > 0 ? (int)n : 1;
+	if (n <= 0)
+		note_guess(m, "cores");
+	read_caches(m);
+	if (!m->l1d) {
+		m->l1d = DEFAULT_L1D;
+		note_guess(m, "L1d");
+	}
+	if (!m->l2) {
+		m->l2 = DEFAULT_L2;
+		note_guess(m, "L2");
+	}
+	if (!m->l3) {
+		m->l3 = DEFAULT_L3;
+		note_guess(m, "L3");
+	}
+	read_model(m);
+	read_isa(m);
+}
+
+static fl_machine cached;
+static pthread_once_t cached_once = PTHREAD_ONCE_INIT;
+
+static void detect_cached(void)
+{
+	fl_machine_detect(&cached);
+}
+
+const fl_machine *fl_machine_get(void)
+{
+	pthread_once(&cached_once, detect_cached);
+	return &cached;
+}
+
+static const char *bytes_text(int64_t b, char *buf, int n)
+{
+	if (b >= 1024 * 1024 && b % (1024 * 1024) == 0)
+		snprintf(buf, (size_t)n, "%lld MiB", (long long)(b >> 20));
+	else
+		snprintf(buf, (size_t)n, "%lld KiB", (long long)(b >> 10));
+	return buf;
+}
+
+const char *fl_machine_text(const fl_machine *m, char *buf, int n)
+{
+	char l1[24], l2[24], l3[24];
+
+	snprintf(buf, (size_t)n, "%s, %d core%s, %s, L1d %s, L2 %s, L3 %s%s%s%s",
+		 m->model[0] ? m->model : "unknown CPU", m->cores,
+		 m->cores == 1 ? "" : "s", m->isa, bytes_text(m->l1d, l1, 24),
+		 bytes_text(m->l2, l2, 24), bytes_text(m->l3, l3, 24),
+		 m->guessed[0] ? " (assumed: " : "", m->guessed,
+		 m->guessed[0] ? ")" : "");
+	return buf;
+}
+
+double fl_machine_load(void)
+{
+	double load[1];
+
+	if (getloadavg(load, 1) != 1)
+		return -1;
+	return load[0];
+}
