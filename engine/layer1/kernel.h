@@ -135,6 +135,12 @@ typedef struct fl_layer1_opts {
 	int n_tile;		/* 0: defaults per target (CPU: 32 on the
 				   two innermost parallel dims, 1 outside) */
 	int64_t tile[FL_MAX_RANK];
+	/* The machine tile sizes are chosen for (cores, caches); NULL: the
+	 * one this process runs on (fl_machine_get). */
+	const struct fl_machine *machine;
+	/* Bytes the tile-local buffers of one tile may take together; a
+	 * tensor past it stays global.  0: the machine's per-core L2. */
+	int64_t local_budget;
 } fl_layer1_opts;
 
 void fl_layer1_opts_default(fl_layer1_opts *o);
