@@ -360,7 +360,8 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 	isl_ast_node *child = isl_ast_node_mark_get_node(node);
 
 	(void)build;
-	(void)user;
+	if (fl_cg_is_contract_mark(id))
+		fl_cg_contract_plan(user, id, child);
 	if (id && strcmp(isl_id_get_name(id), FL_CG_PAR_MARK) == 0 &&
 	    isl_id_get_user(id))
 		flag_parallel(child, isl_id_get_user(id));
@@ -803,7 +804,8 @@ void fl_cg_decide_loops(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
 isl_ast_node *fl_cg_build_ast(fl_cg_kernel *cg)
 {
 	isl_ast_build *b = isl_ast_build_alloc(cg->ctx);
-	isl_schedule *s = fl_cg_prepare_schedule(cg->k->schedule);
+	isl_schedule *s = fl_cg_split_contractions(cg,
+		fl_cg_prepare_schedule(cg->k->schedule));
 	isl_ast_node *ast;
 
 	b = isl_ast_build_set_at_each_domain(b, &at_domain, cg);
@@ -829,6 +831,7 @@ void fl_cg_annotations_free(fl_cg_kernel *cg)
 		fl_cg_loop *n = cg->loops->next;
 
 		free(cg->loops->acc);
+		fl_cg_contract_free(cg->loops->contract);
 		free(cg->loops);
 		cg->loops = n;
 	}

@@ -26,6 +26,7 @@
 #include <isl/aff.h>
 #include <isl/ast.h>
 #include <isl/ctx.h>
+#include <isl/printer.h>
 #include <isl/schedule.h>
 
 #include "codegen.h"
@@ -51,6 +52,8 @@ typedef struct fl_cg_band_mark {
 } fl_cg_band_mark;
 
 struct fl_cg_stmt;
+/* A contraction printed as a micro-kernel (contract.c). */
+typedef struct fl_cg_contract fl_cg_contract;
 
 /* The sums an innermost loop keeps in scalars fl_acc<k> (annotate.c). */
 #define FL_CG_ACC_MAX 8
@@ -73,6 +76,9 @@ typedef struct fl_cg_loop {
 	bool pragma;		/* "#pragma omp parallel for" (outermost) */
 	bool simd;		/* innermost and coincident: "omp simd" */
 	fl_cg_acc *acc;		/* scalar accumulators, or NULL (owned) */
+	fl_cg_contract *contract;	/* the loop, with everything under
+					   it, is a contraction printed by
+					   contract.c; NULL: none (owned) */
 } fl_cg_loop;
 
 /* A user node: one statement with its access expressions. */
@@ -181,5 +187,37 @@ fl_cg_stmt *fl_cg_stmt_of(__isl_keep isl_ast_node *node);
 
 /* Frees the statements and loops of the last AST. */
 void fl_cg_annotations_free(fl_cg_kernel *cg);
+
+/* ---- contract.c: contractions as micro-kernels --------------------------- */
+
+/* s (taken) with each contraction of the kernel (matmul, conv2d) split
+ * off from the rest of its band below the tile band and marked for the
+ * micro-kernel.  __isl_give. */
+isl_schedule *fl_cg_split_contractions(fl_cg_kernel *cg,
+				       __isl_take isl_schedule *s);
+/* Whether mark id (keep) is the one fl_cg_split_contractions puts. */
+bool fl_cg_is_contract_mark(__isl_keep isl_id *id);
+/* At that mark, while the AST is built: hangs the plan on the for loop
+ * child (keep) when the contraction fits the micro-kernel. */
+void fl_cg_contract_plan(fl_cg_kernel *cg, __isl_keep isl_id *mark,
+			 __isl_keep isl_ast_node *child);
+void fl_cg_contract_free(fl_cg_contract *c);
+/* Prints the contraction in place of its loop nest. */
+__isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
+					     const fl_cg_kernel *cg,
+					     const fl_cg_contract *c);
+/* The C the contraction calls need, once per translation unit. */
+const char *fl_cg_contract_runtime(void);
+/* The runtime's text (runtime/contract_rt.c, embedded by the build). */
+extern const char fl_contract_rt_text[];
+
+/* ---- print_c.c ------------------------------------------------------------ */
+
+/* The element that access expression acc (keep) of tensor t names, as the
+ * statements print it (a local array minus its box origin, or the global
+ * one). */
+__isl_give isl_printer *fl_cg_print_access(__isl_take isl_printer *p,
+					   const fl_cg_kernel *cg,
+					   __isl_keep isl_ast_expr *acc, int t);
 
 #endif

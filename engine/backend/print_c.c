@@ -96,6 +96,13 @@ static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 
 /* The access of the statement's read of op input `input` (-1: its own
  * output), and that tensor. */
+__isl_give isl_printer *fl_cg_print_access(__isl_take isl_printer *p,
+					   const fl_cg_kernel *cg,
+					   __isl_keep isl_ast_expr *acc, int t)
+{
+	return print_access(p, cg, acc, t);
+}
+
 static isl_ast_expr *read_of(const fl_cg_stmt *st, int input, int *t)
 {
 	for (int r = 0; r < st->ps->n_reads; r++)
@@ -545,6 +552,12 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
 
+	if (l && l->contract && !l->pragma) {
+		isl_ast_expr_free(it);
+		isl_ast_node_free(body);
+		isl_ast_print_options_free(o);
+		return fl_cg_print_contract(p, cg, l->contract);
+	}
 	if (l && l->acc)
 		p = print_acc_open(p, cg, l->acc);
 	else if (l && l->pragma)
@@ -993,6 +1006,17 @@ char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
 	return fl_codegen_c_kernel_placed(p, i, NULL, NULL, err);
 }
 
+/* Whether some kernel calls the contraction runtime, which the unit then
+ * includes (its intrinsics headers cost compile time elsewhere). */
+static bool uses_contractions(const fl_program *p,
+			      const char *const *kernels)
+{
+	for (int i = 0; i < p->n_kernels; i++)
+		if (kernels[i] && strstr(kernels[i], "fl_contract_tile("))
+			return true;
+	return false;
+}
+
 char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 			fl_error *err)
 {
@@ -1008,6 +1032,8 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 		fl_strbuf_printf(&out, "void %s(float *const *bufs);\n",
 			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
 	fl_strbuf_printf(&out, "\n");
+	if (uses_contractions(p, kernels))
+		fl_strbuf_printf(&out, "%s\n", fl_cg_contract_runtime());
 	for (int i = 0; i < p->n_kernels; i++)
 		fl_strbuf_printf(&out, "%s", kernels[i]);
 	kernel_table(&out, p);

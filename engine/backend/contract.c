@@ -1,0 +1,795 @@
+/* Contractions (matmul, batched matmul, conv2d) as register-blocked
+ * micro-kernels in the C backend (DESIGN 1.6; issue: compute-bound code).
+ *
+ * Three steps, each called by the backend at its place:
+ *
+ *   1. fl_cg_split_contractions (on the kernel's schedule, before the AST
+ *      is built): the band right below the tile band that holds a
+ *      contraction's init and update statements is split by a sequence
+ *      into the contraction itself, first, and the rest of the band (the
+ *      fused epilogue: bias, GELU, residual, ... reading the finished
+ *      tile), and the contraction's copy gets an isl mark "fl_contract".
+ *      Moving the whole contraction of a tile before its epilogue is legal
+ *      when nothing else in the band writes what the contraction reads;
+ *      otherwise the band is left alone.
+ *   2. fl_cg_contract_plan (while the AST is built, at that mark): the
+ *      loops under the mark must be a chain of unit-stride for loops down
+ *      to the update statement, with bounds that depend on the tile loops
+ *      only (a box per tile), and the update's accesses affine in them.
+ *      From the accesses, as functions of the schedule dimensions, come
+ *      flat strides per loop for C, and for the two operands; one output
+ *      loop becomes the micro-kernel's rows (the operand X that does not
+ *      vary along the columns is broadcast), another its columns (the
+ *      operand Y loaded as vectors), the loops C does not depend on are
+ *      the reduction, any other output loop is looped around.  The plan
+ *      hangs on the mark's for loop.
+ *   3. fl_cg_print_contract (printing that loop): the tile's lower corner
+ *      and extents, pointers to the corner elements, and calls of
+ *      fl_contract_tile from the runtime (runtime/contract_rt.c: packing,
+ *      K blocking, AVX-512/AVX2/plain C micro-kernel), which the unit
+ *      includes once.  The init statement is subsumed: the first reduction
+ *      block stores rather than adds.
+ *
+ * A contraction that does not fit (a guarded update, bounds depending on
+ * each other, non-affine accesses, no pair of loops where one operand is
+ * constant along each) prints as before, from the AST.  The sums are
+ * taken in float with FMA, in another order than the interpreter's double
+ * sums: within the runner's tolerance, which scales with the tensor.
+ *
+ * Ownership follows isl; every helper says what it takes and gives. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <isl/aff.h>
+#include <isl/ast.h>
+#include <isl/id.h>
+#include <isl/ilp.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+#include "codegen_impl.h"
+
+#define FL_CONTRACT_MARK "fl_contract"
+#define MAX_CHAIN 12
+#define MAX_RED 3
+
+/* What the mark remembers: the contraction op (index in the kernel). */
+typedef struct mark_info {
+	int kop;
+} mark_info;
+
+/* One loop of the chain from the mark down to the update. */
+typedef struct chain_loop {
+	int depth;		/* schedule dimension (iterator c<depth>) */
+	char *lo, *hi;		/* bounds as C expressions (isl's) */
+	long cs, xs, ys;	/* flat strides of C, X and Y along it */
+} chain_loop;
+
+struct fl_cg_contract {
+	const fl_cg_stmt *upd;
+	int x_read, y_read;	/* indices into upd->ps->reads */
+	int n;
+	chain_loop loop[MAX_CHAIN];
+	int row, col;		/* chain indices of the micro-kernel's rows,
+				   columns */
+	int n_red, red[MAX_RED];
+	int n_outer, outer[MAX_CHAIN];
+};
+
+/* ---- 1. the schedule ------------------------------------------------- */
+
+static bool is_contraction(const fl_op *op)
+{
+	return op->kind == FL_OP_MATMUL || op->kind == FL_OP_CONV2D;
+}
+
+/* The statement of poly op po with role r, or -1. */
+static int stmt_with_role(const fl_poly_op *po, fl_stmt_role r)
+{
+	for (int s = 0; s < po->n_stmts; s++)
+		if (po->stmts[s].role == r)
+			return s;
+	return -1;
+}
+
+/* The universe of statement s's space.  __isl_give. */
+static isl_union_set *stmt_universe(const fl_poly_stmt *s)
+{
+	return isl_union_set_from_set(isl_set_universe(
+		isl_set_get_space(s->domain)));
+}
+
+static bool is_named_mark(__isl_keep isl_schedule_node *node,
+			  const char *name)
+{
+	isl_id *id = isl_schedule_node_mark_get_id(node);
+	bool yes = id && strcmp(isl_id_get_name(id), name) == 0;
+
+	isl_id_free(id);
+	return yes;
+}
+
+/* Whether any instance of us is a statement writing tensor t (statements
+ * named S<op>_<k>, recomputed copies S<op>_<k>_r<n> alike). */
+typedef struct writes_ctx {
+	const fl_graph *g;
+	int t[2];
+	bool found;
+} writes_ctx;
+
+static isl_stat check_writer(__isl_take isl_set *set, void *user)
+{
+	writes_ctx *w = user;
+	const char *name = isl_set_get_tuple_name(set);
+	int op = -1;
+
+	if (name && sscanf(name, "S%d_", &op) == 1 && op >= 0 &&
+	    op < w->g->n_ops &&
+	    (w->g->ops[op].out[0] == w->t[0] || w->g->ops[op].out[0] == w->t[1]))
+		w->found = true;
+	isl_set_free(set);
+	return isl_stat_ok;
+}
+
+/* The band at schedule depth `depth` or deeper whose domain meets upd,
+ * the first met walking down from node (taken); NULL when none. */
+static __isl_give isl_schedule_node *find_band(
+	__isl_take isl_schedule_node *node, __isl_keep isl_union_set *upd,
+	int depth)
+{
+	isl_union_set *dom = isl_schedule_node_get_domain(node);
+	bool meets;
+	isl_size n;
+
+	dom = isl_union_set_intersect(dom, isl_union_set_copy(upd));
+	meets = isl_union_set_is_empty(dom) == isl_bool_false;
+	isl_union_set_free(dom);
+	if (!meets)
+		return isl_schedule_node_free(node);
+	if (isl_schedule_node_get_type(node) == isl_schedule_node_band &&
+	    isl_schedule_node_get_schedule_depth(node) >= depth)
+		return node;
+	if (isl_schedule_node_get_type(node) == isl_schedule_node_mark &&
+	    is_named_mark(node, FL_CONTRACT_MARK))
+		return isl_schedule_node_free(node);	/* done already */
+	n = isl_schedule_node_n_children(node);
+	for (int i = 0; i < n; i++) {
+		isl_schedule_node *c = find_band(
+			isl_schedule_node_get_child(node, i), upd, depth);
+
+		if (c) {
+			isl_schedule_node_free(node);
+			return c;
+		}
+	}
+	return isl_schedule_node_free(node);
+}
+
+/* Marks (and splits off) the contraction of kernel op kop in s (taken). */
+static __isl_give isl_schedule *split_one(fl_cg_kernel *cg,
+					  __isl_take isl_schedule *s, int kop)
+{
+	const fl_poly_op *po = cg->poly[kop];
+	const fl_op *op = &cg->g->ops[cg->k->ops[kop]];
+	int si = stmt_with_role(po, FL_STMT_INIT);
+	int su = stmt_with_role(po, FL_STMT_UPDATE);
+	isl_union_set *upd, *mine, *dom, *rest;
+	isl_schedule_node *band;
+	writes_ctx w = {cg->g, {op->in[0], op->in[1]}, false};
+	mark_info *mi;
+	isl_id *id;
+
+	if (si < 0 || su < 0)
+		return s;
+	upd = stmt_universe(&po->stmts[su]);
+	band = find_band(isl_schedule_node_child(isl_schedule_get_root(s), 0),
+			 upd, cg->tile_end);
+	mine = isl_union_set_union(upd, stmt_universe(&po->stmts[si]));
+	if (!band) {
+		isl_union_set_free(mine);
+		return s;
+	}
+	dom = isl_schedule_node_get_domain(band);
+	rest = isl_union_set_subtract(isl_union_set_copy(dom),
+				      isl_union_set_copy(mine));
+	mine = isl_union_set_intersect(mine, dom);
+	isl_union_set_foreach_set(rest, &check_writer, &w);
+	mi = malloc(sizeof *mi);
+	if (w.found || !mi || !rest || !mine) {
+		free(mi);
+		isl_union_set_free(rest);
+		isl_union_set_free(mine);
+		isl_schedule_node_free(band);
+		return s;
+	}
+	mi->kop = kop;
+	if (isl_union_set_is_empty(rest) == isl_bool_false) {
+		isl_union_set_list *parts = isl_union_set_list_alloc(cg->ctx, 2);
+
+		parts = isl_union_set_list_add(parts, mine);
+		parts = isl_union_set_list_add(parts, rest);
+		band = isl_schedule_node_insert_sequence(band, parts);
+		band = isl_schedule_node_child(isl_schedule_node_child(band, 0), 0);
+	} else {
+		isl_union_set_free(mine);
+		isl_union_set_free(rest);
+	}
+	id = isl_id_alloc(cg->ctx, FL_CONTRACT_MARK, mi);
+	id = isl_id_set_free_user(id, &free);
+	band = isl_schedule_node_insert_mark(band, id);
+	isl_schedule_free(s);
+	s = isl_schedule_node_get_schedule(band);
+	isl_schedule_node_free(band);
+	return s;
+}
+
+__isl_give isl_schedule *fl_cg_split_contractions(fl_cg_kernel *cg,
+						  __isl_take isl_schedule *s)
+{
+	for (int i = 0; i < cg->k->n_ops && s; i++)
+		if (is_contraction(&cg->g->ops[cg->k->ops[i]]))
+			s = split_one(cg, s, i);
+	return s;
+}
+
+bool fl_cg_is_contract_mark(__isl_keep isl_id *id)
+{
+	return id && strcmp(isl_id_get_name(id), FL_CONTRACT_MARK) == 0;
+}
+
+/* ---- 2. the plan ------------------------------------------------------- */
+
+void fl_cg_contract_free(fl_cg_contract *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++) {
+		free(c->loop[i].lo);
+		free(c->loop[i].hi);
+	}
+	free(c);
+}
+
+typedef struct find_upd {
+	const fl_op *op;
+	fl_cg_stmt *upd;
+	int n_other;		/* statements neither the op's init nor
+				   update */
+} find_upd;
+
+static isl_bool visit_user(__isl_keep isl_ast_node *node, void *user)
+{
+	find_upd *f = user;
+	fl_cg_stmt *st;
+
+	if (isl_ast_node_get_type(node) != isl_ast_node_user)
+		return isl_bool_true;
+	st = fl_cg_stmt_of(node);
+	if (st && st->op == f->op && st->ps->role == FL_STMT_UPDATE)
+		f->upd = st;
+	else if (!st || st->op != f->op || st->ps->role != FL_STMT_INIT)
+		f->n_other++;
+	return isl_bool_true;
+}
+
+/* The statements under node: the op's update (NULL if none), and how many
+ * others than its init and update. */
+static find_upd scan(__isl_keep isl_ast_node *node, const fl_op *op)
+{
+	find_upd f = {op, NULL, 0};
+
+	isl_ast_node_foreach_descendant_top_down(node, &visit_user, &f);
+	return f;
+}
+
+/* An expression as C text (malloc'd), or NULL.  __isl_take e. */
+static char *expr_text(__isl_take isl_ast_expr *e)
+{
+	char *s = e ? isl_ast_expr_to_C_str(e) : NULL;
+
+	isl_ast_expr_free(e);
+	return s;
+}
+
+/* Adds for node `node` to the chain: its bounds (unit stride, "c <= hi"
+ * or "c < hi" conditions only).  False when it does not fit. */
+static bool add_loop(fl_cg_contract *c, __isl_keep isl_ast_node *node)
+{
+	fl_cg_loop *l = fl_cg_loop_of(node);
+	chain_loop *cl;
+	isl_ast_expr *cond, *inc;
+	isl_val *one;
+	bool unit;
+
+	if (!l || l->depth < 0 || c->n == MAX_CHAIN)
+		return false;
+	cl = &c->loop[c->n++];
+	memset(cl, 0, sizeof *cl);
+	cl->depth = l->depth;
+	cl->lo = expr_text(isl_ast_node_for_get_init(node));
+	if (isl_ast_node_for_is_degenerate(node) == isl_bool_true) {
+		cl->hi = cl->lo ? strdup(cl->lo) : NULL;
+		return cl->lo && cl->hi;
+	}
+	inc = isl_ast_node_for_get_inc(node);
+	one = isl_ast_expr_get_val(inc);
+	unit = one && isl_val_is_one(one) == isl_bool_true;
+	isl_val_free(one);
+	isl_ast_expr_free(inc);
+	cond = isl_ast_node_for_get_cond(node);
+	if (unit && cond && isl_ast_expr_get_type(cond) == isl_ast_expr_op &&
+	    isl_ast_expr_op_get_n_arg(cond) == 2) {
+		enum isl_ast_expr_op_type t = isl_ast_expr_op_get_type(cond);
+		char *hi = expr_text(isl_ast_expr_op_get_arg(cond, 1));
+
+		if (t == isl_ast_expr_op_le)
+			cl->hi = hi;
+		else if (t == isl_ast_expr_op_lt && hi) {
+			size_t n = strlen(hi) + 8;
+
+			cl->hi = malloc(n);
+			if (cl->hi)
+				snprintf(cl->hi, n, "(%s) - 1", hi);
+			free(hi);
+		} else {
+			free(hi);
+		}
+	}
+	isl_ast_expr_free(cond);
+	return cl->lo && cl->hi;
+}
+
+/* Walks from node down to the update: every for node joins the chain; a
+ * block may hold the op's init beside the part leading on; anything else
+ * (an if around the update, other statements) does not fit. */
+static bool collect_chain(fl_cg_contract *c, __isl_keep isl_ast_node *node,
+			  const fl_op *op)
+{
+	enum isl_ast_node_type t = isl_ast_node_get_type(node);
+	find_upd f = scan(node, op);
+
+	if (!f.upd || f.n_other)
+		return false;
+	if (t == isl_ast_node_user) {
+		c->upd = f.upd;
+		return true;
+	}
+	if (t == isl_ast_node_for) {
+		isl_ast_node *body = isl_ast_node_for_get_body(node);
+		bool ok = add_loop(c, node) && collect_chain(c, body, op);
+
+		isl_ast_node_free(body);
+		return ok;
+	}
+	if (t == isl_ast_node_block) {
+		isl_ast_node_list *list = isl_ast_node_block_get_children(node);
+		isl_size n = isl_ast_node_list_n_ast_node(list);
+		int on = -1;
+		bool ok = true;
+
+		for (int i = 0; i < n && ok; i++) {
+			isl_ast_node *ch = isl_ast_node_list_get_at(list, i);
+
+			if (scan(ch, op).upd) {
+				ok = on < 0;
+				on = i;
+			}
+			isl_ast_node_free(ch);
+		}
+		if (ok && on >= 0) {
+			isl_ast_node *ch = isl_ast_node_list_get_at(list, on);
+
+			ok = collect_chain(c, ch, op);
+			isl_ast_node_free(ch);
+		}
+		isl_ast_node_list_free(list);
+		return ok && on >= 0;
+	}
+	return false;
+}
+
+/* Whether C text s names iterator c<depth> (a whole word). */
+static bool mentions(const char *s, int depth)
+{
+	char name[16];
+	size_t n;
+
+	snprintf(name, sizeof name, "c%d", depth);
+	n = strlen(name);
+	for (const char *p = strstr(s, name); p; p = strstr(p + 1, name)) {
+		bool start = p == s || !(p[-1] == '_' || (p[-1] >= 'a' &&
+			p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+			(p[-1] >= '0' && p[-1] <= '9'));
+		char e = p[n];
+
+		if (start && !(e == '_' || (e >= '0' && e <= '9') ||
+			       (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z')))
+			return true;
+	}
+	return false;
+}
+
+/* Whether every bound of the chain is free of the chain's iterators (the
+ * tile's points form a box). */
+static bool bounds_are_a_box(const fl_cg_contract *c)
+{
+	for (int i = 0; i < c->n; i++)
+		for (int j = 0; j < c->n; j++)
+			if (mentions(c->loop[i].lo, c->loop[j].depth) ||
+			    mentions(c->loop[i].hi, c->loop[j].depth))
+				return false;
+	return true;
+}
+
+/* Row-major element strides of tensor t as this kernel stores it (a
+ * tile-local box or the whole tensor); its rank, or -1. */
+static int array_strides(const fl_cg_kernel *cg, int t, long *stride)
+{
+	const fl_cg_array *a = &cg->arr[t];
+	const fl_shape *sh = &cg->g->tensors[t].shape;
+	int rank = a->local ? a->rank : sh->rank;
+	long s = 1;
+
+	for (int d = rank - 1; d >= 0; d--) {
+		stride[d] = s;
+		s *= (long)(a->local ? a->size[d] : sh->dim[d]);
+	}
+	return rank;
+}
+
+/* Whether expression e (keep) names identifier `name`. */
+static bool names_id(__isl_keep isl_ast_expr *e, const char *name)
+{
+	enum isl_ast_expr_type t = isl_ast_expr_get_type(e);
+	bool yes = false;
+
+	if (t == isl_ast_expr_id) {
+		isl_id *id = isl_ast_expr_get_id(e);
+
+		yes = id && strcmp(isl_id_get_name(id), name) == 0;
+		isl_id_free(id);
+	} else if (t == isl_ast_expr_op) {
+		isl_size n = isl_ast_expr_op_get_n_arg(e);
+
+		for (int i = 0; i < n && !yes; i++) {
+			isl_ast_expr *a = isl_ast_expr_op_get_arg(e, i);
+
+			yes = names_id(a, name);
+			isl_ast_expr_free(a);
+		}
+	}
+	return yes;
+}
+
+/* The coefficient of iterator `name` in index expression e (keep), which
+ * must be affine in it (other iterators may appear anyhow: they are fixed
+ * within the tile); false when it is not. */
+static bool coefficient(__isl_keep isl_ast_expr *e, const char *name, long *c)
+{
+	enum isl_ast_expr_op_type op;
+	isl_ast_expr *a, *b;
+	long ca = 0, cb = 0;
+	bool ok;
+
+	*c = 0;
+	if (!names_id(e, name))
+		return true;
+	if (isl_ast_expr_get_type(e) == isl_ast_expr_id) {
+		*c = 1;
+		return true;
+	}
+	op = isl_ast_expr_op_get_type(e);
+	if (op == isl_ast_expr_op_minus) {
+		a = isl_ast_expr_op_get_arg(e, 0);
+		ok = coefficient(a, name, &ca);
+		isl_ast_expr_free(a);
+		*c = -ca;
+		return ok;
+	}
+	if (op != isl_ast_expr_op_add && op != isl_ast_expr_op_sub &&
+	    op != isl_ast_expr_op_mul)
+		return false;
+	a = isl_ast_expr_op_get_arg(e, 0);
+	b = isl_ast_expr_op_get_arg(e, 1);
+	ok = coefficient(a, name, &ca) && coefficient(b, name, &cb);
+	if (ok && op == isl_ast_expr_op_add)
+		*c = ca + cb;
+	else if (ok && op == isl_ast_expr_op_sub)
+		*c = ca - cb;
+	else if (ok) {		/* a product: one factor must be a number */
+		isl_ast_expr *k = isl_ast_expr_get_type(a) == isl_ast_expr_int ?
+				  a : isl_ast_expr_get_type(b) == isl_ast_expr_int ?
+				  b : NULL;
+		isl_val *v = k ? isl_ast_expr_get_val(k) : NULL;
+
+		ok = v && isl_val_is_int(v) == isl_bool_true;
+		if (ok)
+			*c = isl_val_get_num_si(v) * (k == a ? cb : ca);
+		isl_val_free(v);
+	}
+	isl_ast_expr_free(a);
+	isl_ast_expr_free(b);
+	return ok;
+}
+
+/* The flat stride along iterator c<depth> of access expression acc (keep:
+ * T<t>[i0][i1]..., as the statement prints it) into *s; false when an
+ * index is not affine in it. */
+static bool flat_stride(const fl_cg_kernel *cg, __isl_keep isl_ast_expr *acc,
+			int t, int depth, long *s)
+{
+	long stride[FL_MAX_RANK];
+	int rank = array_strides(cg, t, stride);
+	isl_size n = acc ? isl_ast_expr_op_get_n_arg(acc) : -1;
+	char name[16];
+	bool ok = n >= 1 && rank >= 0 && (n - 1 == rank || (rank == 0 && n == 2));
+
+	snprintf(name, sizeof name, "c%d", depth);
+	*s = 0;
+	for (int k = 1; ok && k < n; k++) {
+		isl_ast_expr *ix = isl_ast_expr_op_get_arg(acc, k);
+		long c = 0;
+
+		ok = coefficient(ix, name, &c);
+		*s += c * (rank ? stride[k - 1] : 0);
+		isl_ast_expr_free(ix);
+	}
+	return ok;
+}
+
+/* The update's reads of the op's inputs 0 and 1 (X and Y before the
+ * choice of roles); false when not both are there and exact. */
+static bool operand_reads(const fl_cg_stmt *u, int *r0, int *r1)
+{
+	*r0 = *r1 = -1;
+	for (int r = 0; r < u->ps->n_reads; r++) {
+		if (!u->ps->reads[r].exact || !u->reads[r])
+			continue;
+		if (u->ps->reads[r].input == 0)
+			*r0 = r;
+		else if (u->ps->reads[r].input == 1)
+			*r1 = r;
+	}
+	return *r0 >= 0 && *r1 >= 0;
+}
+
+/* The strides of every chain loop, with s0/s1 those of the op's inputs
+ * 0 and 1 (into xs/ys); false when some access is not affine. */
+static bool chain_strides(const fl_cg_kernel *cg, fl_cg_contract *c)
+{
+	const fl_cg_stmt *u = c->upd;
+	int tx = fl_cg_read_tensor(u->op, &u->ps->reads[c->x_read]);
+	int ty = fl_cg_read_tensor(u->op, &u->ps->reads[c->y_read]);
+
+	for (int i = 0; i < c->n; i++) {
+		chain_loop *l = &c->loop[i];
+
+		if (!flat_stride(cg, u->write, u->op->out[0], l->depth, &l->cs) ||
+		    !flat_stride(cg, u->reads[c->x_read], tx, l->depth, &l->xs) ||
+		    !flat_stride(cg, u->reads[c->y_read], ty, l->depth, &l->ys))
+			return false;
+	}
+	return true;
+}
+
+/* How well rows r and columns j suit the micro-kernel with X the operand
+ * constant along j and Y constant along r; -1 when they do not.  Best:
+ * C and Y contiguous along the columns (vector stores and loads). */
+static int pair_score(long r_cs, long r_xs, long r_ys, long j_cs, long j_xs,
+		      long j_ys)
+{
+	if (!r_cs || !j_cs || r_ys || j_xs || !r_xs || !j_ys)
+		return -1;
+	return (j_cs == 1) * 4 + (j_ys == 1) * 2;
+}
+
+/* Chooses rows, columns and which operand is X (broadcast along the
+ * columns) and which Y (loaded along them), exchanging the two when that
+ * fits better; false when no pair of loops fits. */
+static bool choose_roles(fl_cg_contract *c)
+{
+	int best = -1;
+	bool swap_best = false;
+
+	for (int swap = 0; swap < 2; swap++)
+		for (int a = 0; a < c->n; a++)
+			for (int b = 0; b < c->n; b++) {
+				const chain_loop *r = &c->loop[a], *j = &c->loop[b];
+				int s = a == b ? -1 : swap ?
+					pair_score(r->cs, r->ys, r->xs, j->cs,
+						   j->ys, j->xs) :
+					pair_score(r->cs, r->xs, r->ys, j->cs,
+						   j->xs, j->ys);
+
+				if (s > best) {
+					best = s;
+					c->row = a;
+					c->col = b;
+					swap_best = swap;
+				}
+			}
+	if (best >= 0 && swap_best) {
+		int t = c->x_read;
+
+		c->x_read = c->y_read;
+		c->y_read = t;
+		for (int i = 0; i < c->n; i++) {
+			long v = c->loop[i].xs;
+
+			c->loop[i].xs = c->loop[i].ys;
+			c->loop[i].ys = v;
+		}
+	}
+	return best >= 0;
+}
+
+/* The reduction loops (C constant along them) and the outer ones. */
+static bool split_loops(fl_cg_contract *c)
+{
+	c->n_red = c->n_outer = 0;
+	for (int i = 0; i < c->n; i++) {
+		if (i == c->row || i == c->col)
+			continue;
+		if (c->loop[i].cs == 0) {
+			if (c->n_red == MAX_RED)
+				return false;
+			c->red[c->n_red++] = i;
+		} else {
+			c->outer[c->n_outer++] = i;
+		}
+	}
+	return true;
+}
+
+void fl_cg_contract_plan(fl_cg_kernel *cg, __isl_keep isl_id *mark,
+			 __isl_keep isl_ast_node *child)
+{
+	const mark_info *mi = isl_id_get_user(mark);
+	fl_cg_loop *l;
+	fl_cg_contract *c;
+	const fl_op *op;
+
+	if (!mi || !child || isl_ast_node_get_type(child) != isl_ast_node_for ||
+	    !(l = fl_cg_loop_of(child)) || l->contract)
+		return;
+	op = &cg->g->ops[cg->k->ops[mi->kop]];
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return;
+	const char *why = !collect_chain(c, child, op) ? "chain" : !bounds_are_a_box(c) ? "box" :
+	    !operand_reads(c->upd, &c->x_read, &c->y_read) ? "reads" :
+	    !chain_strides(cg, c) ? "strides" : !choose_roles(c) ? "roles" :
+	    !split_loops(c) ? "split" : c->n_outer > 4 ? "outer" : NULL;
+	if (why) {
+		fl_cg_contract_free(c);
+		return;
+	}
+	l->contract = c;
+}
+
+/* ---- 3. printing --------------------------------------------------- */
+
+static __isl_give isl_printer *text(__isl_take isl_printer *p, const char *s)
+{
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, s);
+	return isl_printer_end_line(p);
+}
+
+/* "&<access>" of expression e (keep) of tensor t, as the statement prints
+ * it. */
+static __isl_give isl_printer *address(__isl_take isl_printer *p,
+				       const fl_cg_kernel *cg,
+				       __isl_keep isl_ast_expr *e, int t)
+{
+	p = isl_printer_print_str(p, "&");
+	return fl_cg_print_access(p, cg, e, t);
+}
+
+/* "base + fl_o0 * s0 + ..." over the outer loops, for strides of field. */
+static void offset_text(const fl_cg_contract *c, const char *base,
+			int which, char *buf, size_t n)
+{
+	int at = snprintf(buf, n, "%s", base);
+
+	for (int k = 0; k < c->n_outer && at >= 0 && (size_t)at < n; k++) {
+		const chain_loop *l = &c->loop[c->outer[k]];
+		long s = which == 0 ? l->cs : which == 1 ? l->xs : l->ys;
+
+		if (s)
+			at += snprintf(buf + at, n - (size_t)at,
+				       " + fl_o%d * %ldL", k, s);
+	}
+}
+
+__isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
+					     const fl_cg_kernel *cg,
+					     const fl_cg_contract *c)
+{
+	const fl_cg_stmt *u = c->upd;
+	const chain_loop *row = &c->loop[c->row], *col = &c->loop[c->col];
+	char buf[1024], off[3][256], rn[160], rx[160], ry[160];
+	int tx = fl_cg_read_tensor(u->op, &u->ps->reads[c->x_read]);
+	int ty = fl_cg_read_tensor(u->op, &u->ps->reads[c->y_read]);
+
+	p = text(p, "{");
+	p = isl_printer_indent(p, 2);
+	snprintf(buf, sizeof buf, "/* %s: the tile's %s by a register-blocked "
+		 "micro-kernel (rows c%d, columns c%d, %d reduction loop%s) */",
+		 u->name, fl_op_kind_name(u->op->kind), row->depth, col->depth,
+		 c->n_red, c->n_red == 1 ? "" : "s");
+	p = text(p, buf);
+	for (int i = 0; i < c->n; i++) {
+		const chain_loop *l = &c->loop[i];
+
+		p = isl_printer_start_line(p);
+		snprintf(buf, sizeof buf, "const long c%d = %s, fl_n%d = (%s) - "
+			 "c%d + 1;", l->depth, l->lo, l->depth, l->hi, l->depth);
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, "float *const fl_c = ");
+	p = address(p, cg, u->write, u->op->out[0]);
+	p = isl_printer_print_str(p, ";");
+	p = isl_printer_end_line(p);
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, "const float *const fl_x = ");
+	p = address(p, cg, u->reads[c->x_read], tx);
+	p = isl_printer_print_str(p, ";");
+	p = isl_printer_end_line(p);
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, "const float *const fl_y = ");
+	p = address(p, cg, u->reads[c->y_read], ty);
+	p = isl_printer_print_str(p, ";");
+	p = isl_printer_end_line(p);
+	{
+		int a = snprintf(rn, sizeof rn, "const long fl_rn[3] = {");
+		int b = snprintf(rx, sizeof rx, "fl_rx[3] = {");
+		int d = snprintf(ry, sizeof ry, "fl_ry[3] = {");
+
+		for (int k = 0; k < MAX_RED; k++) {
+			const chain_loop *l = k < c->n_red ?
+					      &c->loop[c->red[k]] : NULL;
+			char n_k[24];
+
+			if (l)
+				snprintf(n_k, sizeof n_k, "fl_n%d", l->depth);
+			a += snprintf(rn + a, sizeof rn - (size_t)a, "%s%s",
+				      k ? ", " : "", l ? n_k : "1");
+			b += snprintf(rx + b, sizeof rx - (size_t)b, "%s%ldL",
+				      k ? ", " : "", l ? l->xs : 0L);
+			d += snprintf(ry + d, sizeof ry - (size_t)d, "%s%ldL",
+				      k ? ", " : "", l ? l->ys : 0L);
+		}
+		snprintf(buf, sizeof buf, "%s}, %s}, %s};", rn, rx, ry);
+		p = text(p, buf);
+	}
+	for (int k = 0; k < c->n_outer; k++) {
+		snprintf(buf, sizeof buf, "for (long fl_o%d = 0; fl_o%d < fl_n%d; "
+			 "fl_o%d++)", k, k, c->loop[c->outer[k]].depth, k);
+		p = text(p, buf);
+		p = isl_printer_indent(p, 2);
+	}
+	offset_text(c, "fl_c", 0, off[0], sizeof off[0]);
+	offset_text(c, "fl_x", 1, off[1], sizeof off[1]);
+	offset_text(c, "fl_y", 2, off[2], sizeof off[2]);
+	snprintf(buf, sizeof buf, "fl_contract_tile(fl_n%d, fl_n%d, %s, %ldL, "
+		 "%ldL, %s, %ldL, %s, %ldL, fl_rn, fl_rx, fl_ry);", row->depth,
+		 col->depth, off[0], row->cs, col->cs, off[1], row->xs, off[2],
+		 col->ys);
+	p = text(p, buf);
+	p = isl_printer_indent(p, -2 * c->n_outer);
+	p = isl_printer_indent(p, -2);
+	return text(p, "}");
+}
+
+const char *fl_cg_contract_runtime(void)
+{
+	return fl_contract_rt_text;
+}
