@@ -123,6 +123,11 @@ typedef struct fl_cg_kernel {
 	fl_cg_loop *cur, *loops;
 	fl_cg_stmt *stmts;
 	int tile_end;		/* schedule depth after the tile band */
+	/* What became of each contraction (contract.c), for the kernel's
+	 * comment: "S11_1 matmul: micro-kernel ..." or why not. */
+#define FL_CG_MAX_CONTRACT_NOTES 8
+	int n_contract_notes;
+	char contract_note[FL_CG_MAX_CONTRACT_NOTES][200];
 	bool wide;		/* some extent may pass INT_MAX: loop
 				   counters are long (64 bits), else int */
 	bool failed;

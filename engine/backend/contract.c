@@ -231,6 +231,7 @@ static __isl_give isl_schedule *split_one(fl_cg_kernel *cg,
 __isl_give isl_schedule *fl_cg_split_contractions(fl_cg_kernel *cg,
 						  __isl_take isl_schedule *s)
 {
+	cg->n_contract_notes = 0;	/* a new attempt */
 	for (int i = 0; i < cg->k->n_ops && s; i++)
 		if (is_contraction(&cg->g->ops[cg->k->ops[i]]))
 			s = split_one(cg, s, i);
@@ -646,6 +647,51 @@ static bool split_loops(fl_cg_contract *c)
 	return true;
 }
 
+/* Why contraction c does not fit the micro-kernel, or NULL when it does
+ * (its plan then complete). */
+static const char *misfit(fl_cg_kernel *cg, fl_cg_contract *c,
+			  __isl_keep isl_ast_node *child, const fl_op *op)
+{
+	if (!collect_chain(c, child, op))
+		return "its loops are not a plain nest down to the update";
+	if (!bounds_are_a_box(c))
+		return "its loop bounds depend on each other";
+	if (!operand_reads(c->upd, &c->x_read, &c->y_read))
+		return "an operand is not read exactly";
+	if (!chain_strides(cg, c))
+		return "an access is not affine in the tile's loops";
+	if (!choose_roles(c))
+		return "no two loops of the tile along which one operand each "
+		       "stays constant (a conv whose output channels are not "
+		       "a loop of the tile)";
+	if (!split_loops(c))
+		return "more than three reduction loops";
+	if (c->n_outer > 4)
+		return "more than four other output loops";
+	return NULL;
+}
+
+/* Records what became of the contraction of op for the kernel's comment. */
+static void note(fl_cg_kernel *cg, const fl_op *op, const fl_cg_contract *c,
+		 const char *why)
+{
+	char *n;
+
+	if (cg->n_contract_notes == FL_CG_MAX_CONTRACT_NOTES)
+		return;
+	n = cg->contract_note[cg->n_contract_notes++];
+	if (why)
+		snprintf(n, sizeof cg->contract_note[0], "op %d %s: loop nest, "
+			 "not the micro-kernel: %s", (int)(op - cg->g->ops),
+			 fl_op_kind_name(op->kind), why);
+	else
+		snprintf(n, sizeof cg->contract_note[0], "op %d %s: micro-kernel, "
+			 "rows c%d x columns c%d, %d reduction loop%s",
+			 (int)(op - cg->g->ops), fl_op_kind_name(op->kind),
+			 c->loop[c->row].depth, c->loop[c->col].depth, c->n_red,
+			 c->n_red == 1 ? "" : "s");
+}
+
 void fl_cg_contract_plan(fl_cg_kernel *cg, __isl_keep isl_id *mark,
 			 __isl_keep isl_ast_node *child)
 {
@@ -653,23 +699,25 @@ void fl_cg_contract_plan(fl_cg_kernel *cg, __isl_keep isl_id *mark,
 	fl_cg_loop *l;
 	fl_cg_contract *c;
 	const fl_op *op;
+	const char *why;
 
-	if (!mi || !child || isl_ast_node_get_type(child) != isl_ast_node_for ||
-	    !(l = fl_cg_loop_of(child)) || l->contract)
+	if (!mi)
 		return;
 	op = &cg->g->ops[cg->k->ops[mi->kop]];
+	if (!child || isl_ast_node_get_type(child) != isl_ast_node_for ||
+	    !(l = fl_cg_loop_of(child)) || l->contract) {
+		note(cg, op, NULL, "the tile holds one point of it");
+		return;
+	}
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return;
-	const char *why = !collect_chain(c, child, op) ? "chain" : !bounds_are_a_box(c) ? "box" :
-	    !operand_reads(c->upd, &c->x_read, &c->y_read) ? "reads" :
-	    !chain_strides(cg, c) ? "strides" : !choose_roles(c) ? "roles" :
-	    !split_loops(c) ? "split" : c->n_outer > 4 ? "outer" : NULL;
-	if (why) {
+	why = misfit(cg, c, child, op);
+	note(cg, op, c, why);
+	if (why)
 		fl_cg_contract_free(c);
-		return;
-	}
-	l->contract = c;
+	else
+		l->contract = c;
 }
 
 /* ---- 3. printing --------------------------------------------------- */

@@ -708,6 +708,8 @@ static void kernel_comment(fl_strbuf *out, const fl_graph *g, const fl_kernel *k
 		}
 		fl_strbuf_printf(out, "\n");
 	}
+	for (int i = 0; cg && i < cg->n_contract_notes; i++)
+		fl_strbuf_printf(out, " *   %s\n", cg->contract_note[i]);
 	for (int t = 0; cg && t < g->n_tensors; t++) {
 		const fl_cg_array *ar = &cg->arr[t];
 
