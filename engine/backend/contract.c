@@ -647,6 +647,16 @@ static bool split_loops(fl_cg_contract *c)
 	return true;
 }
 
+/* The chain's loops along which C varies. */
+static int output_loops(const fl_cg_contract *c)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->n; i++)
+		n += c->loop[i].cs != 0;
+	return n;
+}
+
 /* Why contraction c does not fit the micro-kernel, or NULL when it does
  * (its plan then complete). */
 static const char *misfit(fl_cg_kernel *cg, fl_cg_contract *c,
@@ -661,9 +671,13 @@ static const char *misfit(fl_cg_kernel *cg, fl_cg_contract *c,
 	if (!chain_strides(cg, c))
 		return "an access is not affine in the tile's loops";
 	if (!choose_roles(c))
-		return "no two loops of the tile along which one operand each "
-		       "stays constant (a conv whose output channels are not "
-		       "a loop of the tile)";
+		return output_loops(c) < 2 ?
+		       "one output loop only (a matrix-vector product)" :
+		       op->kind == FL_OP_CONV2D ?
+		       "its output channels are not a loop of the tile, and "
+		       "the input varies along every other output loop" :
+		       "no two output loops along which one operand each "
+		       "stays constant";
 	if (!split_loops(c))
 		return "more than three reduction loops";
 	if (c->n_outer > 4)
