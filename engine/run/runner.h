@@ -66,6 +66,10 @@ typedef struct fl_run_opts {
 	 * A program needing more is not run (FL_RUN_NO_MEMORY, the bytes
 	 * needed and the limit in the message).  0: no limit. */
 	int64_t max_bytes;
+	/* Pin the test child's OpenMP threads to cores: OMP_PROC_BIND=close
+	 * and OMP_PLACES=cores in its environment before it loads gen.so
+	 * (--pin).  Off by default. */
+	bool pin;
 } fl_run_opts;
 
 /* Whether o's cancel or interrupt flag is set. */
