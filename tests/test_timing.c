@@ -265,7 +265,7 @@ static int pinned_threads(const char *aff, int *threads)
 static void test_timing_pin(void **state)
 {
 	static const fl_strategy list[] = {FL_STRATEGY_APOLLO_L1};
-	fl_graph *g = t_load_sample("chain8");
+	fl_graph *g = t_load_sample("softmax");
 	fl_engine_opts o;
 	fl_error err = {""};
 	fl_ladder l;
@@ -367,7 +367,7 @@ static void stop_in_time(void *user, const char *phase, int k, int n)
 static void test_timing_interrupted(void **state)
 {
 	static const fl_strategy list[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA};
-	fl_graph *g = t_load_sample("chain8");
+	fl_graph *g = t_load_sample("softmax");
 	fl_engine_opts o;
 	fl_error err = {""};
 	stopper s = {{0}, 0, false};

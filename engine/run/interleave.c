@@ -394,7 +394,8 @@ static double copy_once(const copy_probe *cp, bool pin)
 		part[i].dst = cp->dst + lo;
 		part[i].src = cp->src + lo;
 		part[i].n = i == cp->threads - 1 ? cp->n - lo : chunk;
-		part[i].cpu = pin ? cp->cpus[i] : -1;
+		/* the calling thread keeps the binding libgomp gave it */
+		part[i].cpu = pin && i > 0 ? cp->cpus[i] : -1;
 		started[i] = i > 0 &&
 			     pthread_create(&th[i], NULL, copy_thread,
 					    &part[i]) == 0;
@@ -875,6 +876,18 @@ static int run(il_plan *pl, fl_timing *t, fl_error *err)
 	return 0;
 }
 
+/* Threads the copy probe uses: one per CPU this process may run on (the
+ * child inherits the set), at most 64. */
+static int copy_threads(void)
+{
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	if (sched_getaffinity(0, sizeof cpus, &cpus) < 0)
+		return 1;
+	return CPU_COUNT(&cpus) < 64 ? CPU_COUNT(&cpus) : 64;
+}
+
 int fl_time_interleaved(const fl_timed_program *progs, int n,
 			const fl_run_opts *o, uint64_t seed, fl_timing *t,
 			fl_error *err)
@@ -892,13 +905,7 @@ int fl_time_interleaved(const fl_timed_program *progs, int n,
 	}
 	if (plan_init(&pl, progs, n, o, seed, err) < 0)
 		goto out;
-	{
-		cpu_set_t cpus;	/* the child inherits them */
-
-		CPU_ZERO(&cpus);
-		sched_getaffinity(0, sizeof cpus, &cpus);
-		t->copy_threads = CPU_COUNT(&cpus) < 64 ? CPU_COUNT(&cpus) : 64;
-	}
+	t->copy_threads = copy_threads();
 	if (o->max_bytes > 0 && bytes_needed(&pl) > o->max_bytes) {
 		t->status = FL_RUN_NO_MEMORY;
 		snprintf(t->message, sizeof t->message, "not timed: the "

@@ -248,8 +248,8 @@ static void all_workdirs(fl_session **ses, int n, char *buf, size_t len)
 }
 
 /* Times every timeable step together (see ladder.h). */
-static int time_steps(const fl_graph *g, const fl_engine_opts *base,
-		      fl_ladder *out, fl_session **ses, fl_error *err)
+static int time_steps(const fl_engine_opts *base, fl_ladder *out,
+		      fl_session **ses, fl_error *err)
 {
 	fl_timed_program *tp = calloc((size_t)out->n + 1, sizeof *tp);
 	int *idx = calloc((size_t)out->n + 1, sizeof *idx);
@@ -257,7 +257,6 @@ static int time_steps(const fl_graph *g, const fl_engine_opts *base,
 	fl_timing t;
 	int n = 0, rc = -1;
 
-	(void)g;
 	if (!tp || !idx) {
 		fl_error_set(err, "out of memory");
 		goto out;
@@ -333,7 +332,7 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		}
 	}
 	if (!(out->n > 0 && out->steps[out->n - 1].interrupted) &&
-	    time_steps(g, base, out, ses, err) < 0) {
+	    time_steps(base, out, ses, err) < 0) {
 		close_all(ses, n);
 		return -1;
 	}
