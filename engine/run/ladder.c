@@ -316,6 +316,7 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 	out->load_before = out->load_after = -1;
 	if (!out->steps || !ses) {
 		free(ses);
+		fl_ladder_free(out);
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
@@ -327,6 +328,7 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		out->n = i + 1;
 		if (run_step(g, base, list[i], &out->steps[i], &ses[i]) < 0) {
 			close_all(ses, n);
+			fl_ladder_free(out);
 			fl_error_set(err, "out of memory");
 			return -1;
 		}
@@ -334,6 +336,7 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 	if (!(out->n > 0 && out->steps[out->n - 1].interrupted) &&
 	    time_steps(base, out, ses, err) < 0) {
 		close_all(ses, n);
+		fl_ladder_free(out);
 		return -1;
 	}
 	compare_steps(out, ses);
