@@ -88,8 +88,8 @@ typedef struct fl_ladder {
  * run_kernels are set per step).  base->run.progress, when set, also
  * hears ("strategy", i, n) before each strategy.  Returns 0 with one step
  * per strategy (a failed strategy is a step with ran false), -1 when out
- * of memory (out then empty).  When base->run.interrupt is set the ladder stops: the step
- * under way (if any) is the last, with interrupted set, its child
+ * of memory (out then empty).  When base->run.interrupt is set the
+ * ladder stops: the step under way (if any) is the last, with interrupted set, its child
  * process group killed and its work directory removed (even with keep)
  * before this returns.  Each session verifies its program (no timing);
  * the sessions stay open (their work directories with them) until every
