@@ -83,21 +83,21 @@ typedef struct fl_ladder {
 	int *order;
 } fl_ladder;
 
-/* Runs strategies list[0..n-1] on g with base options (rules,
- * constraints, layer-1 and run options; strategy, stop_after and
- * run_kernels are set per step).  base->run.progress, when set, also
- * hears ("strategy", i, n) before each strategy.  Returns 0 with one step
- * per strategy (a failed strategy is a step with ran false), -1 when out
- * of memory (out then empty).  When base->run.interrupt is set the
- * ladder stops: the step under way (if any) is the last, with interrupted set, its child
- * process group killed and its work directory removed (even with keep)
- * before this returns.  Each session verifies its program (no timing);
- * the sessions stay open (their work directories with them) until every
- * strategy is done, then the verified ones are timed together in one
- * child (fl_time_interleaved, base->run's warmup, repeat, pin; progress
- * "time" and "pairs"), and the sessions close.  An interrupt during that
- * timing marks the first step interrupted, stopped "run", removed every
- * work directory (all removed). */
+/* Runs strategies list[0..n-1] on g with base options (rules, constraints,
+ * layer-1 and run options; strategy, stop_after and run_kernels are set
+ * per step).  base->run.progress, when set, also hears ("strategy", i, n)
+ * before each strategy.  Returns 0 with one step per strategy (a failed
+ * strategy is a step with ran false), -1 when out of memory (out then
+ * empty).  When base->run.interrupt is set the ladder stops: the step
+ * under way (if any) is the last, with interrupted set, its child process
+ * group killed and its work directory removed (even with keep) before this
+ * returns.  Each session verifies its program (no timing); the sessions
+ * stay open (their work directories with them) until every strategy is
+ * done, then the verified ones are timed together in one child
+ * (fl_time_interleaved, base->run's warmup, repeat, pin; progress "time"
+ * and "pairs"), and the sessions close.  An interrupt during that timing
+ * marks the first step interrupted, stopped "run", removed every work
+ * directory (all removed). */
 int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_strategy *list, int n, fl_ladder *out,
 		  fl_error *err);
