@@ -351,6 +351,7 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->run_kernels = eo->stop_after >= FL_PASS_COMPILE;
 	eo->run.workdir = o->workdir;
 	eo->run.keep = o->keep;
+	eo->run.pin = o->pin;
 	eo->run.timeout_s = o->timeout_s;
 	if (isatty(STDERR_FILENO))
 		eo->run.progress = tty_progress;
@@ -676,7 +677,7 @@ int fl_batch_run(const fl_options *o)
 {
 	bool exports = fl_app_exports_wanted(o);
 	fl_session *kept = NULL;
-	fl_ladder ladder = {0, NULL};
+	fl_ladder ladder = {0};
 	fl_error err = {""};
 	fl_graph *g;
 	int rc = 0;

@@ -272,9 +272,16 @@ void fl_x_run_progress(fl_explorer *x, char *buf, size_t n, double *frac)
 		double inner = j->n > 0 ? (double)j->k / j->n : 0;
 
 		*frac = (s + (strcmp(j->phase, "strategy") ? inner : 0)) / 3.0;
+		/* "time" and "pairs" come from the one timing process that
+		 * runs every strategy (the ladder times them together) */
+		bool together = !strcmp(j->phase, "time") ||
+				!strcmp(j->phase, "pairs");
+
 		snprintf(buf, n, "running kernels %.0f s: %s (%d/3) %s %d/%d%s",
-			 fl_now() - j->started_at, names[s], s + 1, j->phase,
-			 j->k, j->n, j->stop ? "  cancelling..." : "  Esc cancels");
+			 fl_now() - j->started_at,
+			 together ? "all, interleaved" : names[s], s + 1,
+			 j->phase, j->k, j->n,
+			 j->stop ? "  cancelling..." : "  Esc cancels");
 	}
 	pthread_mutex_unlock(&j->mu);
 }

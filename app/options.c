@@ -20,7 +20,7 @@ typedef enum opt_id {
 	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP, OPT_L1_TIME_BUDGET,
 	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
-	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED,
+	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN,
 } opt_id;
 
 typedef struct opt_spec {
@@ -86,11 +86,17 @@ static const opt_spec specs[] = {
 	{OPT_WORKDIR, "workdir", 0, "DIR",
 	 "where --run makes a fresh work directory (default: $TMPDIR)"},
 	{OPT_KEEP, "keep", 0, NULL, "keep the work directory of --run"},
+	{OPT_PIN, "pin", 0, NULL,
+	 "pin the timing process's OpenMP threads to cores (OMP_PROC_BIND="
+	 "close, OMP_PLACES=cores); off by default"},
 	{OPT_TIMEOUT, "timeout", 0, "SECONDS",
 	 "time limit of each call of a generated kernel (default 60)"},
 	{OPT_WARMUP, "warmup", 0, "N", "untimed runs before timing (default 1)"},
 	{OPT_REPEAT, "repeat", 0, "N",
-	 "timed runs; the median is reported (default 5)"},
+	 "timed rounds; the median, min and max are reported (default 5). "
+	 "The strategies are timed together, interleaved, in one process; "
+	 "a difference is \"faster\"/\"SLOWER\" only when the min..max "
+	 "ranges do not overlap, else \"within noise\""},
 	{OPT_SCHED_BUDGET, "sched-budget", 0, "N",
 	 "isl operations the scheduler may spend per micro-graph (default "
 	 "2000000); past it, layer 1 splits the micro-graph"},
@@ -428,6 +434,7 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_WHY: break;	/* two values: handled by the parser */
 	case OPT_RUN: o->run = true; break;
 	case OPT_KEEP: o->keep = true; break;
+	case OPT_PIN: o->pin = true; break;
 	case OPT_EMIT: o->emit_dir = arg; break;
 	case OPT_WORKDIR: o->workdir = arg; break;
 	case OPT_TILE: return parse_tiles(arg, o, err, err_len);

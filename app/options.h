@@ -46,6 +46,7 @@ typedef struct fl_options {
 	const char *emit_dir;
 	const char *workdir;
 	bool keep;
+	bool pin;		/* --pin: timing threads pinned to cores */
 	int timeout_s, warmup, repeat;
 	long sched_budget;	/* 0: default */
 	double max_recompute;	/* 0: default */

@@ -90,7 +90,19 @@ int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 	return 0;
 }
 
-static void print_kernel(const fl_ladder_kernel *k)
+/* "faster 1.68x", "SLOWER 1.18x" or "within noise 1.03x" (the ratio as
+ * unfused / this time, so above 1 means this one is quicker). */
+static void print_label(fl_timing_label l, double base, double t)
+{
+	if (l == FL_TIMING_FASTER)
+		printf("faster %.2fx", base / t);
+	else if (l == FL_TIMING_SLOWER)
+		printf("SLOWER %.2fx", t / base);
+	else
+		printf("within noise %.2fx", base / t);
+}
+
+static void print_kernel(const fl_ladder_kernel *k, double copy_gbps)
 {
 	char bytes[32];
 	double base = k->unfused_seconds, t = k->r.seconds;
@@ -99,10 +111,14 @@ static void print_kernel(const fl_ladder_kernel *k)
 	       k->n_ops, k->n_ops == 1 ? " " : "s", 1e3 * t,
 	       1e3 * k->r.min_seconds, 1e3 * k->r.max_seconds,
 	       fl_format_bytes(k->r.bytes, bytes, sizeof bytes), k->r.gbps);
-	if (base > 0 && t > 0)
-		printf("   unfused %.3f ms (%s %.2fx)", 1e3 * base,
-		       base >= t ? "faster" : "SLOWER",
-		       base >= t ? base / t : t / base);
+	if (copy_gbps > 0)
+		printf(" %4.0f%% copy", 100.0 * k->r.gbps / copy_gbps);
+	if (base > 0 && t > 0) {
+		printf("   unfused %.3f ms (%.3f..%.3f) ", 1e3 * base,
+		       1e3 * k->unfused_min, 1e3 * k->unfused_max);
+		print_label(k->label, base, t);
+		printf("%s", k->paired ? ", interleaved" : "");
+	}
 	printf("  [%s", fl_safe_name(k->first_op));
 	if (k->n_ops > 1)
 		printf(" .. %s", fl_safe_name(k->last_op));
@@ -110,7 +126,8 @@ static void print_kernel(const fl_ladder_kernel *k)
 }
 
 /* One strategy's line and kernels; 0 when it verified. */
-static int print_step(const fl_graph *g, const fl_ladder_step *st)
+static int print_step(const fl_graph *g, const fl_ladder *l,
+		      const fl_ladder_step *st)
 {
 	const char *name = fl_strategy_name(st->strategy);
 
@@ -127,9 +144,12 @@ static int print_step(const fl_graph *g, const fl_ladder_step *st)
 		printf("%-10s %3d kernels %10.3f ms (%.3f..%.3f)", name,
 		       st->n_kernels, 1e3 * st->total_seconds,
 		       1e3 * st->total_min, 1e3 * st->total_max);
-		if (st->speedup > 0)
-			printf(" %7.2fx%s", st->speedup,
-			       st->within_noise ? " (within noise)" : "");
+		if (st->speedup > 0 && st->strategy != FL_STRATEGY_UNFUSED)
+			printf(" %7.2fx (%s)", st->speedup,
+			       fl_timing_label_name(st->label)[0]
+				       ? fl_timing_label_name(st->label) : "?");
+		else if (st->speedup > 0)
+			printf(" %7.2fx", st->speedup);
 		else
 			printf("        -");
 		printf("   max abs err %.2e  rel %.2e  verified %s\n", st->max_abs,
@@ -137,11 +157,52 @@ static int print_step(const fl_graph *g, const fl_ladder_step *st)
 		if (!st->verified)
 			printf("    %s\n", st->message);
 		for (int k = 0; k < st->n_kernels; k++)
-			print_kernel(&st->kernels[k]);
+			print_kernel(&st->kernels[k], l->copy_gbps.median);
 	}
 	if (st->workdir[0])
 		printf("    sources kept in %s\n", st->workdir);
 	return st->verified ? 0 : 1;
+}
+
+/* " 1.23" or " unknown" */
+static const char *load_text(double load, char *buf, size_t n)
+{
+	if (load < 0)
+		snprintf(buf, n, "unknown");
+	else
+		snprintf(buf, n, "%.2f", load);
+	return buf;
+}
+
+/* The lines above the table: the machine, the load around the timing,
+ * the copy bandwidth measured in the timing process, how it was timed. */
+static void print_conditions(const fl_ladder *l)
+{
+	char before[32], after[32], bytes[32];
+
+	printf("machine: %s\n", fl_safe_name(l->machine));
+	printf("load: %s before, %s after timing", load_text(l->load_before,
+	       before, sizeof before), load_text(l->load_after, after,
+						 sizeof after));
+	if (l->interleaved && l->copy_gbps.n > 0)
+		printf("; copy bandwidth %.1f GB/s (%.1f..%.1f, %s per copy, "
+		       "%d thread%s)", l->copy_gbps.median, l->copy_gbps.min,
+		       l->copy_gbps.max,
+		       fl_format_bytes(l->copy_bytes, bytes, sizeof bytes),
+		       l->copy_threads, l->copy_threads == 1 ? "" : "s");
+	printf("\n");
+	if (l->interleaved)
+		printf("timing: %d strateg%s interleaved in one process, %d "
+		       "rounds in rotated order, fused kernels alternating "
+		       "with their unfused kernels; threads %s (%d: %s)\n",
+		       l->n_timed, l->n_timed == 1 ? "y" : "ies", l->rounds,
+		       l->pinned ? "pinned" : "not pinned", l->n_threads,
+		       l->affinity[0] ? l->affinity : "?");
+	else if (l->timing_message[0])
+		printf("timing: %s: %s\n", fl_run_status_name(l->timing_status),
+		       fl_safe_name(l->timing_message));
+	else
+		printf("timing: none (nothing to time)\n");
 }
 
 int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
@@ -152,9 +213,6 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 	fl_error err = {""};
 	fl_ladder ladder;
 
-	printf("%-10s %11s %13s %16s %8s\n", "strategy", "kernels", "median",
-	       "(min..max)", "speedup");
-	fflush(stdout);
 	if (fl_ladder_run(g, base, list, n, &ladder, &err) < 0) {
 		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
 			fl_safe_name(err.msg));
@@ -167,7 +225,12 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 			failed = fl_app_interrupted(st->stopped, st->removed);
 			break;
 		}
-		failed |= print_step(g, st);
+		if (i == 0) {
+			print_conditions(&ladder);
+			printf("%-10s %11s %13s %16s %8s\n", "strategy",
+			       "kernels", "median", "(min..max)", "speedup");
+		}
+		failed |= print_step(g, &ladder, st);
 	}
 	if (keep)
 		*keep = ladder;

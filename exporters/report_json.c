@@ -852,6 +852,18 @@ static void add_seconds_or_null(cJSON *o, const char *key, double v)
 		cJSON_AddNullToObject(o, key);
 }
 
+/* "faster", "slower", "within noise", or NULL when not compared. */
+static const char *label_or_null(fl_timing_label l)
+{
+	switch (l) {
+	case FL_TIMING_FASTER: return "faster";
+	case FL_TIMING_SLOWER: return "slower";
+	case FL_TIMING_NOISE: return "within noise";
+	case FL_TIMING_UNKNOWN: break;
+	}
+	return NULL;
+}
+
 static cJSON *ladder_kernel_json(const fl_ladder_kernel *k)
 {
 	cJSON *o = cJSON_CreateObject(), *e;
@@ -866,6 +878,10 @@ static cJSON *ladder_kernel_json(const fl_ladder_kernel *k)
 	cJSON_AddNumberToObject(o, "runs", k->r.n_timed);
 	cJSON_AddNumberToObject(o, "bytes", (double)k->r.bytes);
 	add_seconds_or_null(o, "unfused_seconds", k->unfused_seconds);
+	add_seconds_or_null(o, "unfused_min_s", k->unfused_min);
+	add_seconds_or_null(o, "unfused_max_s", k->unfused_max);
+	cJSON_AddBoolToObject(o, "paired", k->paired);
+	add_str_or_null(o, "label", label_or_null(k->label));
 	cJSON_AddBoolToObject(o, "verified", k->r.ok);
 	e = cJSON_AddObjectToObject(o, "errors");
 	cJSON_AddNumberToObject(e, "max_abs", k->r.max_abs);
@@ -900,6 +916,7 @@ static cJSON *ladder_step_json(const fl_ladder_step *st)
 	else
 		cJSON_AddNullToObject(o, "speedup");
 	cJSON_AddBoolToObject(o, "within_noise", st->within_noise);
+	add_str_or_null(o, "label", label_or_null(st->label));
 	cJSON_AddNumberToObject(o, "max_abs", st->max_abs);
 	cJSON_AddNumberToObject(o, "max_rel", st->max_rel);
 	cJSON_AddBoolToObject(o, "verified", st->verified);
@@ -916,6 +933,45 @@ static cJSON *strategies_json(const fl_ladder *l)
 	for (int i = 0; l && i < l->n; i++)
 		cJSON_AddItemToArray(a, ladder_step_json(&l->steps[i]));
 	return a;
+}
+
+static void add_load(cJSON *o, const char *key, double v)
+{
+	if (v >= 0)
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* How the ladder's times were taken; null when no ladder ran. */
+static cJSON *timing_json(const fl_ladder *l)
+{
+	cJSON *o, *c;
+
+	if (!l || l->n == 0)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "interleaved", l->interleaved);
+	cJSON_AddStringToObject(o, "status", fl_run_status_name(l->timing_status));
+	cJSON_AddStringToObject(o, "message", l->timing_message);
+	cJSON_AddStringToObject(o, "machine", l->machine);
+	add_load(o, "load_before", l->load_before);
+	add_load(o, "load_after", l->load_after);
+	cJSON_AddBoolToObject(o, "pinned", l->pinned);
+	cJSON_AddNumberToObject(o, "threads", l->n_threads);
+	cJSON_AddStringToObject(o, "affinity", l->affinity);
+	cJSON_AddNumberToObject(o, "rounds", l->rounds);
+	if (l->interleaved && l->copy_gbps.n > 0) {
+		c = cJSON_AddObjectToObject(o, "copy");
+		cJSON_AddNumberToObject(c, "median_gbps", l->copy_gbps.median);
+		cJSON_AddNumberToObject(c, "min_gbps", l->copy_gbps.min);
+		cJSON_AddNumberToObject(c, "max_gbps", l->copy_gbps.max);
+		cJSON_AddNumberToObject(c, "bytes", (double)l->copy_bytes);
+		cJSON_AddNumberToObject(c, "threads", l->copy_threads);
+	} else {
+		cJSON_AddNullToObject(o, "copy");
+	}
+	return o;
 }
 
 /* ---- the report ------------------------------------------------------ */
@@ -990,6 +1046,7 @@ cJSON *fl_report_full(const fl_session *s, const fl_ladder *ladder)
 	add_parallel(root, errors, s);
 	add_backend(root, s);
 	cJSON_AddItemToObject(root, "strategies", strategies_json(ladder));
+	cJSON_AddItemToObject(root, "timing", timing_json(ladder));
 	session_errors(errors, s);
 	ladder_errors(errors, ladder);
 	cJSON_AddItemToObject(root, "errors", errors);

@@ -505,7 +505,7 @@ static void export_trace_ladder_without_logs(void **state)
 		{.strategy = FL_STRATEGY_XLA, .ran = true, .status = FL_RUN_MISMATCH,
 		 .n_kernels = 2, .kernels = k},
 	};
-	fl_ladder l = {2, steps};
+	fl_ladder l = {.n = 2, .steps = steps};
 	cJSON *t = fl_trace_build(NULL, &l);
 	const cJSON *e;
 	int failed = 0, spans = 0;

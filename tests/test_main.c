@@ -37,6 +37,7 @@ FL_SUITE_DECL(export_trace);
 FL_SUITE_DECL(export_dot);
 FL_SUITE_DECL(export_domain);
 FL_SUITE_DECL(contract);
+FL_SUITE_DECL(timing);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
 		{fl_suite_export_dot, &fl_suite_export_dot_n},
 		{fl_suite_export_domain, &fl_suite_export_domain_n},
 		{fl_suite_contract, &fl_suite_contract_n},
+		{fl_suite_timing, &fl_suite_timing_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

@@ -7,7 +7,12 @@
  *
  * Enter or Right expands the strategy under the cursor into its kernels,
  * each mapped back to its source ops (first..last, how many) with the
- * unfused time of those ops and the kernel's own speedup.
+ * unfused time of those ops and the kernel's own speedup, then both
+ * spreads (min..max) and the label they give: faster/SLOWER only when the
+ * spreads do not overlap, else within noise.  Under the title, the
+ * conditions of the measurement: the machine, the load average before
+ * and after the timing, the copy bandwidth measured in the timing
+ * process, whether it was interleaved and pinned.
  *
  * After an override the explorer passes the ladder of the run before it
  * (ctx->prev_ladder, ctx->prev_label): each strategy then gets a line
@@ -223,6 +228,27 @@ static void compare_line(timings *t, const fl_view_ctx *c,
 	    pct, fresh, gone);
 }
 
+/* "  spread [0.9..1.1] vs unfused [1.8..2.2]: faster, interleaved": the
+ * kernel's spread beside its unfused kernels', and the label that
+ * follows from them (faster/SLOWER only when they do not overlap). */
+static void kernel_noise(const fl_ladder_kernel *k, char *buf, size_t n)
+{
+	char a[64], b[64];
+	const char *label = fl_timing_label_name(k->label);
+
+	buf[0] = '\0';
+	if (k->r.n_timed <= 0 && k->r.max_seconds <= 0)
+		return;
+	spread(k->r.seconds, k->r.min_seconds, k->r.max_seconds, a, sizeof a);
+	if (k->unfused_max > 0 && k->unfused_seconds > 0)
+		spread(k->unfused_seconds, k->unfused_min, k->unfused_max, b,
+		       sizeof b);
+	else
+		snprintf(b, sizeof b, "-");
+	snprintf(buf, n, "  spread %s vs unfused %s%s%s%s", a, b,
+		 label[0] ? ": " : "", label, k->paired ? ", interleaved" : "");
+}
+
 static void kernel_lines(timings *t, const fl_view_ctx *c,
 			 const fl_ladder_step *st)
 {
@@ -232,19 +258,20 @@ static void kernel_lines(timings *t, const fl_view_ctx *c,
 		add(t, FL_LOOK_DIM, "    no kernels");
 	for (int i = 0; i < st->n_kernels; i++) {
 		const fl_ladder_kernel *k = &st->kernels[i];
-		char a[32], b[32], sp[24] = "    -";
+		char a[32], b[32], sp[24] = "    -", noise[224] = "";
 		bool fresh = was && !kernel_was(was, k);
 
 		if (k->unfused_seconds > 0 && k->r.seconds > 0)
 			snprintf(sp, sizeof sp, "%5.2fx",
 				 k->unfused_seconds / k->r.seconds);
+		kernel_noise(k, noise, sizeof noise);
 		add(t, !k->r.ok ? FL_LOOK_BAD : fresh ? FL_LOOK_WARN :
 		    FL_LOOK_NORMAL,
-		    "    %-8s %9s  unfused %9s %s  %3d ops %s..%s%s%s",
+		    "    %-8s %9s  unfused %9s %s  %3d ops %s..%s%s%s%s",
 		    k->name, secs(k->r.seconds, a, sizeof a),
 		    secs(k->unfused_seconds, b, sizeof b), sp, k->n_ops,
 		    k->first_op, k->last_op, k->r.ok ? "" : "  MISMATCH",
-		    fresh ? "  new" : "");
+		    fresh ? "  new" : "", noise);
 	}
 	/* what the run before had and this one has not */
 	for (int i = 0; was && i < was->n_kernels; i++) {
@@ -323,6 +350,27 @@ static void paint_noise(fl_grid *g, const tline *l, int y)
 	fl_grid_paint(g, x - 5, y, 19, 1, FL_LOOK_WARN);
 }
 
+/* The machine, the load around the timing and the copy bandwidth of
+ * the timing process: what the times were measured against. */
+static void conditions_line(const fl_ladder *l, fl_grid *g, int y)
+{
+	char before[16] = "?", after[16] = "?", copy[96] = "copy -";
+
+	if (l->load_before >= 0)
+		snprintf(before, sizeof before, "%.2f", l->load_before);
+	if (l->load_after >= 0)
+		snprintf(after, sizeof after, "%.2f", l->load_after);
+	if (l->interleaved && l->copy_gbps.n > 0)
+		snprintf(copy, sizeof copy, "copy %.1f GB/s [%.1f..%.1f]",
+			 l->copy_gbps.median, l->copy_gbps.min,
+			 l->copy_gbps.max);
+	fl_grid_textf(g, 0, y, -1, FL_LOOK_DIM, "%s | load %s -> %s | %s | "
+		      "%s, %s", l->machine[0] ? l->machine : "machine unknown",
+		      before, after, copy,
+		      l->interleaved ? "interleaved" : "not interleaved",
+		      l->pinned ? "pinned" : "not pinned");
+}
+
 static void timings_render(void *st, const fl_view_ctx *c, fl_grid *g)
 {
 	timings *t = st;
@@ -342,6 +390,7 @@ static void timings_render(void *st, const fl_view_ctx *c, fl_grid *g)
 		      c->ladder->n, c->prev_ladder ? "; compared with before: " :
 		      "", c->prev_ladder ? (c->prev_label ? c->prev_label :
 					    "previous run") : "");
+	conditions_line(c->ladder, g, y++);
 	fl_grid_textf(g, 0, y++, -1, FL_LOOK_DIM,
 		      "%-*s %-*s kern. %9s %-14s %-18s %-3s max error abs/rel",
 		      NAME_W, "strategy", bar_w, "time", "median",

@@ -1,46 +1,15 @@
 /* The strategy ladder (see ladder.h). */
 #include "ladder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Seconds each op's kernel took under unfused (one op per kernel). */
-typedef struct unfused_times {
-	int n_ops;
-	double *op_seconds;	/* -1 when unknown */
-} unfused_times;
+#include "machine.h"
 
-static void record_unfused(unfused_times *u, const fl_program *p,
-			   const fl_run_result *r)
-{
-	u->n_ops = p->graph->n_ops;
-	u->op_seconds = malloc(((size_t)u->n_ops + 1) * sizeof *u->op_seconds);
-	if (!u->op_seconds)
-		return;
-	for (int i = 0; i < u->n_ops; i++)
-		u->op_seconds[i] = -1;
-	for (int k = 0; k < p->n_kernels && k < r->n_kernels; k++)
-		for (int i = 0; i < p->kernels[k].n_ops; i++)
-			u->op_seconds[p->kernels[k].ops[i]] =
-				r->kernels[k].seconds / p->kernels[k].n_ops;
-}
-
-static double unfused_seconds(const unfused_times *u, const fl_kernel *k)
-{
-	double s = 0;
-
-	if (!u->op_seconds)
-		return -1;
-	for (int i = 0; i < k->n_ops; i++) {
-		if (k->ops[i] >= u->n_ops || u->op_seconds[k->ops[i]] < 0)
-			return -1;
-		s += u->op_seconds[k->ops[i]];
-	}
-	return s;
-}
-
-/* Copies what the session decided and measured into step st. */
-static int collect(fl_session *s, const unfused_times *u, fl_ladder_step *st)
+/* Copies what the session decided and verified into step st (times
+ * come later, from the interleaved timing). */
+static int collect(fl_session *s, fl_ladder_step *st)
 {
 	const fl_program *p = fl_engine_program(s);
 	const fl_build *b = fl_engine_build(s);
@@ -64,7 +33,7 @@ static int collect(fl_session *s, const unfused_times *u, fl_ladder_step *st)
 			 p->graph->ops[kn->ops[0]].name);
 		snprintf(lk->last_op, sizeof lk->last_op, "%s",
 			 p->graph->ops[kn->ops[kn->n_ops - 1]].name);
-		lk->unfused_seconds = kn->n_ops > 1 ? unfused_seconds(u, kn) : -1;
+		lk->unfused_seconds = lk->unfused_min = lk->unfused_max = -1;
 		if (r && k < r->n_kernels)
 			lk->r = r->kernels[k];
 	}
@@ -100,9 +69,12 @@ static void note_interrupt(fl_session *s, fl_ladder_step *st)
 	snprintf(st->removed, sizeof st->removed, "%s", dir);
 }
 
-/* One strategy: a session through the run pass. */
+/* One strategy: a session through the run pass, verifying only (the
+ * ladder times every strategy together afterwards).  The session stays
+ * open in *out when it ran, so that its gen.so outlives it. */
 static int run_step(const fl_graph *g, const fl_engine_opts *base,
-		    fl_strategy strategy, unfused_times *u, fl_ladder_step *st)
+		    fl_strategy strategy, fl_ladder_step *st,
+		    fl_session **out)
 {
 	fl_engine_opts o = *base;
 	fl_error err = {""};
@@ -112,6 +84,8 @@ static int run_step(const fl_graph *g, const fl_engine_opts *base,
 	o.strategy = strategy;
 	o.stop_after = FL_PASS_RUN;
 	o.run_kernels = true;
+	o.run.warmup = 0;
+	o.run.repeat = 0;
 	st->strategy = strategy;
 	s = fl_engine_open(g, &o, &err);
 	if (!s || fl_engine_run(s, &err) < 0) {
@@ -128,51 +102,245 @@ static int run_step(const fl_graph *g, const fl_engine_opts *base,
 	}
 	st->ran = true;
 	st->log = fl_event_log_copy(fl_engine_events(s), -1);
-	if (!st->log || collect(s, u, st) < 0)
+	*out = s;
+	if (!st->log || collect(s, st) < 0)
 		rc = -1;
-	else if (strategy == FL_STRATEGY_UNFUSED && fl_engine_run_result(s) &&
-		 !u->op_seconds)
-		record_unfused(u, fl_engine_program(s), fl_engine_run_result(s));
-	fl_engine_close(s);
 	return rc;
+}
+
+/* Whether step st has a program worth timing. */
+static bool timeable(const fl_ladder_step *st, fl_session *s)
+{
+	return s && st->ran && fl_engine_run_result(s) &&
+	       (st->status == FL_RUN_OK || st->status == FL_RUN_MISMATCH);
+}
+
+/* The kernel's times from the timing child. */
+static void take_kernel(fl_ladder_kernel *lk, const fl_timed_kernel *tk)
+{
+	const fl_spread *s = tk->paired ? &tk->fused : &tk->round;
+
+	lk->r.seconds = s->median;
+	lk->r.min_seconds = s->min;
+	lk->r.max_seconds = s->max;
+	lk->r.n_timed = s->n;
+	lk->r.gbps = s->median > 0 ? (double)lk->r.bytes / s->median / 1e9 : 0;
+	lk->paired = tk->paired;
+	if (!tk->paired)
+		return;
+	lk->unfused_seconds = tk->base.median;
+	lk->unfused_min = tk->base.min;
+	lk->unfused_max = tk->base.max;
+	lk->label = fl_timing_compare(lk->unfused_min, lk->unfused_max,
+				      lk->r.min_seconds, lk->r.max_seconds);
+}
+
+/* For a kernel that was not paired: its ops' share of the unfused
+ * kernels' round times (the sum of each op's kernel / its op count). */
+static void unpaired_baseline(fl_ladder_kernel *lk, const fl_kernel *kn,
+			      const fl_program *up, const fl_ladder_step *us)
+{
+	double s = 0, lo = 0, hi = 0;
+
+	for (int i = 0; i < kn->n_ops; i++) {
+		int found = -1;
+
+		for (int k = 0; k < up->n_kernels && found < 0; k++)
+			for (int j = 0; j < up->kernels[k].n_ops; j++)
+				if (up->kernels[k].ops[j] == kn->ops[i])
+					found = k;
+		if (found < 0 || us->kernels[found].r.n_timed == 0)
+			return;
+		s += us->kernels[found].r.seconds / up->kernels[found].n_ops;
+		lo += us->kernels[found].r.min_seconds / up->kernels[found].n_ops;
+		hi += us->kernels[found].r.max_seconds / up->kernels[found].n_ops;
+	}
+	lk->unfused_seconds = s;
+	lk->unfused_min = lo;
+	lk->unfused_max = hi;
+	lk->label = fl_timing_compare(lo, hi, lk->r.min_seconds,
+				      lk->r.max_seconds);
+}
+
+/* Speedups and labels against the unfused step, when there is one. */
+static void compare_steps(fl_ladder *out, fl_session **ses)
+{
+	int u = -1;
+
+	for (int i = 0; i < out->n && u < 0; i++)
+		if (out->steps[i].strategy == FL_STRATEGY_UNFUSED &&
+		    out->steps[i].total_seconds > 0)
+			u = i;
+	for (int i = 0; i < out->n && u >= 0; i++) {
+		fl_ladder_step *st = &out->steps[i], *us = &out->steps[u];
+
+		if (st->total_seconds <= 0)
+			continue;
+		st->speedup = us->total_seconds / st->total_seconds;
+		st->within_noise = i != u && st->total_min <= us->total_max &&
+				   us->total_min <= st->total_max;
+		st->label = i == u ? FL_TIMING_UNKNOWN
+			: fl_timing_compare(us->total_min, us->total_max,
+					    st->total_min, st->total_max);
+		for (int k = 0; i != u && ses[i] && k < st->n_kernels; k++) {
+			const fl_kernel *kn = &fl_engine_program(ses[i])->kernels[k];
+
+			if (kn->n_ops > 1 && !st->kernels[k].paired)
+				unpaired_baseline(&st->kernels[k], kn,
+						  fl_engine_program(ses[u]), us);
+		}
+	}
+}
+
+/* The timing child's results into the ladder and its steps; idx maps
+ * timed program -> step. */
+static int take_timing(fl_ladder *out, const fl_timing *t, const int *idx)
+{
+	int m = t->n + 1;
+
+	out->interleaved = t->status == FL_RUN_OK;
+	out->timing_status = t->status;
+	snprintf(out->timing_message, sizeof out->timing_message, "%s",
+		 t->message);
+	out->load_before = t->load_before;
+	out->load_after = t->load_after;
+	out->pinned = t->pinned;
+	if (!out->interleaved)
+		return 0;
+	out->copy_gbps = t->copy_gbps;
+	out->copy_bytes = t->copy_bytes;
+	out->copy_threads = t->copy_threads;
+	out->n_threads = t->n_threads;
+	snprintf(out->affinity, sizeof out->affinity, "%s", t->affinity);
+	out->rounds = t->rounds;
+	out->n_timed = t->n;
+	out->order = calloc((size_t)(t->rounds + 1) * (size_t)m,
+			    sizeof *out->order);
+	if (!out->order)
+		return -1;
+	for (int r = 0; r < t->rounds * m; r++)
+		out->order[r] = t->order[r] == t->n ? -1 : idx[t->order[r]];
+	for (int i = 0; i < t->n; i++) {
+		fl_ladder_step *st = &out->steps[idx[i]];
+
+		st->total_seconds = t->total[i].median;
+		st->total_min = t->total[i].min;
+		st->total_max = t->total[i].max;
+		for (int k = 0; k < st->n_kernels; k++)
+			take_kernel(&st->kernels[k], &t->kernels[i][k]);
+	}
+	return 0;
+}
+
+/* "dir, dir, ..." of every open session into buf. */
+static void all_workdirs(fl_session **ses, int n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *d = ses[i] ? fl_engine_workdir(ses[i]) : "";
+
+		if (d[0] && at + strlen(d) + 3 < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+					       at ? ", " : "", d);
+	}
+}
+
+/* Times every timeable step together (see ladder.h). */
+static int time_steps(const fl_engine_opts *base, fl_ladder *out,
+		      fl_session **ses, fl_error *err)
+{
+	fl_timed_program *tp = calloc((size_t)out->n + 1, sizeof *tp);
+	int *idx = calloc((size_t)out->n + 1, sizeof *idx);
+	fl_run_opts ro = base->run;
+	fl_timing t;
+	int n = 0, rc = -1;
+
+	if (!tp || !idx) {
+		fl_error_set(err, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < out->n; i++) {
+		if (!timeable(&out->steps[i], ses[i]))
+			continue;
+		tp[n].p = fl_engine_program(ses[i]);
+		tp[n].so_path = fl_engine_build(ses[i])->so_path;
+		tp[n].workdir = fl_engine_build(ses[i])->workdir;
+		tp[n].baseline = out->steps[i].strategy == FL_STRATEGY_UNFUSED;
+		idx[n++] = i;
+	}
+	rc = 0;
+	if (n == 0 || ro.repeat <= 0)
+		goto out;
+	if (ro.max_bytes <= 0)
+		ro.max_bytes = base->interp.max_bytes;
+	if (fl_time_interleaved(tp, n, &ro, base->interp.seed, &t, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	if (t.status == FL_RUN_CANCELLED && interrupted(base)) {
+		fl_ladder_step *st = &out->steps[0];
+
+		st->interrupted = true;
+		snprintf(st->stopped, sizeof st->stopped, "run");
+		all_workdirs(ses, out->n, st->removed, sizeof st->removed);
+	}
+	rc = take_timing(out, &t, idx);
+	if (rc < 0)
+		fl_error_set(err, "out of memory");
+	fl_timing_free(&t);
+out:
+	free(tp);
+	free(idx);
+	return rc;
+}
+
+static void close_all(fl_session **ses, int n)
+{
+	for (int i = 0; i < n; i++)
+		fl_engine_close(ses[i]);	/* removes unless keep */
+	free(ses);
 }
 
 int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_strategy *list, int n, fl_ladder *out,
 		  fl_error *err)
 {
-	unfused_times u = {0, NULL};
-	const fl_ladder_step *unfused = NULL;
+	fl_session **ses = calloc((size_t)n + 1, sizeof *ses);
 
 	memset(out, 0, sizeof *out);
 	out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-	if (!out->steps) {
+	fl_machine_text(fl_machine_get(), out->machine,
+			(int)sizeof out->machine);
+	out->load_before = out->load_after = -1;
+	if (!out->steps || !ses) {
+		free(ses);
+		fl_ladder_free(out);
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
 	for (int i = 0; i < n && !(i > 0 && out->steps[i - 1].interrupted);
 	     i++) {
-		fl_ladder_step *st = &out->steps[i];
-
 		if (base->run.progress)
 			base->run.progress(base->run.progress_user, "strategy", i,
 					   n);
 		out->n = i + 1;
-		if (run_step(g, base, list[i], &u, st) < 0) {
-			free(u.op_seconds);
+		if (run_step(g, base, list[i], &out->steps[i], &ses[i]) < 0) {
+			close_all(ses, n);
+			fl_ladder_free(out);
 			fl_error_set(err, "out of memory");
 			return -1;
 		}
-		if (list[i] == FL_STRATEGY_UNFUSED && st->total_seconds > 0)
-			unfused = st;
-		if (unfused && st->total_seconds > 0) {
-			st->speedup = unfused->total_seconds / st->total_seconds;
-			st->within_noise = st != unfused &&
-					   st->total_min <= unfused->total_max &&
-					   unfused->total_min <= st->total_max;
-		}
 	}
-	free(u.op_seconds);
+	if (!(out->n > 0 && out->steps[out->n - 1].interrupted) &&
+	    time_steps(base, out, ses, err) < 0) {
+		close_all(ses, n);
+		fl_ladder_free(out);
+		return -1;
+	}
+	compare_steps(out, ses);
+	close_all(ses, n);
 	return 0;
 }
 
@@ -183,5 +351,6 @@ void fl_ladder_free(fl_ladder *l)
 		fl_event_log_free(l->steps[i].log);
 	}
 	free(l->steps);
+	free(l->order);
 	memset(l, 0, sizeof *l);
 }

@@ -7,6 +7,7 @@
 #define FL_LADDER_H
 
 #include "engine.h"
+#include "interleave.h"
 
 typedef struct fl_ladder_kernel {
 	char name[32];		/* generated name, fl_k<i> */
@@ -15,6 +16,14 @@ typedef struct fl_ladder_kernel {
 	fl_kernel_result r;
 	double unfused_seconds;	/* its ops' kernels under unfused in the
 				   same ladder; -1 when unknown */
+	double unfused_min, unfused_max;	/* their spread; -1 when
+						   unknown */
+	bool paired;		/* r and unfused_* were timed alternately
+				   (fused, unfused group, ...) in the one
+				   timing child; else r is from the rounds
+				   and unfused_* the unfused run's per-op
+				   share */
+	fl_timing_label label;	/* r against unfused (fl_timing_compare) */
 } fl_ladder_kernel;
 
 typedef struct fl_ladder_step {
@@ -32,6 +41,7 @@ typedef struct fl_ladder_step {
 	double speedup;		/* unfused total / this total; 0: unknown */
 	bool within_noise;	/* the two runs' min..max ranges overlap:
 				   the speedup is not a measured difference */
+	fl_timing_label label;	/* the total against unfused's */
 	char workdir[512];	/* kept sources (--keep), else "" */
 	/* Stopped by base->run.interrupt (a signal): the last step.
 	 * stopped names what was running ("compiler", "run", or "" when
@@ -50,17 +60,44 @@ typedef struct fl_ladder_step {
 typedef struct fl_ladder {
 	int n;
 	fl_ladder_step *steps;
+	/* How the timings were taken.  interleaved: every step that ran
+	 * (status ok or mismatch) was timed in one child after all had
+	 * compiled and verified (interleave.h); the steps' times are those.
+	 * False when nothing was timed (repeat 0, no step ran, interrupted)
+	 * or the timing child failed (timing_status, timing_message). */
+	bool interleaved;
+	fl_run_status timing_status;
+	char timing_message[1024];
+	char machine[256];	/* fl_machine_text */
+	double load_before, load_after;	/* 1-minute load average, -1 */
+	fl_spread copy_gbps;	/* the copy probe in the timing child */
+	int64_t copy_bytes;	/* read + written by one copy */
+	int copy_threads;
+	bool pinned;
+	int n_threads;		/* the timing child's, after the rounds */
+	char affinity[256];	/* each thread's allowed CPUs */
+	int rounds;		/* timed rounds */
+	int n_timed;		/* steps timed */
+	/* rounds x (n_timed + 1) step indices in the order they ran in
+	 * each round; -1 is the copy probe.  NULL when not interleaved. */
+	int *order;
 } fl_ladder;
 
-/* Runs strategies list[0..n-1] on g with base options (rules,
- * constraints, layer-1 and run options; strategy, stop_after and
- * run_kernels are set per step).  base->run.progress, when set, also
- * hears ("strategy", i, n) before each strategy.  Returns 0 with one step
- * per strategy (a failed strategy is a step with ran false), -1 when out
- * of memory.  When base->run.interrupt is set the ladder stops: the step
- * under way (if any) is the last, with interrupted set, its child
- * process group killed and its work directory removed (even with keep)
- * before this returns. */
+/* Runs strategies list[0..n-1] on g with base options (rules, constraints,
+ * layer-1 and run options; strategy, stop_after and run_kernels are set
+ * per step).  base->run.progress, when set, also hears ("strategy", i, n)
+ * before each strategy.  Returns 0 with one step per strategy (a failed
+ * strategy is a step with ran false), -1 when out of memory (out then
+ * empty).  When base->run.interrupt is set the ladder stops: the step
+ * under way (if any) is the last, with interrupted set, its child process
+ * group killed and its work directory removed (even with keep) before this
+ * returns.  Each session verifies its program (no timing); the sessions
+ * stay open (their work directories with them) until every strategy is
+ * done, then the verified ones are timed together in one child
+ * (fl_time_interleaved, base->run's warmup, repeat, pin; progress "time"
+ * and "pairs"), and the sessions close.  An interrupt during that timing
+ * marks the first step interrupted, stopped "run", removed every work
+ * directory (all removed). */
 int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_strategy *list, int n, fl_ladder *out,
 		  fl_error *err);

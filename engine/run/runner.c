@@ -598,6 +598,10 @@ static void child_main(const run_plan *pl, shared_report *rep)
 
 	fl_run_child_setup(pl->log_path);
 	default_fatal_signals();
+	if (pl->o.pin) {	/* before gen.so brings libgomp in */
+		setenv("OMP_PROC_BIND", "close", 1);
+		setenv("OMP_PLACES", "cores", 1);
+	}
 	kernels = child_load(pl, rep);
 	if (!kernels)
 		_exit(0);

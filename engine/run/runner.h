@@ -5,6 +5,8 @@
  * every output -- and, to localise a mismatch, every kernel's outputs --
  * against the reference values, and timing each kernel and the whole
  * program (warm-up, then the median, minimum and maximum of repeats).
+ * The ladder times several compiled programs together, interleaved, in
+ * one child instead (interleave.h).
  * It never prints: the compiler's and the child's output go to files in
  * the work directory. */
 #ifndef FL_RUNNER_H
@@ -66,6 +68,10 @@ typedef struct fl_run_opts {
 	 * A program needing more is not run (FL_RUN_NO_MEMORY, the bytes
 	 * needed and the limit in the message).  0: no limit. */
 	int64_t max_bytes;
+	/* Pin the test child's OpenMP threads to cores: OMP_PROC_BIND=close
+	 * and OMP_PLACES=cores in its environment before it loads gen.so
+	 * (--pin).  Off by default. */
+	bool pin;
 } fl_run_opts;
 
 /* Whether o's cancel or interrupt flag is set. */
