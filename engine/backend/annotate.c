@@ -373,9 +373,20 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 	return child;
 }
 
-/* ---- scalar accumulators for sum reductions ------------------------ */
+/* ---- scalar accumulators for reductions ----------------------------- */
 
-/* An innermost loop whose body updates one element of a sum in every
+const char *fl_cg_acc_kind(fl_op_kind kind)
+{
+	switch (kind) {
+	case FL_OP_REDUCE_SUM: return "+";
+	case FL_OP_REDUCE_MAX: return "max";
+	case FL_OP_REDUCE_MIN: return "min";
+	default: return NULL;
+	}
+}
+
+/* An innermost loop whose body updates one element of a reduction (sum,
+ * max or min) in every
  * iteration (the element does not depend on the loop's iterator) keeps
  * the sum in a scalar fl_acc<k> instead:
  *   { float fl_acc0 = T9[c1][0];
@@ -383,7 +394,15 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
  *     for (..) { ..; fl_acc0 = fl_acc0 + T8[..][c2]; }
  *     T9[c1][0] = fl_acc0; }
  * so gcc may vectorise the loop (a float sum into memory it may not
- * reassociate).  The init of the same element, when the body runs it in
+ * reassociate).  max and min do the same with reduction(max:) and
+ * reduction(min:) around the op's own NaN-skipping update,
+ * fl_acc0 = fl_fmaxf(fl_acc0, x): fl_fmaxf(a, NaN) is a, so no lane's
+ * accumulator ever becomes NaN (it starts at the identity -INFINITY, or
+ * at the element a previous run of the same chain left), and OpenMP's
+ * final max of the lanes sees no NaN either -- the interpreter's
+ * fmax/fmin rule (a NaN input is skipped; all NaN gives the identity)
+ * holds while the body is plain selects that gcc vectorises.  The init
+ * of the same element, when the body runs it in
  * the loop's first iteration only, moves out as the scalar's initial
  * value. */
 #define ACC_MAX_STMTS 64
@@ -542,7 +561,7 @@ static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 	int t = u->op->out[0];
 
 	*init = NULL;
-	if (u->op->kind != FL_OP_REDUCE_SUM || u->ps->role != FL_STMT_UPDATE ||
+	if (!fl_cg_acc_kind(u->op->kind) || u->ps->role != FL_STMT_UPDATE ||
 	    b->guarded[i] || !u->wsched || !invariant_in(u->wsched, d))
 		return false;
 	for (int r = 0; r < u->ps->n_reads; r++)

@@ -52,7 +52,8 @@ typedef struct fl_cg_band_mark {
 
 struct fl_cg_stmt;
 
-/* The sums an innermost loop keeps in scalars fl_acc<k> (annotate.c). */
+/* The reductions (sum, max, min) an innermost loop keeps in scalars
+ * fl_acc<k> (annotate.c). */
 #define FL_CG_ACC_MAX 8
 typedef struct fl_cg_acc {
 	int n;
@@ -166,6 +167,10 @@ void fl_cg_fail(fl_cg_kernel *cg, const char *what);
 void fl_cg_array_fail(fl_cg_kernel *cg, int t, const char *why);
 
 /* ---- annotate.c --------------------------------------------------------- */
+
+/* The OpenMP reduction operator ("+", "max", "min") of a reduction op
+ * whose update can run in a scalar accumulator, else NULL. */
+const char *fl_cg_acc_kind(fl_op_kind kind);
 
 /* The AST of the kernel's schedule, its user nodes annotated with
  * fl_cg_stmt and its for nodes with fl_cg_loop (parallel and coincident

@@ -107,11 +107,13 @@ static isl_ast_expr *read_of(const fl_cg_stmt *st, int input, int *t)
 }
 
 /* Prints template `tpl`, where "$<k>" stands for the read of op input k
- * and "$o" for the read of the op's own output. */
-static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
-					      fl_cg_kernel *cg,
-					      const fl_cg_stmt *st,
-					      const char *tpl)
+ * and "$o" for the read of the op's own output -- or for `self` when
+ * given (a scalar accumulator holding that element). */
+static __isl_give isl_printer *print_template_as(__isl_take isl_printer *p,
+						 fl_cg_kernel *cg,
+						 const fl_cg_stmt *st,
+						 const char *tpl,
+						 const char *self)
 {
 	char text[256];
 	size_t n = 0;
@@ -140,6 +142,10 @@ static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
 			input = (int)strtol(c + 1, &end, 10);
 		}
 		c = end - 1;
+		if (input < 0 && self) {
+			p = isl_printer_print_str(p, self);
+			continue;
+		}
 		e = read_of(st, input, &t);
 		if (!e) {
 			fl_cg_fail(cg, "statement body reads an input it has "
@@ -150,6 +156,14 @@ static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
 	}
 	text[n] = '\0';
 	return isl_printer_print_str(p, text);
+}
+
+static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
+					      fl_cg_kernel *cg,
+					      const fl_cg_stmt *st,
+					      const char *tpl)
+{
+	return print_template_as(p, cg, st, tpl, NULL);
 }
 
 static const char *role_name(fl_stmt_role r)
@@ -304,20 +318,34 @@ static __isl_give isl_printer *print_reshape(__isl_take isl_printer *p,
 	return isl_printer_print_str(p, "];");
 }
 
+/* The update of a reduction kept in accumulator fl_acc<k>: the op's own
+ * update with the scalar for the element, "fl_acc0 = fl_acc0 + x;" or
+ * "fl_acc0 = fl_fmaxf(fl_acc0, x);" -- the same NaN rule as in memory. */
+static __isl_give isl_printer *print_acc_update(__isl_take isl_printer *p,
+						fl_cg_kernel *cg,
+						const fl_cg_stmt *st)
+{
+	char acc[32], buf[64];
+	const char *tpl = rhs_template(cg, st, buf, sizeof buf);
+
+	snprintf(acc, sizeof acc, "fl_acc%d", st->acc);
+	p = isl_printer_print_str(p, acc);
+	p = isl_printer_print_str(p, " = ");
+	if (tpl)
+		p = print_template_as(p, cg, st, tpl, acc);
+	return isl_printer_print_str(p, ";");
+}
+
 static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
 					  fl_cg_kernel *cg,
 					  const fl_cg_stmt *st)
 {
-	char tpl[64], note[96], acc[48];
+	char tpl[64], note[96];
 
 	if (st->acc >= 0 && st->ps->role == FL_STMT_INIT) {
 		p = isl_printer_print_str(p, "(void)0;");	/* hoisted */
 	} else if (st->acc >= 0) {
-		snprintf(acc, sizeof acc, "fl_acc%d = fl_acc%d + ", st->acc,
-			 st->acc);
-		p = isl_printer_print_str(p, acc);
-		p = print_template(p, cg, st, "$0");
-		p = isl_printer_print_str(p, ";");
+		p = print_acc_update(p, cg, st);
 	} else if (st->op->kind == FL_OP_GATHER) {
 		p = print_gather(p, cg, st);
 	} else if (st->op->kind == FL_OP_RESHAPE &&
@@ -502,12 +530,12 @@ static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
 		p = isl_printer_end_line(p);
 	}
 	p = isl_printer_start_line(p);
-	p = isl_printer_print_str(p, "#pragma omp simd reduction(+:");
-	for (int k = 0; k < b->n; k++) {
-		snprintf(buf, sizeof buf, "%sfl_acc%d", k ? ", " : "", k);
+	p = isl_printer_print_str(p, "#pragma omp simd");
+	for (int k = 0; k < b->n; k++) {	/* one clause per accumulator */
+		snprintf(buf, sizeof buf, " reduction(%s:fl_acc%d)",
+			 fl_cg_acc_kind(b->upd[k]->op->kind), k);
 		p = isl_printer_print_str(p, buf);
 	}
-	p = isl_printer_print_str(p, ")");
 	return isl_printer_end_line(p);
 }
 
