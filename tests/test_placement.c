@@ -106,6 +106,144 @@ static void test_placement_max_min_accumulators_keep_nan_rule(void **state)
 	t_remove_dir(dir);
 }
 
+/* Softmax's sub is consumed by exp at the same point: layer 1 places it
+ * in registers, and the code holds it in a scalar, not a per-tile array
+ * (32 x 1024 floats, malloc'd per tile before). */
+static void test_placement_register_is_a_scalar(void **state)
+{
+	char g[512], *src;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", NULL);
+	t_assert_contains(src, "register (the scalar T3_r)");
+	t_assert_contains(src, "float T3_r;");
+	t_assert_contains(src, "T3_r = T0[c1][c2] - T2[c1][0];");
+	t_assert_contains(src, "expf(T3_r)");
+	if (strstr(src, "T3_loc"))
+		fail_msg("a register tensor printed as an array:\n%s", src);
+	free(src);
+}
+
+/* The tile-local buffers of MICRO 2020 Fig. 1 (1.1 MiB per tile) under a
+ * 4 MiB budget all stay local; they live in a scratch each thread
+ * allocates once per call, before the work-shared tile loop, and never
+ * in a malloc per tile. */
+static void test_placement_scratch_once_per_call(void **state)
+{
+	char g[512], *src;
+	const char *team, *alloc, *loop, *tiles;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/micro2020_fig1.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", "--local-budget 4M");
+	team = strstr(src, "#pragma omp parallel\n");
+	alloc = strstr(src, "float *const fl_tscratch = fl_scratch_alloc(");
+	loop = strstr(src, "#pragma omp for");
+	tiles = strstr(src, "= (float (*)[64][34][34])(fl_tscratch + ");
+	if (!team || !alloc || !loop || !tiles || !(team < alloc) ||
+	    !(alloc < loop) || !(loop < tiles))
+		fail_msg("expected one scratch per thread before the tile "
+			 "loop:\n%s", src);
+	t_assert_contains(src, "free(fl_tscratch);");
+	t_assert_contains(src, "if (!p) {");	/* allocation checked */
+	if (strstr(src, "= malloc("))
+		fail_msg("a buffer is still malloc'd per tile:\n%s", src);
+	free(src);
+	free(run_verified(g, "apollo-l1", "--local-budget 4M"));
+}
+
+/* Under a budget smaller than a tile's buffers, the largest go to main
+ * memory until the rest fits: each a "placed" event with the bytes
+ * needed and the budget, and the program still verifies. */
+static void test_placement_budget_demotes_largest(void **state)
+{
+	static const struct {
+		const char *sample, *budget, *need, *limit;
+		int n;
+	} cases[] = {
+		{"micro2020_fig1", "300K", "need 1149952 bytes (1.1 MiB)",
+		 "budget of 307200 bytes (300.0 KiB)", 3},
+		{"apollo_listing3", "1M", "need 16777216 bytes (16.0 MiB)",
+		 "budget of 1048576 bytes (1.0 MiB)", 1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char cmd[768], g[512], opt[64], *out = NULL;
+		int n = 0;
+
+		snprintf(cmd, sizeof cmd, "--batch %s/%s.json --strategy "
+			 "apollo-l1 --stage codegen --events --local-budget %s",
+			 t_samples_dir(), cases[i].sample, cases[i].budget);
+		assert_int_equal(t_fuselab(cmd, &out), 0);
+		for (const char *p = out; (p = strstr(p, "codegen placed"));
+		     p++) {
+			const char *eol = strchr(p, '\n');
+			char ev[512];
+
+			snprintf(ev, sizeof ev, "%.*s", eol ? (int)(eol - p) :
+				 (int)strlen(p), p);
+			t_assert_contains(ev, "tile-local -> global");
+			t_assert_contains(ev, cases[i].need);
+			t_assert_contains(ev, cases[i].limit);
+			n++;
+		}
+		if (n != cases[i].n)
+			fail_msg("%s: %d demotions, expected %d:\n%s",
+				 cases[i].sample, n, cases[i].n, out);
+		free(out);
+		snprintf(g, sizeof g, "%s/%s.json", t_samples_dir(),
+			 cases[i].sample);
+		snprintf(opt, sizeof opt, "--local-budget %s", cases[i].budget);
+		free(run_verified(g, "apollo-l1", opt));
+	}
+}
+
+/* A budget above the buffers demotes nothing. */
+static void test_placement_budget_large_keeps_local(void **state)
+{
+	char cmd[512], *out = NULL;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "--batch %s/micro2020_fig1.json --strategy "
+		 "apollo-l1 --stage codegen --events --local-budget 2M",
+		 t_samples_dir());
+	assert_int_equal(t_fuselab(cmd, &out), 0);
+	if (strstr(out, "codegen placed"))
+		fail_msg("demoted under a budget that holds it all:\n%s", out);
+	free(out);
+}
+
+/* --local-budget takes sizes like --max-memory and names bad ones. */
+static void test_placement_budget_option_errors(void **state)
+{
+	static const struct {
+		const char *arg, *msg;
+	} bad[] = {
+		{"0", "--local-budget: the size must be more than 0"},
+		{"12Q", "--local-budget: expected a size such as 256K"},
+		{"-5K", "--local-budget: expected a size such as 256K"},
+		{"99999999999G", "--local-budget: more than the largest size"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char cmd[256], *out = NULL;
+
+		snprintf(cmd, sizeof cmd, "--batch --local-budget %s",
+			 bad[i].arg);
+		assert_int_not_equal(t_fuselab(cmd, &out), 0);
+		t_assert_contains(out, bad[i].msg);
+		free(out);
+	}
+}
+
 FL_SUITE(placement,
 	cmocka_unit_test(test_placement_max_min_accumulators_keep_nan_rule),
+	cmocka_unit_test(test_placement_register_is_a_scalar),
+	cmocka_unit_test(test_placement_scratch_once_per_call),
+	cmocka_unit_test(test_placement_budget_demotes_largest),
+	cmocka_unit_test(test_placement_budget_large_keeps_local),
+	cmocka_unit_test(test_placement_budget_option_errors),
 );
