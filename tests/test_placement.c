@@ -239,6 +239,32 @@ static void test_placement_budget_option_errors(void **state)
 	}
 }
 
+/* MICRO Fig. 1's 2 x 2 tiles: the parallel tile loop alone has two
+ * iterations, fewer than four per core, so its pragma collapses the
+ * coincident tile loop below it; softmax's 512 row tiles of 8 are enough
+ * and keep a plain pragma (as do its reductions, whose inner loop is
+ * not coincident). */
+static void test_placement_collapse_small_tile_loops(void **state)
+{
+	char g[512], *src;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/micro2020_fig1.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", "--local-budget 4M");
+	t_assert_contains(src, "#pragma omp for collapse(2)\n"
+			  "    for (int c1 = 0; c1 <= 1; c1 += 1) {\n"
+			  "      for (int c2 = 0; c2 <= 1; c2 += 1) {\n");
+	free(src);
+	free(run_verified(g, "apollo-l1", "--local-budget 4M"));
+	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", "--tile 8,1024");
+	t_assert_contains(src, "#pragma omp parallel for\n"
+			  "  for (int c0 = 0; c0 <= 511; c0 += 1) {");
+	if (strstr(src, "collapse("))
+		fail_msg("collapse over a loop with enough tiles:\n%s", src);
+	free(src);
+}
+
 FL_SUITE(placement,
 	cmocka_unit_test(test_placement_max_min_accumulators_keep_nan_rule),
 	cmocka_unit_test(test_placement_register_is_a_scalar),
@@ -246,4 +272,5 @@ FL_SUITE(placement,
 	cmocka_unit_test(test_placement_budget_demotes_largest),
 	cmocka_unit_test(test_placement_budget_large_keeps_local),
 	cmocka_unit_test(test_placement_budget_option_errors),
+	cmocka_unit_test(test_placement_collapse_small_tile_loops),
 );
