@@ -147,6 +147,11 @@ static void test_placement_scratch_once_per_call(void **state)
 			 "loop:\n%s", src);
 	t_assert_contains(src, "free(fl_tscratch);");
 	t_assert_contains(src, "if (!p) {");	/* allocation checked */
+	/* the conv's sum, placed in registers by layer 1, reads its own
+	 * value across iterations of its inner loops: no scalar then, it
+	 * stays a per-tile array */
+	t_assert_contains(src, "T4 \"conv\": tile-local");
+	t_assert_contains(src, "float (*T4_loc)[64][32][32] = ");
 	if (strstr(src, "= malloc("))
 		fail_msg("a buffer is still malloc'd per tile:\n%s", src);
 	free(src);
