@@ -342,6 +342,8 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 		eo->layer1.time_budget_s = o->l1_time_budget;
 	if (o->l1_max_stmts > 0)
 		eo->layer1.max_stmts = o->l1_max_stmts;
+	if (o->local_budget > 0)
+		eo->layer1.local_budget = o->local_budget;
 	eo->layer1.n_tile = o->n_tile;
 	for (int i = 0; i < o->n_tile; i++)
 		eo->layer1.tile[i] = o->tile[i];

@@ -20,7 +20,7 @@ typedef enum opt_id {
 	OPT_MAX_RECOMPUTE, OPT_TILE, OPT_STEP, OPT_L1_TIME_BUDGET,
 	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
-	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN,
+	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
 } opt_id;
 
 typedef struct opt_spec {
@@ -109,6 +109,10 @@ static const opt_spec specs[] = {
 	{OPT_MAX_RECOMPUTE, "max-recompute", 0, "X",
 	 "do not fuse a producer whose tiles would recompute it more than X "
 	 "times (default 1.5)"},
+	{OPT_LOCAL_BUDGET, "local-budget", 0, "SIZE",
+	 "bytes the tile-local buffers of one tile may take together "
+	 "(default: the per-core L2; K, M, G suffixes); past it the largest "
+	 "stay in main memory"},
 	{OPT_TILE, "tile", 0, "T1,T2,...",
 	 "tile sizes of the live-out band, outermost first (default per "
 	 "target)"},
@@ -542,6 +546,18 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		if (errno || end == arg || *end || *arg == '-') {
 			snprintf(err, err_len, "--seed: expected a non-negative "
 				 "integer, got \"%s\"", arg);
+			return -1;
+		}
+		break;
+	case OPT_LOCAL_BUDGET:
+		o->local_budget = parse_size(arg);
+		if (o->local_budget == -2 || o->local_budget == -3 ||
+		    o->local_budget < 0) {
+			snprintf(err, err_len, "--local-budget: %s, got \"%s\"",
+				 o->local_budget == -2 ? "more than the largest "
+				 "size, 8 EiB" : o->local_budget == -3 ?
+				 "the size must be more than 0" :
+				 "expected a size such as 256K or 1M", arg);
 			return -1;
 		}
 		break;

@@ -298,8 +298,9 @@ static char *fused_source(const char *json, int64_t tile, fl_placement place)
 	if (local != (strstr(src, loc) != NULL))
 		fail_msg("tile %lld: %s expected %s:\n%s", (long long)tile, loc,
 			 local ? "present" : "absent", src);
-	/* exactly one parallel loop, and the recomputation is never it */
-	if (count(src, "#pragma omp parallel for") != 1)
+	/* exactly one parallel loop (or team, around a loop whose tiles use
+	 * scratch), and the recomputation is never it */
+	if (count(src, "#pragma omp parallel") != 1)
 		fail_msg("tile %lld: expected one pragma:\n%s", (long long)tile,
 			 src);
 	run(&f, &o);
@@ -334,9 +335,12 @@ static void test_fused_heap_buffer(void **state)
 		OP1("a", "tanh") ","
 		"{\"name\":\"cv\",\"op\":\"conv2d\",\"in\":[\"a\",\"w\"],"
 		"\"out\":\"y\"}]}", 32, FL_PLACE_TILE_LOCAL);
-	if (!strstr(src, "float (*T3_loc)[16][34][34] = malloc(") ||
-	    !strstr(src, "free(T3_loc);"))
-		fail_msg("expected a heap buffer:\n%s", src);
+	/* too big for a worker's stack: a view of the thread's scratch,
+	 * allocated once per call, not a malloc per tile */
+	if (!strstr(src, "float (*T3_loc)[16][34][34] = (float (*)[16][34][34])"
+		    "(fl_tscratch + 0);") ||
+	    !strstr(src, "free(fl_tscratch);") || strstr(src, "= malloc("))
+		fail_msg("expected a buffer in the thread's scratch:\n%s", src);
 	free(src);
 }
 
@@ -955,13 +959,14 @@ static void test_demotion_reported(void **state)
 			if (p->kernels[i].tensors[t].place == FL_PLACE_TILE_LOCAL)
 				k = i;
 	assert_true(k >= 0);
-	src = fl_codegen_c_kernel_placed(p, k, &d, &n, &err);
+	/* a budget that holds its 1.1 MiB of buffers per tile */
+	src = fl_codegen_c_kernel_budget(p, k, 4 << 20, &d, &n, &err);
 	assert_non_null(src);
 	assert_int_equal(n, 0);	/* as layer 1 planned */
 	free(src);
 	isl_union_pw_multi_aff_free(p->kernels[k].inst2tile);
 	p->kernels[k].inst2tile = NULL;
-	src = fl_codegen_c_kernel_placed(p, k, &d, &n, &err);
+	src = fl_codegen_c_kernel_budget(p, k, 4 << 20, &d, &n, &err);
 	assert_non_null(src);
 	assert_true(n >= 1);	/* the tile-local one, registers alike */
 	for (int i = 0; i < n; i++) {

@@ -38,6 +38,7 @@ FL_SUITE_DECL(export_dot);
 FL_SUITE_DECL(export_domain);
 FL_SUITE_DECL(contract);
 FL_SUITE_DECL(timing);
+FL_SUITE_DECL(placement);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
 		{fl_suite_export_domain, &fl_suite_export_domain_n},
 		{fl_suite_contract, &fl_suite_contract_n},
 		{fl_suite_timing, &fl_suite_timing_n},
+		{fl_suite_placement, &fl_suite_placement_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

@@ -22,8 +22,10 @@
  *
  * Once the AST stands, fl_cg_decide_loops settles what the printer writes
  * for each loop: "#pragma omp parallel for" on the outermost parallel
- * loop only, "#pragma omp simd" on innermost coincident loops, and scalar
- * accumulators for sums into one element per innermost loop (below). */
+ * loop only -- with collapse(k) over the coincident tile loops nested in
+ * it when it alone has fewer iterations than four per core (below) --
+ * "#pragma omp simd" on innermost coincident loops, and scalar
+ * accumulators for reductions into one element per innermost loop. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,7 @@
 #include <isl/union_map.h>
 
 #include "codegen_impl.h"
+#include "machine.h"
 
 /* ---- access expressions (at_each_domain) --------------------------- */
 
@@ -374,9 +377,20 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 	return child;
 }
 
-/* ---- scalar accumulators for sum reductions ------------------------ */
+/* ---- scalar accumulators for reductions ----------------------------- */
 
-/* An innermost loop whose body updates one element of a sum in every
+const char *fl_cg_acc_kind(fl_op_kind kind)
+{
+	switch (kind) {
+	case FL_OP_REDUCE_SUM: return "+";
+	case FL_OP_REDUCE_MAX: return "max";
+	case FL_OP_REDUCE_MIN: return "min";
+	default: return NULL;
+	}
+}
+
+/* An innermost loop whose body updates one element of a reduction (sum,
+ * max or min) in every
  * iteration (the element does not depend on the loop's iterator) keeps
  * the sum in a scalar fl_acc<k> instead:
  *   { float fl_acc0 = T9[c1][0];
@@ -384,7 +398,15 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
  *     for (..) { ..; fl_acc0 = fl_acc0 + T8[..][c2]; }
  *     T9[c1][0] = fl_acc0; }
  * so gcc may vectorise the loop (a float sum into memory it may not
- * reassociate).  The init of the same element, when the body runs it in
+ * reassociate).  max and min do the same with reduction(max:) and
+ * reduction(min:) around the op's own NaN-skipping update,
+ * fl_acc0 = fl_fmaxf(fl_acc0, x): fl_fmaxf(a, NaN) is a, so no lane's
+ * accumulator ever becomes NaN (it starts at the identity -INFINITY, or
+ * at the element a previous run of the same chain left), and OpenMP's
+ * final max of the lanes sees no NaN either -- the interpreter's
+ * fmax/fmin rule (a NaN input is skipped; all NaN gives the identity)
+ * holds while the body is plain selects that gcc vectorises.  The init
+ * of the same element, when the body runs it in
  * the loop's first iteration only, moves out as the scalar's initial
  * value. */
 #define ACC_MAX_STMTS 64
@@ -543,7 +565,7 @@ static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 	int t = u->op->out[0];
 
 	*init = NULL;
-	if (u->op->kind != FL_OP_REDUCE_SUM || u->ps->role != FL_STMT_UPDATE ||
+	if (!fl_cg_acc_kind(u->op->kind) || u->ps->role != FL_STMT_UPDATE ||
 	    b->guarded[i] || !u->wsched || !invariant_in(u->wsched, d))
 		return false;
 	for (int r = 0; r < u->ps->n_reads; r++)
@@ -710,6 +732,96 @@ static bool innermost(__isl_keep isl_ast_node *node)
 static void decide_node(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
 			bool in_parallel);
 
+/* ---- collapse ----------------------------------------------------------- */
+
+/* The trip count of for node `node` (keep) when its bounds are integer
+ * constants and its step 1 -- a rectangular loop, as OpenMP's collapse
+ * needs before 5.0 (gcc 10 and older reject an inner bound that depends
+ * on an outer iterator); -1 otherwise. */
+static long const_trip_count(__isl_keep isl_ast_node *node)
+{
+	isl_ast_expr *init = isl_ast_node_for_get_init(node);
+	isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+	isl_ast_expr *inc = isl_ast_node_for_get_inc(node);
+	isl_ast_expr *hi = NULL;
+	isl_val *lo_v = NULL, *hi_v = NULL, *inc_v = NULL;
+	long n = -1;
+
+	if (isl_ast_expr_get_type(cond) == isl_ast_expr_op &&
+	    isl_ast_expr_op_get_n_arg(cond) == 2)
+		hi = isl_ast_expr_op_get_arg(cond, 1);
+	if (hi && isl_ast_expr_get_type(init) == isl_ast_expr_int &&
+	    isl_ast_expr_get_type(hi) == isl_ast_expr_int &&
+	    isl_ast_expr_get_type(inc) == isl_ast_expr_int) {
+		lo_v = isl_ast_expr_get_val(init);
+		hi_v = isl_ast_expr_get_val(hi);
+		inc_v = isl_ast_expr_get_val(inc);
+		if (isl_val_is_one(inc_v) == isl_bool_true)
+			n = isl_val_get_num_si(hi_v) - isl_val_get_num_si(lo_v) +
+			    (isl_ast_expr_op_get_type(cond) ==
+			     isl_ast_expr_op_le);
+	}
+	isl_val_free(lo_v);
+	isl_val_free(hi_v);
+	isl_val_free(inc_v);
+	isl_ast_expr_free(hi);
+	isl_ast_expr_free(init);
+	isl_ast_expr_free(cond);
+	isl_ast_expr_free(inc);
+	return n;
+}
+
+/* Whether some tile-local array or scalar is declared in l's body: a
+ * declaration between two loops breaks the perfect nest collapse needs. */
+static bool declares_locals(const fl_cg_kernel *cg, const fl_cg_loop *l)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++)
+		if (cg->arr[t].local && cg->arr[t].used &&
+		    cg->arr[t].scope == l)
+			return true;
+	return false;
+}
+
+static bool innermost(__isl_keep isl_ast_node *node);
+
+/* When the parallel loop `node` (its record l) has fewer iterations than
+ * four per core, its pragma also shares out the tile loops nested right
+ * in it -- collapse(k) -- while they are coincident (no dependence
+ * between any two of the collapsed iterations: the outer loop's members
+ * are independent, and so are the inner one's for a fixed outer
+ * iteration), rectangular, perfectly nested (the body is the next loop,
+ * nothing declared between) and not innermost (an innermost loop keeps
+ * its own simd or accumulators, which may not sit inside a collapsed
+ * nest).  MICRO Fig. 1's 2 x 2 tiles, for one, become 4 chunks instead
+ * of 2. */
+static void plan_collapse(const fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
+			  fl_cg_loop *l)
+{
+	long total = const_trip_count(node), want = 4L * fl_machine_get()->cores;
+	isl_ast_node *cur = isl_ast_node_copy(node);
+
+	l->collapse = 1;
+	while (total > 0 && total < want) {
+		isl_ast_node *body = isl_ast_node_for_get_body(cur);
+		fl_cg_loop *in = isl_ast_node_get_type(body) ==
+				 isl_ast_node_for ? fl_cg_loop_of(body) : NULL;
+		long n = in ? const_trip_count(body) : -1;
+
+		if (!in || n <= 0 || !in->coincident || in->depth < 0 ||
+		    in->depth >= cg->tile_end || declares_locals(cg,
+		    fl_cg_loop_of(cur)) || innermost(body) ||
+		    isl_ast_node_for_is_degenerate(body) != isl_bool_false) {
+			isl_ast_node_free(body);
+			break;
+		}
+		isl_ast_node_free(cur);
+		cur = body;
+		total *= n;
+		l->collapse++;
+	}
+	isl_ast_node_free(cur);
+}
+
 /* Loop l keeps the sums of plan in scalars: its statements know their
  * accumulator. */
 static void keep_plan(fl_cg_loop *l, const fl_cg_acc *plan)
@@ -745,6 +857,8 @@ static void decide_for(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
 		if (!l->pragma && inner &&
 		    plan_accumulators(&b, body, l->depth))
 			keep_plan(l, &b.plan);
+		if (l->pragma && !inner)
+			plan_collapse(cg, node, l);
 		in_parallel = in_parallel || l->pragma;
 	}
 	decide_node(cg, body, in_parallel);

@@ -45,6 +45,15 @@ char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
 				 fl_codegen_demotion **demoted, int *n_demoted,
 				 fl_error *err);
 
+/* fl_codegen_c_kernel_placed where the tile-local arrays of one tile may
+ * take local_budget bytes together (0: the machine's per-core L2); past
+ * it the largest become global, each a demotion naming the numbers.
+ * fl_codegen_c_kernel_placed uses the default. */
+char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
+				 int64_t local_budget,
+				 fl_codegen_demotion **demoted, int *n_demoted,
+				 fl_error *err);
+
 /* The translation unit around kernel functions kernels[0..n_kernels-1]
  * made by fl_codegen_c_kernel: header, declarations, the functions, the
  * kernel table (malloc'd). */

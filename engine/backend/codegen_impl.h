@@ -55,7 +55,8 @@ struct fl_cg_stmt;
 /* A contraction printed as a micro-kernel (contract.c). */
 typedef struct fl_cg_contract fl_cg_contract;
 
-/* The sums an innermost loop keeps in scalars fl_acc<k> (annotate.c). */
+/* The reductions (sum, max, min) an innermost loop keeps in scalars
+ * fl_acc<k> (annotate.c). */
 #define FL_CG_ACC_MAX 8
 typedef struct fl_cg_acc {
 	int n;
@@ -75,6 +76,9 @@ typedef struct fl_cg_loop {
 	/* Decided once the AST is complete (fl_cg_decide_loops). */
 	bool pragma;		/* "#pragma omp parallel for" (outermost) */
 	bool simd;		/* innermost and coincident: "omp simd" */
+	int collapse;		/* pragma: loops collapse(k) shares out,
+				   this one and the tile loops nested in
+				   it; 0 or 1: this loop alone */
 	fl_cg_acc *acc;		/* scalar accumulators, or NULL (owned) */
 	fl_cg_contract *contract;	/* the loop, with everything under
 					   it, is a contraction printed by
@@ -110,6 +114,10 @@ typedef struct fl_cg_array {
 	isl_multi_aff *offset;	/* local: tile -> box origin, ids reset */
 	bool scoped;
 	fl_cg_loop *scope;	/* local: declared in this loop's body */
+	bool want_reg;		/* layer 1 placed it in registers */
+	bool reg;		/* printed as the scalar T<t>_r, declared
+				   in the body of `scope` (its accesses'
+				   one innermost loop) */
 } fl_cg_array;
 
 typedef struct fl_cg_kernel {
@@ -130,6 +138,8 @@ typedef struct fl_cg_kernel {
 	char contract_note[FL_CG_MAX_CONTRACT_NOTES][200];
 	bool wide;		/* some extent may pass INT_MAX: loop
 				   counters are long (64 bits), else int */
+	int64_t budget;		/* bytes the tile-local arrays of one tile
+				   may take together (> 0) */
 	bool failed;
 	fl_error *err;
 } fl_cg_kernel;
@@ -152,6 +162,12 @@ void fl_cg_begin_attempt(fl_cg_kernel *cg);
  * tile-local to global memory for the next attempt.  True when nothing
  * moved (the attempt can be printed). */
 bool fl_cg_settle_placement(fl_cg_kernel *cg);
+
+/* After an attempt settled: when its tile-local arrays (scalars aside)
+ * take more than cg->budget bytes together, the largest move to global
+ * memory, with the numbers as their reason, until the rest fits; true
+ * when nothing moved (the attempt can be printed). */
+bool fl_cg_fit_budget(fl_cg_kernel *cg);
 
 /* The kernel's schedule with the private marks (FL_CG_PAR_MARK above
  * every band that may run in parallel, FL_CG_BAND_MARK above every
@@ -177,6 +193,10 @@ void fl_cg_fail(fl_cg_kernel *cg, const char *what);
 void fl_cg_array_fail(fl_cg_kernel *cg, int t, const char *why);
 
 /* ---- annotate.c --------------------------------------------------------- */
+
+/* The OpenMP reduction operator ("+", "max", "min") of a reduction op
+ * whose update can run in a scalar accumulator, else NULL. */
+const char *fl_cg_acc_kind(fl_op_kind kind);
 
 /* The AST of the kernel's schedule, its user nodes annotated with
  * fl_cg_stmt and its for nodes with fl_cg_loop (parallel and coincident

@@ -20,15 +20,28 @@
 #include <isl/fixed_box.h>
 
 #include "codegen.h"
+#include "machine.h"
 #include "memo_impl.h"
 #include "passes_impl.h"
+
+/* Bytes the tile-local arrays of one tile may take (--local-budget; 0:
+ * the per-core L2 of the machine layer 1 plans for). */
+static int64_t local_budget(const fl_state *st)
+{
+	const fl_layer1_opts *o = &st->opts->layer1;
+
+	if (o->local_budget > 0)
+		return o->local_budget;
+	return (o->machine ? o->machine : fl_machine_get())->l2;
+}
 
 /* The memo key of kernel k: everything its C depends on.  malloc'd. */
 static char *kernel_key(const fl_state *st, const fl_kernel *k)
 {
 	fl_strbuf key = {0};
 
-	fl_strbuf_printf(&key, "pre %d %s ops", st->opts->preprocess, k->name);
+	fl_strbuf_printf(&key, "pre %d budget %lld %s ops", st->opts->preprocess,
+			 (long long)local_budget(st), k->name);
 	for (int i = 0; i < k->n_ops; i++)
 		fl_strbuf_printf(&key, " %d", k->ops[i]);
 	for (int i = 0; i < k->n_tensors; i++) {
@@ -80,8 +93,8 @@ static const kernel_code *kernel_code_of(fl_state *st, int k, fl_error *err)
 		fl_error_set(err, "out of memory");
 		return NULL;
 	}
-	c->src = fl_codegen_c_kernel_placed(st->program, k, &c->demoted,
-					    &c->n_demoted, err);
+	c->src = fl_codegen_c_kernel_budget(st->program, k, local_budget(st),
+					    &c->demoted, &c->n_demoted, err);
 	if (!c->src || fl_memo_map_put(st->memo->kernel_code, key, c) < 0) {
 		if (c->src)
 			fl_error_set(err, "out of memory");

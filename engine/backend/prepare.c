@@ -21,7 +21,11 @@
  * built); gather's data is read by a data-dependent index and always
  * stays global.  A tensor that breaks a rule is kept in global memory --
  * always correct -- by the next attempt, and the kernel's comment says
- * why; the printer drives the attempts until none is needed. */
+ * why; the printer drives the attempts until none is needed.  So is the
+ * largest tile-local tensor while a tile's arrays together exceed the
+ * budget (fl_cg_fit_budget).  A register placement becomes a scalar
+ * when the settled AST shows one writer whose value every read takes at
+ * the same schedule point, all in one loop body (settle_scalars). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +371,7 @@ static void setup_local(fl_cg_kernel *cg, int t, const fl_kernel_tensor *kt)
 			 fl_placement_name(kt->place));
 		return;
 	}
+	cg->arr[t].want_reg = kt->place == FL_PLACE_REGISTER;
 	if (kt->box_isl && isl_fixed_box_is_valid(kt->box_isl) == isl_bool_true) {
 		use_box(cg, t, kt->box_isl);
 		return;
@@ -532,6 +537,165 @@ static void resolve_scopes(fl_cg_kernel *cg)
 	}
 }
 
+/* ---- register placement as scalars ----------------------------------- */
+
+/* Schedule point -> element of an access (keep), tuple ids dropped so
+ * that accesses of different statements compare. */
+static __isl_give isl_map *point_access(__isl_keep isl_pw_multi_aff *pma)
+{
+	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
+
+	m = isl_map_reset_tuple_id(m, isl_dim_in);
+	return isl_map_reset_tuple_id(m, isl_dim_out);
+}
+
+/* Whether read access r (keep) reads, at every schedule point where it
+ * runs, the element write access w (keep) writes at that same point. */
+static bool reads_same_point(__isl_keep isl_pw_multi_aff *w,
+			     __isl_keep isl_pw_multi_aff *r)
+{
+	isl_map *mw = point_access(w), *mr = point_access(r);
+	isl_bool sub = isl_map_is_subset(mr, mw);
+
+	isl_map_free(mw);
+	isl_map_free(mr);
+	return sub == isl_bool_true;
+}
+
+/* The one loop around every access of t, when a scalar declared in its
+ * body can replace the array: a single statement writes t, and does not
+ * read it (no reduction), every read runs at a schedule point where that
+ * write runs and reads the element it wrote there -- so the write comes
+ * first in the loop body (the schedule keeps the dependence) and the
+ * value never crosses iterations.  *loop is NULL for a kernel without
+ * loops around them; false when some rule fails. */
+static bool scalar_scope(const fl_cg_kernel *cg, int t, fl_cg_loop **loop)
+{
+	const fl_cg_stmt *w = NULL;
+	bool first = true;
+
+	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next) {
+		bool touches = st->op->out[0] == t;
+
+		for (int r = 0; r < st->ps->n_reads; r++)
+			touches |= fl_cg_read_tensor(st->op,
+						     &st->ps->reads[r]) == t;
+		if (!touches)
+			continue;
+		if (!first && st->loop != *loop)
+			return false;
+		*loop = st->loop;
+		first = false;
+		if (st->op->out[0] != t)
+			continue;
+		if (w || !st->wsched)
+			return false;
+		w = st;
+	}
+	if (!w)
+		return false;
+	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next)
+		for (int r = 0; r < st->ps->n_reads; r++) {
+			if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) != t)
+				continue;
+			if (st == w || !st->rsched[r] ||
+			    !reads_same_point(w->wsched, st->rsched[r]))
+				return false;
+		}
+	return true;
+}
+
+/* Layer 1's register placements that hold as scalars become scalars; the
+ * others stay per-tile arrays (correct, only bigger). */
+static void settle_scalars(fl_cg_kernel *cg)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++) {
+		fl_cg_array *a = &cg->arr[t];
+		fl_cg_loop *l = NULL;
+
+		if (a->local && a->used && a->want_reg &&
+		    scalar_scope(cg, t, &l)) {
+			a->reg = true;
+			a->scope = l;
+		}
+	}
+}
+
+/* ---- the capacity of a tile's local memory ----------------------------- */
+
+/* Why here rather than in layer 1's placement (engine/layer1/place.c):
+ * the budget bounds what the generated code allocates per tile, and only
+ * the backend knows that -- which tile-local tensors stayed local after
+ * its own legality checks, which register placements became scalars
+ * (no space at all), and the box each remaining array really has (a
+ * register placement the backend could not make a scalar gets its own
+ * box here, of which layer 1 knew nothing).  A check in layer 1 would
+ * count arrays that are never allocated and miss some that are.  Each
+ * demotion reaches the event log as a "placed" decision of the codegen
+ * pass (codegen_pass.c), like the backend's other demotions. */
+
+static int64_t array_bytes(const fl_cg_array *a)
+{
+	int64_t n = 4;
+
+	for (int d = 0; d < a->rank; d++)
+		n = a->size[d] > 0 && n <= INT64_MAX / a->size[d] ?
+		    n * a->size[d] : INT64_MAX;
+	return n;
+}
+
+/* "1.1 MiB" style, for the reasons. */
+static const char *size_text(int64_t b, char *buf, size_t n)
+{
+	if (b >= (int64_t)1 << 20)
+		snprintf(buf, n, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 1024)
+		snprintf(buf, n, "%.1f KiB", (double)b / 1024);
+	else
+		snprintf(buf, n, "%lld B", (long long)b);
+	return buf;
+}
+
+static bool counts_in_tile(const fl_cg_array *a)
+{
+	return a->local && a->used && !a->reg;
+}
+
+bool fl_cg_fit_budget(fl_cg_kernel *cg)
+{
+	int64_t need = 0, left;
+	bool moved = false;
+	char a[32], b[32], c[32];
+
+	for (int t = 0; t < cg->g->n_tensors; t++)
+		if (counts_in_tile(&cg->arr[t]))
+			need = array_bytes(&cg->arr[t]) > INT64_MAX - need ?
+			       INT64_MAX : need + array_bytes(&cg->arr[t]);
+	left = need;
+	while (left > cg->budget) {
+		int big = -1;
+
+		for (int t = 0; t < cg->g->n_tensors; t++)
+			if (counts_in_tile(&cg->arr[t]) && !cg->force_global[t] &&
+			    (big < 0 || array_bytes(&cg->arr[t]) >
+					array_bytes(&cg->arr[big])))
+				big = t;
+		if (big < 0)
+			break;
+		cg->force_global[big] = true;
+		snprintf(cg->why[big], sizeof cg->why[big], "the tile-local "
+			 "buffers of one tile need %lld bytes (%s), over the "
+			 "budget of %lld bytes (%s); this one, the largest left, "
+			 "takes %s", (long long)need,
+			 size_text(need, a, sizeof a), (long long)cg->budget,
+			 size_text(cg->budget, b, sizeof b),
+			 size_text(array_bytes(&cg->arr[big]), c, sizeof c));
+		left -= array_bytes(&cg->arr[big]);
+		moved = true;
+	}
+	return !moved;
+}
+
 /* ---- attempts -------------------------------------------------------- */
 
 /* Forgets the previous attempt: its AST records and array decisions. */
@@ -561,6 +725,8 @@ bool fl_cg_settle_placement(fl_cg_kernel *cg)
 			cg->force_global[t] = true;
 			settled = false;
 		}
+	if (settled && !cg->failed)
+		settle_scalars(cg);
 	return settled;
 }
 

@@ -27,9 +27,14 @@
  * their scope (or at function scope when the tile loops all vanished), so
  * each tile -- and so each thread of a parallel tile loop -- has its own
  * copy while a parallel point loop shares the one its tile filled; arrays
- * over 64 KiB are malloc'd per tile instead of living on an OpenMP
- * worker's stack.  Custom ops are opaque to isl and get a hand-written
- * loop nest in a kernel of their own.
+ * over 64 KiB do not live on an OpenMP worker's stack but in a scratch
+ * buffer allocated once per kernel call (checked; the program aborts with
+ * a message when it cannot be had): per thread, in a "#pragma omp
+ * parallel" team around the work-shared tile loop, or at function scope
+ * outside any parallel loop -- never per tile.  A tensor layer 1 placed
+ * in registers that prepare.c could make a scalar is "float T<t>_r;" in
+ * the body of its loop.  Custom ops are opaque to isl and get a
+ * hand-written loop nest in a kernel of their own.
  *
  * Identifiers in the output are all generated (T<tensor>, fl_k<id>, c<n>);
  * names from the input file appear only in comments, sanitised. */
@@ -43,6 +48,7 @@
 #include <isl/printer.h>
 
 #include "codegen_impl.h"
+#include "machine.h"
 #include "strbuf.h"
 
 /* ---- a growable string ------------------------------------------- */
@@ -79,6 +85,10 @@ static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 	isl_size n = isl_ast_expr_op_get_n_arg(acc);
 	char name[32];
 
+	if (cg->arr[t].reg) {	/* a scalar: one element per point */
+		snprintf(name, sizeof name, "T%d_r", t);
+		return isl_printer_print_str(p, name);
+	}
 	snprintf(name, sizeof name, cg->arr[t].local ? "T%d_loc" : "T%d", t);
 	p = isl_printer_print_str(p, name);
 	if (n <= 1)
@@ -114,11 +124,13 @@ static isl_ast_expr *read_of(const fl_cg_stmt *st, int input, int *t)
 }
 
 /* Prints template `tpl`, where "$<k>" stands for the read of op input k
- * and "$o" for the read of the op's own output. */
-static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
-					      fl_cg_kernel *cg,
-					      const fl_cg_stmt *st,
-					      const char *tpl)
+ * and "$o" for the read of the op's own output -- or for `self` when
+ * given (a scalar accumulator holding that element). */
+static __isl_give isl_printer *print_template_as(__isl_take isl_printer *p,
+						 fl_cg_kernel *cg,
+						 const fl_cg_stmt *st,
+						 const char *tpl,
+						 const char *self)
 {
 	char text[256];
 	size_t n = 0;
@@ -147,6 +159,10 @@ static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
 			input = (int)strtol(c + 1, &end, 10);
 		}
 		c = end - 1;
+		if (input < 0 && self) {
+			p = isl_printer_print_str(p, self);
+			continue;
+		}
 		e = read_of(st, input, &t);
 		if (!e) {
 			fl_cg_fail(cg, "statement body reads an input it has "
@@ -157,6 +173,14 @@ static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
 	}
 	text[n] = '\0';
 	return isl_printer_print_str(p, text);
+}
+
+static __isl_give isl_printer *print_template(__isl_take isl_printer *p,
+					      fl_cg_kernel *cg,
+					      const fl_cg_stmt *st,
+					      const char *tpl)
+{
+	return print_template_as(p, cg, st, tpl, NULL);
 }
 
 static const char *role_name(fl_stmt_role r)
@@ -311,20 +335,34 @@ static __isl_give isl_printer *print_reshape(__isl_take isl_printer *p,
 	return isl_printer_print_str(p, "];");
 }
 
+/* The update of a reduction kept in accumulator fl_acc<k>: the op's own
+ * update with the scalar for the element, "fl_acc0 = fl_acc0 + x;" or
+ * "fl_acc0 = fl_fmaxf(fl_acc0, x);" -- the same NaN rule as in memory. */
+static __isl_give isl_printer *print_acc_update(__isl_take isl_printer *p,
+						fl_cg_kernel *cg,
+						const fl_cg_stmt *st)
+{
+	char acc[32], buf[64];
+	const char *tpl = rhs_template(cg, st, buf, sizeof buf);
+
+	snprintf(acc, sizeof acc, "fl_acc%d", st->acc);
+	p = isl_printer_print_str(p, acc);
+	p = isl_printer_print_str(p, " = ");
+	if (tpl)
+		p = print_template_as(p, cg, st, tpl, acc);
+	return isl_printer_print_str(p, ";");
+}
+
 static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
 					  fl_cg_kernel *cg,
 					  const fl_cg_stmt *st)
 {
-	char tpl[64], note[96], acc[48];
+	char tpl[64], note[96];
 
 	if (st->acc >= 0 && st->ps->role == FL_STMT_INIT) {
 		p = isl_printer_print_str(p, "(void)0;");	/* hoisted */
 	} else if (st->acc >= 0) {
-		snprintf(acc, sizeof acc, "fl_acc%d = fl_acc%d + ", st->acc,
-			 st->acc);
-		p = isl_printer_print_str(p, acc);
-		p = print_template(p, cg, st, "$0");
-		p = isl_printer_print_str(p, ";");
+		p = print_acc_update(p, cg, st);
 	} else if (st->op->kind == FL_OP_GATHER) {
 		p = print_gather(p, cg, st);
 	} else if (st->op->kind == FL_OP_RESHAPE &&
@@ -371,10 +409,9 @@ static __isl_give isl_printer *line(__isl_take isl_printer *p,
 	return isl_printer_end_line(p);
 }
 
-/* Tile-local arrays above this size go to the heap (malloc'd when the
- * tile starts, freed when it ends): a few of MICRO 2020's 64x34x34
- * buffers already take a megabyte, more than an OpenMP worker's stack
- * may hold. */
+/* Tile-local arrays above this size go to the scratch of their region
+ * (allocated once per call): a few of MICRO 2020's 64x34x34 buffers
+ * already take a megabyte, more than an OpenMP worker's stack may hold. */
 #define LOCAL_STACK_MAX (64 << 10)
 
 static int64_t local_elems(const fl_cg_array *a)
@@ -388,7 +425,7 @@ static int64_t local_elems(const fl_cg_array *a)
 
 static bool local_on_heap(const fl_cg_array *a)
 {
-	return local_elems(a) * (int64_t)sizeof(float) > LOCAL_STACK_MAX;
+	return !a->reg && local_elems(a) * (int64_t)sizeof(float) > LOCAL_STACK_MAX;
 }
 
 static bool declared_in(const fl_cg_array *a, const fl_cg_loop *scope)
@@ -396,33 +433,86 @@ static bool declared_in(const fl_cg_array *a, const fl_cg_loop *scope)
 	return a->local && a->used && a->scope == scope;
 }
 
-/* "float T5_loc[6][6];" or, on the heap,
- * "float (*T5_loc)[6] = malloc(sizeof(float) * 36);". */
-static __isl_give isl_printer *print_local(__isl_take isl_printer *p,
-					   const fl_cg_array *a, int t)
+/* The parallel loop whose region holds the scratch of heap array a:
+ * the loop with the pragma around its scope (each thread its own part),
+ * or NULL for the function's scratch (one per call). */
+static const fl_cg_loop *scratch_region(const fl_cg_array *a)
 {
-	char buf[96];
-	bool heap = local_on_heap(a);
+	for (const fl_cg_loop *l = a->scope; l; l = l->parent)
+		if (l->pragma)
+			return l;
+	return NULL;
+}
 
+/* Floats of heap array a in a scratch buffer: rounded up to 16 (64
+ * bytes), so that every array starts on a cache line. */
+static int64_t scratch_floats(const fl_cg_array *a)
+{
+	return (local_elems(a) + 15) / 16 * 16;
+}
+
+/* Where heap array t starts in the scratch of its region (*total: the
+ * floats of the whole region, arrays in tensor order). */
+static int64_t scratch_offset(const fl_cg_kernel *cg, const fl_cg_loop *region,
+			      int t, int64_t *total)
+{
+	int64_t off = 0, sum = 0;
+
+	for (int u = 0; u < cg->g->n_tensors; u++) {
+		const fl_cg_array *a = &cg->arr[u];
+
+		if (!a->local || !a->used || !local_on_heap(a) ||
+		    scratch_region(a) != region)
+			continue;
+		if (u == t)
+			off = sum;
+		sum += scratch_floats(a);
+	}
+	*total = sum;
+	return off;
+}
+
+/* The scratch variable of region (NULL: the function's). */
+static const char *scratch_name(const fl_cg_loop *region)
+{
+	return region ? "fl_tscratch" : "fl_scratch";
+}
+
+/* "float T5_loc[6][6];" or, on the heap, a view of the region's scratch:
+ * "float (*T5_loc)[34] = (float (*)[34])(fl_tscratch + 1024);". */
+static __isl_give isl_printer *print_local(__isl_take isl_printer *p,
+					   const fl_cg_kernel *cg, int t)
+{
+	const fl_cg_array *a = &cg->arr[t];
+	char buf[96], dims[256] = "";
+	bool heap = local_on_heap(a);
+	size_t n = 0;
+	int64_t total;
+
+	if (a->reg) {
+		snprintf(buf, sizeof buf, "float T%d_r;", t);
+		return line(p, buf);
+	}
+	for (int d = heap ? 1 : 0; d < a->rank; d++)
+		n += (size_t)snprintf(dims + n, sizeof dims - n, "[%lld]",
+				      (long long)a->size[d]);
 	p = isl_printer_start_line(p);
-	if (heap && a->rank >= 2)
-		snprintf(buf, sizeof buf, "float (*T%d_loc)", t);
-	else
-		snprintf(buf, sizeof buf, heap ? "float *T%d_loc" : "float T%d_loc",
-			 t);
+	if (!heap) {
+		snprintf(buf, sizeof buf, "float T%d_loc", t);
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_print_str(p, a->rank ? dims : "[1]");
+		p = isl_printer_print_str(p, ";");
+		return isl_printer_end_line(p);
+	}
+	snprintf(buf, sizeof buf, "float (*T%d_loc)", t);
 	p = isl_printer_print_str(p, buf);
-	for (int d = heap ? 1 : 0; d < a->rank; d++) {
-		snprintf(buf, sizeof buf, "[%lld]", (long long)a->size[d]);
-		p = isl_printer_print_str(p, buf);
-	}
-	if (a->rank == 0 && !heap)
-		p = isl_printer_print_str(p, "[1]");
-	if (heap) {
-		snprintf(buf, sizeof buf, " = malloc(sizeof(float) * %lld)",
-			 (long long)local_elems(a));
-		p = isl_printer_print_str(p, buf);
-	}
-	p = isl_printer_print_str(p, ";");
+	p = isl_printer_print_str(p, dims);
+	p = isl_printer_print_str(p, " = (float (*)");
+	p = isl_printer_print_str(p, dims);
+	snprintf(buf, sizeof buf, ")(%s + %lld);",
+		 scratch_name(scratch_region(a)),
+		 (long long)scratch_offset(cg, scratch_region(a), t, &total));
+	p = isl_printer_print_str(p, buf);
 	return isl_printer_end_line(p);
 }
 
@@ -433,25 +523,40 @@ static __isl_give isl_printer *print_locals(__isl_take isl_printer *p,
 {
 	for (int t = 0; t < cg->g->n_tensors; t++)
 		if (declared_in(&cg->arr[t], scope))
-			p = print_local(p, &cg->arr[t], t);
+			p = print_local(p, cg, t);
 	return p;
 }
 
-/* The frees of the heap arrays declared for `scope`. */
-static __isl_give isl_printer *print_frees(__isl_take isl_printer *p,
-					   const fl_cg_kernel *cg,
-					   const fl_cg_loop *scope)
+/* The scratch of region (NULL: the function's), allocated once: before
+ * the loop of the region's parallel team, in every thread, or at the top
+ * of the function; nothing when no heap array lives there. */
+static __isl_give isl_printer *print_scratch_alloc(__isl_take isl_printer *p,
+						   const fl_cg_kernel *cg,
+						   const fl_cg_loop *region)
 {
-	for (int t = 0; t < cg->g->n_tensors; t++) {
-		char buf[48];
+	char buf[160];
+	int64_t total;
 
-		if (!declared_in(&cg->arr[t], scope) ||
-		    !local_on_heap(&cg->arr[t]))
-			continue;
-		snprintf(buf, sizeof buf, "free(T%d_loc);", t);
-		p = line(p, buf);
-	}
-	return p;
+	scratch_offset(cg, region, -1, &total);
+	if (!total)
+		return p;
+	snprintf(buf, sizeof buf, "float *const %s = fl_scratch_alloc(%lldUL);",
+		 scratch_name(region), (long long)total);
+	return line(p, buf);
+}
+
+static __isl_give isl_printer *print_scratch_free(__isl_take isl_printer *p,
+						  const fl_cg_kernel *cg,
+						  const fl_cg_loop *region)
+{
+	char buf[48];
+	int64_t total;
+
+	scratch_offset(cg, region, -1, &total);
+	if (!total)
+		return p;
+	snprintf(buf, sizeof buf, "free(%s);", scratch_name(region));
+	return line(p, buf);
 }
 
 /* The children of a block one by one (no extra braces), else the node. */
@@ -509,12 +614,12 @@ static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
 		p = isl_printer_end_line(p);
 	}
 	p = isl_printer_start_line(p);
-	p = isl_printer_print_str(p, "#pragma omp simd reduction(+:");
-	for (int k = 0; k < b->n; k++) {
-		snprintf(buf, sizeof buf, "%sfl_acc%d", k ? ", " : "", k);
+	p = isl_printer_print_str(p, "#pragma omp simd");
+	for (int k = 0; k < b->n; k++) {	/* one clause per accumulator */
+		snprintf(buf, sizeof buf, " reduction(%s:fl_acc%d)",
+			 fl_cg_acc_kind(b->upd[k]->op->kind), k);
 		p = isl_printer_print_str(p, buf);
 	}
-	p = isl_printer_print_str(p, ")");
 	return isl_printer_end_line(p);
 }
 
@@ -538,6 +643,58 @@ static __isl_give isl_printer *print_acc_close(__isl_take isl_printer *p,
 	return line(p, "}");
 }
 
+/* Whether parallel loop l's region has heap arrays (a scratch). */
+static bool has_scratch(const fl_cg_kernel *cg, const fl_cg_loop *l)
+{
+	int64_t total;
+
+	scratch_offset(cg, l, -1, &total);
+	return total > 0;
+}
+
+/* `what` (an OpenMP work-sharing directive) with the clauses loop l
+ * takes: simd on an innermost loop, collapse over its tile loops. */
+static __isl_give isl_printer *print_pragma(__isl_take isl_printer *p,
+					    const char *what,
+					    const fl_cg_loop *l)
+{
+	char buf[96];
+
+	snprintf(buf, sizeof buf, "%s%s", what, l->simd ? " simd" : "");
+	if (l->collapse > 1)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+			 " collapse(%d)", l->collapse);
+	return line(p, buf);
+}
+
+/* The parallel team around loop l when its tiles need heap arrays: each
+ * thread allocates its scratch once per call, before the work-shared
+ * loop, rather than once per tile:
+ *   #pragma omp parallel
+ *   { float *const fl_tscratch = fl_scratch_alloc(N);
+ *     #pragma omp for
+ *     for (...) { float (*T5_loc)[34] = (..)(fl_tscratch + 0); .. }
+ *     free(fl_tscratch); } */
+static __isl_give isl_printer *print_team_open(__isl_take isl_printer *p,
+					       const fl_cg_kernel *cg,
+					       const fl_cg_loop *l)
+{
+	p = line(p, "#pragma omp parallel");
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	p = print_scratch_alloc(p, cg, l);
+	return print_pragma(p, "#pragma omp for", l);
+}
+
+static __isl_give isl_printer *print_team_close(__isl_take isl_printer *p,
+						const fl_cg_kernel *cg,
+						const fl_cg_loop *l)
+{
+	p = print_scratch_free(p, cg, l);
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
 /* for (int c = init; cond; c += inc) (long c in a wide kernel) { locals; body }, with what
  * annotate.c decided for it in front (pragma, simd or accumulators); a
  * degenerate loop is a block that sets its iterator once. */
@@ -551,6 +708,7 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	bool degenerate = isl_ast_node_for_is_degenerate(node) == isl_bool_true;
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+	bool team = l && l->pragma && !l->acc && has_scratch(cg, l);
 
 	if (l && l->contract && !l->pragma) {
 		isl_ast_expr_free(it);
@@ -560,9 +718,10 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	}
 	if (l && l->acc)
 		p = print_acc_open(p, cg, l->acc);
+	else if (team)
+		p = print_team_open(p, cg, l);
 	else if (l && l->pragma)
-		p = line(p, l->simd ? "#pragma omp parallel for simd" :
-			 "#pragma omp parallel for");
+		p = print_pragma(p, "#pragma omp parallel for", l);
 	else if (l && l->simd)
 		p = line(p, "#pragma omp simd");
 	p = isl_printer_start_line(p);
@@ -594,12 +753,12 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	if (l)
 		p = print_locals(p, cg, l);
 	p = print_body(p, body, o);
-	if (l)
-		p = print_frees(p, cg, l);
 	p = isl_printer_indent(p, -2);
 	p = line(p, "}");
 	if (l && l->acc)
 		p = print_acc_close(p, cg, l->acc);
+	if (team)
+		p = print_team_close(p, cg, l);
 	isl_ast_expr_free(it);
 	isl_ast_node_free(body);
 	isl_ast_print_options_free(o);
@@ -617,9 +776,10 @@ static char *print_ast(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
 	p = isl_printer_indent(p, 2);
 	o = isl_ast_print_options_set_print_user(o, &print_user, cg);
 	o = isl_ast_print_options_set_print_for(o, &print_for, cg);
+	p = print_scratch_alloc(p, cg, NULL);
 	p = print_locals(p, cg, NULL);
 	p = print_body(p, ast, o);
-	p = print_frees(p, cg, NULL);
+	p = print_scratch_free(p, cg, NULL);
 	isl_ast_print_options_free(o);
 	s = isl_printer_get_str(p);
 	isl_printer_free(p);
@@ -637,7 +797,8 @@ static int try_body(fl_cg_kernel *cg, char **body)
 
 	fl_cg_begin_attempt(cg);
 	ast = fl_cg_build_ast(cg);
-	retry = !fl_cg_settle_placement(cg);
+	retry = !fl_cg_settle_placement(cg) || (!cg->failed &&
+						 !fl_cg_fit_budget(cg));
 	if (ast && !cg->failed && !retry) {
 		fl_cg_decide_loops(cg, ast);
 		*body = print_ast(cg, ast);
@@ -716,7 +877,10 @@ static void kernel_comment(fl_strbuf *out, const fl_graph *g, const fl_kernel *k
 		if (!ar->used || (!ar->local && !cg->why[t][0]))
 			continue;
 		fl_sanitize_comment(g->tensors[t].name, a, sizeof a);
-		if (ar->local)
+		if (ar->reg)
+			fl_strbuf_printf(out, " *   T%d \"%s\": register (the scalar "
+					 "T%d_r)\n", t, a, t);
+		else if (ar->local)
 			fl_strbuf_printf(out, " *   T%d \"%s\": tile-local\n", t, a);
 		else
 			fl_strbuf_printf(out, " *   T%d \"%s\": global memory (%s)\n",
@@ -835,8 +999,8 @@ static int note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
 
 static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 			     const fl_kernel *k, const char *cname,
-			     fl_codegen_demotion **demoted, int *n_demoted,
-			     fl_error *err)
+			     int64_t budget, fl_codegen_demotion **demoted,
+			     int *n_demoted, fl_error *err)
 {
 	fl_cg_kernel cg;
 	char *body = NULL;
@@ -846,7 +1010,9 @@ static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 		fl_error_set(err, "kernel %s has no schedule", k->name);
 		return -1;
 	}
-	if (fl_cg_init(&cg, p, k, err) == 0 && (body = kernel_body(&cg))) {
+	if (fl_cg_init(&cg, p, k, err) == 0 &&
+	    (cg.budget = budget > 0 ? budget : fl_machine_get()->l2) > 0 &&
+	    (body = kernel_body(&cg))) {
 		kernel_comment(out, p->graph, k, cname, &cg);
 		fl_strbuf_printf(out, "void %s(float *const *bufs)\n{\n", cname);
 		global_decls(out, p->graph, cg.arr);
@@ -868,8 +1034,8 @@ static bool is_custom_kernel(const fl_program *p, const fl_kernel *k)
 }
 
 static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
-			   fl_codegen_demotion **demoted, int *n_demoted,
-			   fl_error *err)
+			   int64_t budget, fl_codegen_demotion **demoted,
+			   int *n_demoted, fl_error *err)
 {
 	const fl_kernel *k = &p->kernels[i];
 	char cname[64];
@@ -886,7 +1052,8 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
 				     cname, err);
 	}
-	return polyhedral_kernel(out, p, k, cname, demoted, n_demoted, err);
+	return polyhedral_kernel(out, p, k, cname, budget, demoted, n_demoted,
+				 err);
 }
 
 /* ---- the translation unit ------------------------------------------- */
@@ -903,7 +1070,7 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
  * yields the other one); the calls do not vectorise without
  * -ffinite-math-only, which is not used. */
 static const char file_prologue[] =
-	"#include <math.h>\n#include <stdlib.h>\n\n"
+	"#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n"
 	"#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \\\n"
 	"    && defined(__GLIBC__) && !defined(FL_NO_MVEC)\n"
 	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 22)\n"
@@ -916,6 +1083,11 @@ static const char file_prologue[] =
 	"__attribute__((simd(\"notinbranch\"))) float erff(float);\n"
 	"#endif\n"
 	"#endif\n\n"
+	"static inline float *fl_scratch_alloc(unsigned long n)\n"
+	"{\n  float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);\n\n"
+	"  if (!p) {\n    fputs(\"fuselab kernel: out of memory for the scratch "
+	"of tile-local buffers\\n\", stderr);\n    abort();\n  }\n"
+	"  return p;\n}\n\n"
 	"static inline float fl_fminf(float a, float b)\n"
 	"{\n  return isnan(b) ? a : a < b ? a : b;\n}\n\n"
 	"static inline float fl_fmaxf(float a, float b)\n"
@@ -975,7 +1147,8 @@ static int check_program(const fl_program *p, fl_error *err)
 	return 0;
 }
 
-char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
+char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
+				 int64_t local_budget,
 				 fl_codegen_demotion **demoted, int *n_demoted,
 				 fl_error *err)
 {
@@ -991,7 +1164,8 @@ char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
 		fl_error_set(err, "codegen: no kernel %d", i);
 		return NULL;
 	}
-	if (kernel_function(&out, p, i, demoted, n_demoted, err) < 0) {
+	if (kernel_function(&out, p, i, local_budget, demoted, n_demoted,
+			    err) < 0) {
 		free(out.s);
 		if (demoted) {
 			free(*demoted);
@@ -1001,6 +1175,13 @@ char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
 		return NULL;
 	}
 	return sb_take(&out, err);
+}
+
+char *fl_codegen_c_kernel_placed(const fl_program *p, int i,
+				 fl_codegen_demotion **demoted, int *n_demoted,
+				 fl_error *err)
+{
+	return fl_codegen_c_kernel_budget(p, i, 0, demoted, n_demoted, err);
 }
 
 char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)

@@ -5,6 +5,14 @@
  * same schedule point, one element per point).  Each tensor's reason
  * becomes the text of its "placed" event.
  *
+ * The capacity of a tile's local memory (fl_layer1_opts.local_budget,
+ * --local-budget) is not checked here but by the C backend
+ * (engine/backend/prepare.c, fl_cg_fit_budget): only it knows which of
+ * these placements it really allocates, and how big -- register
+ * placements it prints as scalars take nothing, some tile-local ones it
+ * must keep global anyway -- and its demotions are "placed" events of
+ * the codegen pass.
+ *
  * Ownership follows isl; every helper says what it takes and gives. */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,0 +1,281 @@
+/* The C backend's memory-bound code (issue 11): scalar accumulators for
+ * every reduction kind with the interpreter's NaN rule, register
+ * placements printed as scalars, per-thread scratch allocated once per
+ * kernel call, the capacity check of tile-local buffers (--local-budget)
+ * with its "placed" events, and collapse over coincident tile loops.
+ *
+ * Each test drives the fuselab binary as a user would: --emit to read the
+ * generated C, --run to compile, run and verify it against the
+ * interpreter. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+/* Writes text into <dir>/<name> and returns the path (static buffer). */
+static const char *write_graph(const char *dir, const char *name,
+			       const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* The generated C of strategy `strategy` for graph `graph` (extra
+ * options in `extra`), read back from an --emit folder.  malloc'd. */
+static char *emit_c(const char *graph, const char *strategy,
+		    const char *extra)
+{
+	char dir[256], cmd[1536], *out = NULL, *src;
+
+	t_make_dir(dir, sizeof dir);
+	snprintf(cmd, sizeof cmd, "--batch %s --strategy %s --emit %s %s",
+		 graph, strategy, dir, extra ? extra : "");
+	if (t_fuselab(cmd, &out) != 0)
+		fail_msg("fuselab %s failed:\n%s", cmd, out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "cat %s/*-%s.c", dir, strategy);
+	if (t_run(cmd, &src) != 0)
+		fail_msg("no C emitted in %s:\n%s", dir, src);
+	t_remove_dir(dir);
+	return src;
+}
+
+/* Runs every strategy of graph (with extra options) and asserts that each
+ * verified; returns the output (malloc'd). */
+static char *run_verified(const char *graph, const char *strategy,
+			  const char *extra)
+{
+	char cmd[1024], *out = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof cmd, "--batch %s --run --strategy %s --repeat 1 "
+		 "--warmup 0 %s", graph, strategy, extra ? extra : "");
+	rc = t_fuselab(cmd, &out);
+	if (rc != 0 || strstr(out, "verified no") ||
+	    !strstr(out, "verified yes"))
+		fail_msg("fuselab %s (rc %d):\n%s", cmd, rc, out);
+	return out;
+}
+
+/* sqrt and log of the generator's inputs in [-1, 1) are NaN for about
+ * half of them; rows of 4 are all NaN one time in 16, where fmax/fmin
+ * give the identity (-inf, +inf).  A max or min accumulator that let a
+ * NaN through -- the plain a > b ? a : b, or OpenMP's max over lanes
+ * holding NaN -- would give NaN where the interpreter gives a number. */
+static const char nan_graph[] =
+	"{\"format\": \"fuselab-graph/1\", \"name\": \"nan_reduce\",\n"
+	" \"tensors\": {\n"
+	"  \"x\": {\"shape\": [256, 4], \"dtype\": \"f32\", \"role\": \"input\"},\n"
+	"  \"w\": {\"shape\": [64, 300], \"dtype\": \"f32\", \"role\": \"input\"},\n"
+	"  \"hi\": {\"shape\": [256, 1], \"dtype\": \"f32\", \"role\": \"output\"},\n"
+	"  \"lo\": {\"shape\": [64, 1], \"dtype\": \"f32\", \"role\": \"output\"}},\n"
+	" \"ops\": [\n"
+	"  {\"name\": \"r\", \"op\": \"sqrt\", \"in\": [\"x\"], \"out\": \"r\"},\n"
+	"  {\"name\": \"hi\", \"op\": \"reduce_max\", \"in\": [\"r\"], \"out\": \"hi\",\n"
+	"   \"attrs\": {\"axes\": [-1]}},\n"
+	"  {\"name\": \"l\", \"op\": \"log\", \"in\": [\"w\"], \"out\": \"l\"},\n"
+	"  {\"name\": \"lo\", \"op\": \"reduce_min\", \"in\": [\"l\"], \"out\": \"lo\",\n"
+	"   \"attrs\": {\"axes\": [-1]}}]}\n";
+
+static void test_placement_max_min_accumulators_keep_nan_rule(void **state)
+{
+	char dir[256], *src, *out;
+	const char *g;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	g = write_graph(dir, "nan_reduce.json", nan_graph);
+	for (int s = 0; s < 2; s++) {
+		src = emit_c(g, s ? "unfused" : "apollo-l1", NULL);
+		t_assert_contains(src, "#pragma omp simd reduction(max:fl_acc0)");
+		t_assert_contains(src, "fl_acc0 = fl_fmaxf(fl_acc0, ");
+		t_assert_contains(src, "#pragma omp simd reduction(min:fl_acc0)");
+		t_assert_contains(src, "fl_acc0 = fl_fminf(fl_acc0, ");
+		free(src);
+	}
+	out = run_verified(g, "all", NULL);
+	free(out);
+	t_remove_dir(dir);
+}
+
+/* Softmax's sub is consumed by exp at the same point: layer 1 places it
+ * in registers, and the code holds it in a scalar, not a per-tile array
+ * (32 x 1024 floats, malloc'd per tile before). */
+static void test_placement_register_is_a_scalar(void **state)
+{
+	char g[512], *src;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", NULL);
+	t_assert_contains(src, "register (the scalar T3_r)");
+	t_assert_contains(src, "float T3_r;");
+	t_assert_contains(src, "T3_r = T0[c1][c2] - T2[c1][0];");
+	t_assert_contains(src, "expf(T3_r)");
+	if (strstr(src, "T3_loc"))
+		fail_msg("a register tensor printed as an array:\n%s", src);
+	free(src);
+}
+
+/* The tile-local buffers of MICRO 2020 Fig. 1 (1.1 MiB per tile) under a
+ * 4 MiB budget all stay local; they live in a scratch each thread
+ * allocates once per call, before the work-shared tile loop, and never
+ * in a malloc per tile. */
+static void test_placement_scratch_once_per_call(void **state)
+{
+	char g[512], *src;
+	const char *team, *alloc, *loop, *tiles;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/micro2020_fig1.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", "--local-budget 4M");
+	team = strstr(src, "#pragma omp parallel\n");
+	alloc = strstr(src, "float *const fl_tscratch = fl_scratch_alloc(");
+	loop = strstr(src, "#pragma omp for");
+	tiles = strstr(src, "= (float (*)[64][34][34])(fl_tscratch + ");
+	if (!team || !alloc || !loop || !tiles || !(team < alloc) ||
+	    !(alloc < loop) || !(loop < tiles))
+		fail_msg("expected one scratch per thread before the tile "
+			 "loop:\n%s", src);
+	t_assert_contains(src, "free(fl_tscratch);");
+	t_assert_contains(src, "if (!p) {");	/* allocation checked */
+	/* the conv's sum, placed in registers by layer 1, reads its own
+	 * value across iterations of its inner loops: no scalar then, it
+	 * stays a per-tile array */
+	t_assert_contains(src, "T4 \"conv\": tile-local");
+	t_assert_contains(src, "float (*T4_loc)[64][32][32] = ");
+	if (strstr(src, "= malloc("))
+		fail_msg("a buffer is still malloc'd per tile:\n%s", src);
+	free(src);
+	free(run_verified(g, "apollo-l1", "--local-budget 4M"));
+}
+
+/* Under a budget smaller than a tile's buffers, the largest go to main
+ * memory until the rest fits: each a "placed" event with the bytes
+ * needed and the budget, and the program still verifies. */
+static void test_placement_budget_demotes_largest(void **state)
+{
+	static const struct {
+		const char *sample, *budget, *need, *limit;
+		int n;
+	} cases[] = {
+		{"micro2020_fig1", "300K", "need 1149952 bytes (1.1 MiB)",
+		 "budget of 307200 bytes (300.0 KiB)", 3},
+		{"apollo_listing3", "1M", "need 16777216 bytes (16.0 MiB)",
+		 "budget of 1048576 bytes (1.0 MiB)", 1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char cmd[768], g[512], opt[64], *out = NULL;
+		int n = 0;
+
+		snprintf(cmd, sizeof cmd, "--batch %s/%s.json --strategy "
+			 "apollo-l1 --stage codegen --events --local-budget %s",
+			 t_samples_dir(), cases[i].sample, cases[i].budget);
+		assert_int_equal(t_fuselab(cmd, &out), 0);
+		for (const char *p = out; (p = strstr(p, "codegen placed"));
+		     p++) {
+			const char *eol = strchr(p, '\n');
+			char ev[512];
+
+			snprintf(ev, sizeof ev, "%.*s", eol ? (int)(eol - p) :
+				 (int)strlen(p), p);
+			t_assert_contains(ev, "tile-local -> global");
+			t_assert_contains(ev, cases[i].need);
+			t_assert_contains(ev, cases[i].limit);
+			n++;
+		}
+		if (n != cases[i].n)
+			fail_msg("%s: %d demotions, expected %d:\n%s",
+				 cases[i].sample, n, cases[i].n, out);
+		free(out);
+		snprintf(g, sizeof g, "%s/%s.json", t_samples_dir(),
+			 cases[i].sample);
+		snprintf(opt, sizeof opt, "--local-budget %s", cases[i].budget);
+		free(run_verified(g, "apollo-l1", opt));
+	}
+}
+
+/* A budget above the buffers demotes nothing. */
+static void test_placement_budget_large_keeps_local(void **state)
+{
+	char cmd[512], *out = NULL;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "--batch %s/micro2020_fig1.json --strategy "
+		 "apollo-l1 --stage codegen --events --local-budget 2M",
+		 t_samples_dir());
+	assert_int_equal(t_fuselab(cmd, &out), 0);
+	if (strstr(out, "codegen placed"))
+		fail_msg("demoted under a budget that holds it all:\n%s", out);
+	free(out);
+}
+
+/* --local-budget takes sizes like --max-memory and names bad ones. */
+static void test_placement_budget_option_errors(void **state)
+{
+	static const struct {
+		const char *arg, *msg;
+	} bad[] = {
+		{"0", "--local-budget: the size must be more than 0"},
+		{"12Q", "--local-budget: expected a size such as 256K"},
+		{"-5K", "--local-budget: expected a size such as 256K"},
+		{"99999999999G", "--local-budget: more than the largest size"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char cmd[256], *out = NULL;
+
+		snprintf(cmd, sizeof cmd, "--batch --local-budget %s",
+			 bad[i].arg);
+		assert_int_not_equal(t_fuselab(cmd, &out), 0);
+		t_assert_contains(out, bad[i].msg);
+		free(out);
+	}
+}
+
+/* MICRO Fig. 1's 2 x 2 tiles: the parallel tile loop alone has two
+ * iterations, fewer than four per core, so its pragma collapses the
+ * coincident tile loop below it; softmax's 512 row tiles of 8 are enough
+ * and keep a plain pragma (as do its reductions, whose inner loop is
+ * not coincident). */
+static void test_placement_collapse_small_tile_loops(void **state)
+{
+	char g[512], *src;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/micro2020_fig1.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", "--local-budget 4M");
+	t_assert_contains(src, "#pragma omp for collapse(2)\n"
+			  "    for (int c1 = 0; c1 <= 1; c1 += 1) {\n"
+			  "      for (int c2 = 0; c2 <= 1; c2 += 1) {\n");
+	free(src);
+	free(run_verified(g, "apollo-l1", "--local-budget 4M"));
+	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
+	src = emit_c(g, "apollo-l1", "--tile 8,1024");
+	t_assert_contains(src, "#pragma omp parallel for\n"
+			  "  for (int c0 = 0; c0 <= 511; c0 += 1) {");
+	if (strstr(src, "collapse("))
+		fail_msg("collapse over a loop with enough tiles:\n%s", src);
+	free(src);
+}
+
+FL_SUITE(placement,
+	cmocka_unit_test(test_placement_max_min_accumulators_keep_nan_rule),
+	cmocka_unit_test(test_placement_register_is_a_scalar),
+	cmocka_unit_test(test_placement_scratch_once_per_call),
+	cmocka_unit_test(test_placement_budget_demotes_largest),
+	cmocka_unit_test(test_placement_budget_large_keeps_local),
+	cmocka_unit_test(test_placement_budget_option_errors),
+	cmocka_unit_test(test_placement_collapse_small_tile_loops),
+);
