@@ -64,7 +64,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -159,10 +159,36 @@ $(EXPLORER_BENCH_BIN): $(B)/bench/bench_explorer.o $(B)/bench/synth.o $(B)/libfu
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
 STREAM_BIN := $(B)/stream
+# The probe gets the flags the runner gives generated code.
+STREAM_FLAGS := -std=c11 -O3 -march=native -fopenmp
 
-$(STREAM_BIN): bench/stream.c
+$(STREAM_BIN): bench/stream.c bench/stream.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O3 -march=native -fopenmp -o $@ $<
+	$(CC) $(STREAM_FLAGS) -DSTREAM_MAIN -o $@ $<
+
+$(B)/bench/stream_probe.o: bench/stream.c bench/stream.h
+	@mkdir -p $(dir $@)
+	$(CC) $(STREAM_FLAGS) -c -o $@ $<
+
+# The peers benchmark: generated kernels beside oneDNN (libdnnl-dev, a
+# benchmark-only dependency that `scripts/install-deps.sh --bench`
+# installs; make, make test and CI never need it).  Its harness (the
+# generated program loaded in-process, interleaved timing, the samples'
+# shapes) is also linked into the test binary, which needs no oneDNN.
+PEERS_BIN := $(B)/bench_peers
+BENCH_LIB_OBJ := $(B)/bench/genprog.o $(B)/bench/interleave.o \
+		 $(B)/bench/peer_shapes.o
+PEERS_OBJ := $(B)/bench/bench_peers.o $(B)/bench/dnnl_peer.o
+
+bench-deps:
+	@scripts/install-deps.sh --bench
+
+$(PEERS_OBJ): ALL_CFLAGS += -fopenmp -Ibench
+$(PEERS_OBJ): | bench-deps
+$(BENCH_LIB_OBJ): ALL_CFLAGS += -Ibench
+
+$(PEERS_BIN): $(PEERS_OBJ) $(BENCH_LIB_OBJ) $(B)/bench/stream_probe.o $(B)/libfuselab.a
+	$(CC) $(LDSAN) -fopenmp -o $@ $^ $(PKG_LIBS) -ldnnl -lm -ldl -lpthread
 
 # Speed lives here, not in timed tests: each benchmark prints what it
 # measured and on which machine, with its baseline from the same run.
@@ -205,5 +231,6 @@ clean:
 	rm -rf build
 
 -include $(B)/bench/bench_partition.d $(B)/bench/bench_steps.d $(B)/bench/synth.d \
-	$(B)/bench/bench_layer1.d $(B)/bench/bench_explorer.d
+	$(B)/bench/bench_layer1.d $(B)/bench/bench_explorer.d \
+	$(PEERS_OBJ:.o=.d) $(BENCH_LIB_OBJ:.o=.d)
 -include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(EXPORT_OBJ:.o=.d)
