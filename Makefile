@@ -7,6 +7,9 @@
 #   make check-layers  the include rules between engine/, views/, exporters/
 #   make test SAN=1 only the sanitizer pass
 #   make install PREFIX=/usr/local
+#   make bench      every benchmark, fuselab's kernels beside oneDNN (installs
+#                   libdnnl-dev, needed by nothing else), into build/bench/
+#                   and bench/RESULTS.md
 #
 # Objects go to build/<variant>/ so the plain and sanitizer builds coexist.
 
@@ -191,9 +194,14 @@ $(PEERS_BIN): $(PEERS_OBJ) $(BENCH_LIB_OBJ) $(B)/bench/stream_probe.o $(B)/libfu
 	$(CC) $(LDSAN) -fopenmp -o $@ $^ $(PKG_LIBS) -ldnnl -lm -ldl -lpthread
 
 # Speed lives here, not in timed tests: each benchmark prints what it
-# measured and on which machine, with its baseline from the same run.
-bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM_BIN)
+# measured and on which machine, with its baseline from the same run,
+# into build/bench/*.txt; bench/results.sh then writes bench/RESULTS.md
+# from them.  bench_peers (oneDNN beside the generated kernels) comes
+# first, FL_BENCH_PEERS_BUDGET seconds per comparison (default 2).
+bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM_BIN) $(PEERS_BIN)
 	@mkdir -p build/bench
+	@{ echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	   $(PEERS_BIN) samples; } | tee build/bench/peers.txt
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   $(BENCH_BIN); } | tee build/bench/partition.txt
@@ -209,6 +217,8 @@ bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   bench/bench_kernels.sh $(BIN) $(STREAM_BIN); } | tee build/bench/kernels.txt
+	@bench/results.sh build/bench > bench/RESULTS.md
+	@echo "wrote bench/RESULTS.md"
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules \
