@@ -62,6 +62,9 @@ UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
 APP_OBJ    := $(B)/app/main.o $(UI_OBJ)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 EXPORT_OBJ := $(EXPORT_SRC:%.c=$(B)/%.o)
+# make bench's harness (bench_peers without oneDNN), tested by the suite
+BENCH_LIB_OBJ := $(B)/bench/genprog.o $(B)/bench/interleave.o \
+		 $(B)/bench/peer_shapes.o
 
 BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
@@ -95,7 +98,7 @@ $(B)/gen/builtin_sample.c: $(DEFAULT_SAMPLE) scripts/embed.sh
 $(B)/gen/builtin_sample.o: $(B)/gen/builtin_sample.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(TEST_BIN): $(TEST_OBJ) $(B)/libfuselab_ui.a $(B)/libfuselab.a
+$(TEST_BIN): $(TEST_OBJ) $(BENCH_LIB_OBJ) $(B)/libfuselab_ui.a $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(TEST_LIBS) -lm -ldl -lpthread
 
 run: all
@@ -179,8 +182,6 @@ $(B)/bench/stream_probe.o: bench/stream.c bench/stream.h
 # generated program loaded in-process, interleaved timing, the samples'
 # shapes) is also linked into the test binary, which needs no oneDNN.
 PEERS_BIN := $(B)/bench_peers
-BENCH_LIB_OBJ := $(B)/bench/genprog.o $(B)/bench/interleave.o \
-		 $(B)/bench/peer_shapes.o
 PEERS_OBJ := $(B)/bench/bench_peers.o $(B)/bench/dnnl_peer.o
 
 bench-deps:

@@ -48,7 +48,10 @@ static int build_and_load(gp_prog *gp, fl_error *err)
 			     gp->build.message);
 		return -1;
 	}
-	gp->dl = dlopen(gp->build.so_path, RTLD_NOW | RTLD_LOCAL);
+	/* Never unloaded: gen.so may be what brought in the OpenMP runtime,
+	 * whose idle worker threads would crash if it went away. */
+	gp->dl = dlopen(gp->build.so_path, RTLD_NOW | RTLD_LOCAL |
+			RTLD_NODELETE);
 	if (!gp->dl) {
 		fl_error_set(err, "dlopen: %s", dlerror());
 		return -1;

@@ -8,7 +8,9 @@
  * process.  Inputs, parameters and constants hold the interpreter's
  * deterministic values (fl_interp_fill_input, seed 42), so the outputs
  * can be checked against the interpreter or a peer.  Generated code runs
- * in this process: a crash in it ends the benchmark. */
+ * in this process: a crash in it ends the benchmark.  A gen.so stays
+ * mapped until the process ends (it may have brought in the OpenMP
+ * runtime, whose idle threads outlive the program). */
 #ifndef FL_BENCH_GENPROG_H
 #define FL_BENCH_GENPROG_H
 

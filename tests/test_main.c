@@ -36,6 +36,7 @@ FL_SUITE_DECL(export_report);
 FL_SUITE_DECL(export_trace);
 FL_SUITE_DECL(export_dot);
 FL_SUITE_DECL(export_domain);
+FL_SUITE_DECL(bench);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -76,6 +77,7 @@ int main(int argc, char **argv)
 		{fl_suite_export_trace, &fl_suite_export_trace_n},
 		{fl_suite_export_dot, &fl_suite_export_dot_n},
 		{fl_suite_export_domain, &fl_suite_export_domain_n},
+		{fl_suite_bench, &fl_suite_bench_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
