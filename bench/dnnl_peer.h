@@ -1,7 +1,8 @@
 /* oneDNN as the peer of fuselab's generated matmuls and convolutions in
- * make bench: dnnl_sgemm (row-major, looping over the batch) and a
- * forward-inference convolution primitive on plain NCHW / OIHW (GOIHW
- * with groups) f32 tensors, no padding, the strides, dilation and groups
+ * make bench: dnnl_sgemm (row-major; a batch shared out among the
+ * threads, one sgemm per matrix) and a forward-inference convolution
+ * primitive on plain NCHW / OIHW (GOIHW with groups) f32 tensors, no
+ * padding, the strides, dilation and groups
  * of the sample's op: the layouts fuselab's kernels read and write, so
  * both sides do the same work on the same buffers.  Debian's libdnnl is
  * built with the OpenMP runtime (DNNL_CPU_THREADING_RUNTIME), the one
@@ -26,7 +27,9 @@ typedef struct dp_gemm {
 	float *c;
 } dp_gemm;
 
-/* One call of the whole batch; ctx is a dp_gemm.  A failing call
+/* One call of the whole batch (a batch of several matrices is shared
+ * out among the OpenMP threads, one single-threaded sgemm per matrix;
+ * a single matrix gets every thread); ctx is a dp_gemm.  A failing call
  * (impossible for shapes that passed dp_gemm_check) sets c[0] to NaN so
  * that the output check catches it. */
 void dp_gemm_call(void *ctx);

@@ -77,8 +77,8 @@ in the machine's load falls on all of them alike.  Each row gives the
 ranges overlap is *within noise* and is never called a speedup.  Other
 work on the machine delays every OpenMP parallel region that needs a busy
 core, so the load average is printed beside each section, and the rows on
-all cores are the noisiest (oneDNN's sgemm loop over a batch opens one
-region per matrix and suffers most).  The generated code is whatever the
+all cores are the noisiest: with a load average above the core count, a
+2-thread row measures the scheduler as much as the code.  The generated code is whatever the
 code generator produces at the time of the run; nothing here is tuned for
 it.
 
@@ -107,8 +107,10 @@ into primitives) and every conv2d of `resnet50_bottleneck` and
 engine on it under `apollo-l1` up to codegen, compiles the C with the
 runner (`cc -O3 -march=native -fopenmp`), loads gen.so into its own
 process and calls the kernels itself.  oneDNN gets the same input
-buffers: `dnnl_sgemm` (row-major, with the op's transpose flags, looping
-over the batch) for matmul, a forward-inference direct convolution on
+buffers: `dnnl_sgemm` (row-major, with the op's transpose flags; the
+matrices of a batch shared out among the threads, one single-threaded
+sgemm each, so that a call opens one parallel region as the generated
+code does) for matmul, a forward-inference direct convolution on
 NCHW/OIHW tensors without padding and with the op's strides, dilation and
 groups for conv2d.  Columns: `id` (the list above each table says which
 sample ops have that shape), the shape, `thr` threads (omp_set_num_threads;
