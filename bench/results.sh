@@ -84,6 +84,20 @@ it.
 
 EOF_HEAD
 
+echo "## Targets (issue 11), in this run"
+echo
+echo "Counted by bench_peers from the tables below; reported, never failed."
+echo
+if f=$(file peers.txt 2>/dev/null) && grep -q '^target:' "$f"; then
+	echo '```'
+	sed -n 's/^target: //p' "$f"
+	echo '```'
+else
+	echo "*No target lines: bench_peers did not finish.*"
+	status=1
+fi
+echo
+
 echo "## Machine, load and memory bandwidth"
 echo
 echo "The machine as fuselab reads it (engine/machine.h), the load average,"

@@ -307,7 +307,8 @@ static void test_bench_results_script(void **state)
 	put(dir, "peers.txt", "date: 2026-01-02T03:04:05Z\n== machine\n"
 	    "machine: Test CPU, 2 cores, avx2+fma\npeer: oneDNN 9.9\n\n"
 	    "== STREAM-like probe\n1 11.0\n\n== matmul: x\nm1 ROW-MM\n\n"
-	    "== conv2d: y\nc1 ROW-CONV\n\n== fused epilogues: z\ne1 ROW-EPI\n");
+	    "== conv2d: y\nc1 ROW-CONV\n\ntarget: matmul T-LINE\n\n"
+	    "== fused epilogues: z\ne1 ROW-EPI\n");
 	for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
 		char text[64];
 
@@ -321,8 +322,10 @@ static void test_bench_results_script(void **state)
 	t_assert_contains(out, "- machine: Test CPU, 2 cores, avx2+fma");
 	t_assert_contains(out, "## Peers");
 	t_assert_contains(out, "```\n== matmul: x\nm1 ROW-MM\n```");
-	t_assert_contains(out, "```\n== conv2d: y\nc1 ROW-CONV\n```");
+	t_assert_contains(out, "```\n== conv2d: y\nc1 ROW-CONV\n");
 	t_assert_contains(out, "e1 ROW-EPI");
+	t_assert_contains(out, "## Targets (issue 11), in this run");
+	t_assert_contains(out, "```\nmatmul T-LINE\n```");
 	t_assert_contains(out, "interleaved");
 	for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
 		char text[64];
