@@ -198,7 +198,7 @@ $(PEERS_BIN): $(PEERS_OBJ) $(BENCH_LIB_OBJ) $(B)/bench/stream_probe.o $(B)/libfu
 # measured and on which machine, with its baseline from the same run,
 # into build/bench/*.txt; bench/results.sh then writes bench/RESULTS.md
 # from them.  bench_peers (oneDNN beside the generated kernels) comes
-# first, FL_BENCH_PEERS_BUDGET seconds per comparison (default 2).
+# first, FL_BENCH_PEERS_BUDGET seconds per comparison (default 1.5).
 bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM_BIN) $(PEERS_BIN)
 	@mkdir -p build/bench
 	@{ echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \

@@ -22,13 +22,14 @@
  *
  * Usage: bench_peers [SAMPLES_DIR]   (default: samples)
  * FL_BENCH_PEERS_BUDGET: seconds of timed rounds per comparison (default
- * 2; at least 3 rounds, at most 50, are made whatever the budget). */
+ * 1.5; at least 3 rounds, at most 50, are made whatever the budget). */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dnnl_peer.h"
 #include "genprog.h"
 #include "interleave.h"
@@ -287,6 +288,19 @@ static void bench_conv(const ps_conv *cv, int idx, tally *t)
 	gp_close(&gp);
 }
 
+/* A note when the machine was busier than it has cores: then a thread
+ * of an all-core row often waits for a core, and such rows time the
+ * scheduler as much as the code. */
+static void print_busy_note(void)
+{
+	double load = fl_machine_load();
+	int cores = fl_machine_get()->cores;
+
+	if (load > cores)
+		printf("note: load average %.2f above the %d cores: rows on all "
+		       "cores are unreliable in this run\n", load, cores);
+}
+
 static void print_targets(const char *what, const tally *t, double target)
 {
 	for (int i = 0; i < n_threads; i++)
@@ -362,6 +376,7 @@ static void bench_peers(const ps_set *set)
 	print_targets("matmul", tm, 0.5);
 	print_targets("conv", tc, 0.3);
 	print_load("after them");
+	print_busy_note();
 	printf("\n");
 }
 
@@ -505,6 +520,7 @@ static void bench_epilogues(const ps_set *set)
 		       threads[i] == 1 ? "" : "s", t[i].met, t[i].rows,
 		       t[i].met_spread);
 	print_load("at the end");
+	print_busy_note();
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -517,7 +533,7 @@ static int setup(void)
 
 	plan.min_reps = MIN_REPS;
 	plan.max_reps = MAX_REPS;
-	plan.budget_s = 2.0;
+	plan.budget_s = 1.5;
 	if (b && *b) {
 		plan.budget_s = strtod(b, &end);
 		if (*end || !(plan.budget_s >= 0)) {
@@ -540,6 +556,7 @@ int main(int argc, char **argv)
 	int n_mm = sizeof mm_samples / sizeof *mm_samples;
 	int n_conv = sizeof conv_samples / sizeof *conv_samples;
 	int n_dense = sizeof dense_samples / sizeof *dense_samples;
+	double t0;
 
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: bench_peers [SAMPLES_DIR]\n");
@@ -550,9 +567,11 @@ int main(int argc, char **argv)
 	    collect(&set, dir, conv_samples, n_conv, ps_add_convs) < 0 ||
 	    collect(&set, dir, dense_samples, n_dense, ps_add_denses) < 0)
 		return 2;
+	t0 = fl_now();
 	if (print_machine() < 0)
 		return 1;
 	bench_peers(&set);
 	bench_epilogues(&set);
+	printf("bench_peers took %.0f s\n", fl_now() - t0);
 	return 0;
 }
