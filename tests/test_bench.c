@@ -233,7 +233,7 @@ static void test_bench_genprog_matmul(void **state)
 					s += (double)a[(z * 5 + i) * 9 + k] *
 					     b[(z * 7 + j) * 9 + k];
 				assert_true(fabs(y[(z * 5 + i) * 7 + j] - s) <
-					    1e-5);
+					    1e-4);
 			}
 	gp_close(&gp);
 }
@@ -272,7 +272,9 @@ static void test_bench_genprog_epilogues(void **state)
 		assert_non_null(v);
 		y = gp_tensor(&gp, "y", &n);
 		t = fl_graph_find_tensor(gp.program->graph, "y");
-		assert_true(gp_rel_error(y, v->bufs[t].data, n) < 1e-5);
+		/* the runner's tolerance scale: vector maths may differ from
+		 * libm by a few ulp, a wrong epilogue by far more */
+		assert_true(gp_rel_error(y, v->bufs[t].data, n) < 1e-4);
 		y[3] = NAN;
 		assert_true(isinf(gp_rel_error(y, v->bufs[t].data, n)));
 		fl_values_free(v);
