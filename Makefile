@@ -7,6 +7,9 @@
 #   make check-layers  the include rules between engine/, views/, exporters/
 #   make test SAN=1 only the sanitizer pass
 #   make install PREFIX=/usr/local
+#   make bench      every benchmark, fuselab's kernels beside oneDNN (installs
+#                   libdnnl-dev, needed by nothing else), into build/bench/
+#                   and bench/RESULTS.md
 #
 # Objects go to build/<variant>/ so the plain and sanitizer builds coexist.
 
@@ -59,12 +62,15 @@ UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o) $(B)/gen/builtin_sample.o
 APP_OBJ    := $(B)/app/main.o $(UI_OBJ)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 EXPORT_OBJ := $(EXPORT_SRC:%.c=$(B)/%.o)
+# make bench's harness (bench_peers without oneDNN), tested by the suite
+BENCH_LIB_OBJ := $(B)/bench/genprog.o $(B)/bench/interleave.o \
+		 $(B)/bench/peer_shapes.o
 
 BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -108,7 +114,7 @@ $(B)/gen/builtin_sample.c: $(DEFAULT_SAMPLE) scripts/embed.sh
 $(B)/gen/builtin_sample.o: $(B)/gen/builtin_sample.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(TEST_BIN): $(TEST_OBJ) $(B)/libfuselab_ui.a $(B)/libfuselab.a
+$(TEST_BIN): $(TEST_OBJ) $(BENCH_LIB_OBJ) $(B)/libfuselab_ui.a $(B)/libfuselab.a
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) $(TEST_LIBS) -lm -ldl -lpthread
 
 run: all
@@ -175,15 +181,44 @@ $(EXPLORER_BENCH_BIN): $(B)/bench/bench_explorer.o $(B)/bench/synth.o $(B)/libfu
 	$(CC) $(LDSAN) -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
 STREAM_BIN := $(B)/stream
+# The probe gets the flags the runner gives generated code.
+STREAM_FLAGS := -std=c11 -O3 -march=native -fopenmp
 
-$(STREAM_BIN): bench/stream.c
+$(STREAM_BIN): bench/stream.c bench/stream.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O3 -march=native -fopenmp -o $@ $<
+	$(CC) $(STREAM_FLAGS) -DSTREAM_MAIN -o $@ $<
+
+$(B)/bench/stream_probe.o: bench/stream.c bench/stream.h
+	@mkdir -p $(dir $@)
+	$(CC) $(STREAM_FLAGS) -c -o $@ $<
+
+# The peers benchmark: generated kernels beside oneDNN (libdnnl-dev, a
+# benchmark-only dependency that `scripts/install-deps.sh --bench`
+# installs; make, make test and CI never need it).  Its harness (the
+# generated program loaded in-process, interleaved timing, the samples'
+# shapes) is also linked into the test binary, which needs no oneDNN.
+PEERS_BIN := $(B)/bench_peers
+PEERS_OBJ := $(B)/bench/bench_peers.o $(B)/bench/dnnl_peer.o
+
+bench-deps:
+	@scripts/install-deps.sh --bench
+
+$(PEERS_OBJ): ALL_CFLAGS += -fopenmp -Ibench
+$(PEERS_OBJ): | bench-deps
+$(BENCH_LIB_OBJ): ALL_CFLAGS += -Ibench
+
+$(PEERS_BIN): $(PEERS_OBJ) $(BENCH_LIB_OBJ) $(B)/bench/stream_probe.o $(B)/libfuselab.a
+	$(CC) $(LDSAN) -fopenmp -o $@ $^ $(PKG_LIBS) -ldnnl -lm -ldl -lpthread
 
 # Speed lives here, not in timed tests: each benchmark prints what it
-# measured and on which machine, with its baseline from the same run.
-bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM_BIN)
+# measured and on which machine, with its baseline from the same run,
+# into build/bench/*.txt; bench/results.sh then writes bench/RESULTS.md
+# from them.  bench_peers (oneDNN beside the generated kernels) comes
+# first, FL_BENCH_PEERS_BUDGET seconds per comparison (default 1.5).
+bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM_BIN) $(PEERS_BIN)
 	@mkdir -p build/bench
+	@{ echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	   $(PEERS_BIN) samples; } | tee build/bench/peers.txt
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   $(BENCH_BIN); } | tee build/bench/partition.txt
@@ -199,6 +234,8 @@ bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM
 	@{ echo "machine: $$(uname -m), $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	   echo "date: $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	   bench/bench_kernels.sh $(BIN) $(STREAM_BIN); } | tee build/bench/kernels.txt
+	@bench/results.sh build/bench > bench/RESULTS.md
+	@echo "wrote bench/RESULTS.md"
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules \
@@ -221,5 +258,6 @@ clean:
 	rm -rf build
 
 -include $(B)/bench/bench_partition.d $(B)/bench/bench_steps.d $(B)/bench/synth.d \
-	$(B)/bench/bench_layer1.d $(B)/bench/bench_explorer.d
+	$(B)/bench/bench_layer1.d $(B)/bench/bench_explorer.d \
+	$(PEERS_OBJ:.o=.d) $(BENCH_LIB_OBJ:.o=.d)
 -include $(ENGINE_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(EXPORT_OBJ:.o=.d)

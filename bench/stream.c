@@ -1,12 +1,17 @@
-/* A STREAM-like copy probe: the memory bandwidth this machine reaches on
- * a plain parallel copy, the yardstick for generated kernels' GB/s.
- * Copies a 256 MiB array (well past any cache) with OpenMP; reports the
- * best of 10 runs as bytes read + written per second. */
+/* The STREAM-like copy and triad probe (stream.h).  Three arrays of
+ * STREAM_FLOATS floats (128 MiB each: four times any L3 this project
+ * meets, so every pass goes to memory); each timed pass is one OpenMP
+ * loop, copy and triad alternating so that both see the same machine
+ * load.  Built with -DSTREAM_MAIN it is also the stand-alone probe that
+ * bench_kernels.sh runs before the kernel ladders. */
+#include "stream.h"
+
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define N ((size_t)64 << 20)	/* floats: 256 MiB per array */
+#define STREAM_FLOATS ((size_t)32 << 20)
 
 static double now(void)
 {
@@ -16,32 +21,117 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int main(void)
+static int cmp_double(const void *a, const void *b)
 {
-	float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
-	double best = 1e30;
+	double x = *(const double *)a, y = *(const double *)b;
 
-	if (!a || !b)
-		return 1;
-#pragma omp parallel for
-	for (size_t i = 0; i < N; i++) {
-		a[i] = (float)i;
-		b[i] = 0;
+	return (x > y) - (x < y);
+}
+
+/* Median, min and max of the GB/s of n passes moving `bytes` each, from
+ * their seconds t[] (sorted in place). */
+static stream_stat stat_of(double *t, int n, double bytes)
+{
+	stream_stat s;
+
+	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	s.repeats = n;
+	s.min = bytes / t[n - 1] / 1e9;
+	s.max = bytes / t[0] / 1e9;
+	s.median = bytes / (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]))
+		   / 1e9;
+	return s;
+}
+
+static void copy(float *restrict b, const float *restrict a, size_t n)
+{
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < n; i++)
+		b[i] = a[i];
+}
+
+static void triad(float *restrict a, const float *restrict b,
+		  const float *restrict c, float s, size_t n)
+{
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < n; i++)
+		a[i] = b[i] + s * c[i];
+}
+
+int stream_probe(int threads, int repeats, stream_result *r)
+{
+	size_t n = STREAM_FLOATS;
+	float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
+	      *c = malloc(n * sizeof *c);
+	double *tc = malloc((size_t)(repeats < 3 ? 3 : repeats) * sizeof *tc),
+	       *tt = malloc((size_t)(repeats < 3 ? 3 : repeats) * sizeof *tt);
+	int saved = omp_get_max_threads(), rc = -1;
+
+	if (repeats < 3)
+		repeats = 3;
+	if (!a || !b || !c || !tc || !tt)
+		goto out;
+	if (threads > 0)
+		omp_set_num_threads(threads);
+	r->threads = omp_get_max_threads();
+	r->bytes_per_array = n * sizeof *a;
+	/* First touch by the threads that will use the pages. */
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < n; i++) {
+		a[i] = 1.0f;
+		b[i] = 2.0f;
+		c[i] = 0.5f;
 	}
-	for (int r = 0; r < 10; r++) {
+	copy(b, a, n);
+	triad(a, b, c, 3.0f, n);
+	for (int k = 0; k < repeats; k++) {
 		double t = now();
 
-#pragma omp parallel for
-		for (size_t i = 0; i < N; i++)
-			b[i] = a[i];
-		t = now() - t;
-		if (t < best)
-			best = t;
+		copy(b, a, n);
+		tc[k] = now() - t;
+		t = now();
+		triad(a, b, c, 3.0f, n);
+		tt[k] = now() - t;
 	}
-	printf("copy bandwidth: %.1f GB/s (best of 10, %zu MiB copied, "
-	       "check %.0f)\n", 2.0 * N * sizeof(float) / best / 1e9,
-	       N * sizeof(float) >> 20, (double)b[N - 1]);
+	r->copy = stat_of(tc, repeats, 2.0 * (double)(n * sizeof *a));
+	r->triad = stat_of(tt, repeats, 3.0 * (double)(n * sizeof *a));
+	rc = 0;
+out:
+	omp_set_num_threads(saved);
 	free(a);
 	free(b);
+	free(c);
+	free(tc);
+	free(tt);
+	return rc;
+}
+
+#ifdef STREAM_MAIN
+/* The stand-alone probe: all cores, then one thread. */
+int main(void)
+{
+	int cores = omp_get_num_procs();
+
+	for (int k = 0; k < 2; k++) {
+		stream_result r;
+		int th = k == 0 ? cores : 1;
+
+		if (k == 1 && cores == 1)
+			break;
+		if (stream_probe(th, 10, &r) < 0) {
+			fprintf(stderr, "stream: out of memory\n");
+			return 1;
+		}
+		printf("copy bandwidth: %.1f GB/s (median of %d, min %.1f, "
+		       "max %.1f; %d thread%s, %zu MiB arrays)\n",
+		       r.copy.median, r.copy.repeats, r.copy.min, r.copy.max,
+		       r.threads, r.threads == 1 ? "" : "s",
+		       r.bytes_per_array >> 20);
+		printf("triad bandwidth: %.1f GB/s (median of %d, min %.1f, "
+		       "max %.1f; %d thread%s)\n", r.triad.median,
+		       r.triad.repeats, r.triad.min, r.triad.max, r.threads,
+		       r.threads == 1 ? "" : "s");
+	}
 	return 0;
 }
+#endif

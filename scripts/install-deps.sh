@@ -3,10 +3,25 @@
 # Called by every make target that builds; quiet when all is present.
 # As root it runs apt-get; otherwise it prints the exact command to run
 # and exits non-zero, so a build never half-starts without its libraries.
+#
+#   scripts/install-deps.sh          what make, make test and CI need
+#   scripts/install-deps.sh --bench  that, plus oneDNN (libdnnl-dev), the
+#                                    peer `make bench` measures the
+#                                    generated matmuls and convolutions
+#                                    against; nothing else needs it
 set -eu
 
 PACKAGES="build-essential pkg-config libisl-dev libgraphviz-dev libcjson-dev \
 libncurses-dev libcmocka-dev tmux graphviz"
+
+case "${1:-}" in
+"") ;;
+--bench) PACKAGES="$PACKAGES libdnnl-dev" ;;
+*)
+	echo "fuselab: install-deps.sh: unknown argument '$1' (usage:" \
+	     "install-deps.sh [--bench])" >&2
+	exit 2 ;;
+esac
 
 missing=""
 for p in $PACKAGES; do

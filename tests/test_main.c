@@ -39,6 +39,7 @@ FL_SUITE_DECL(export_domain);
 FL_SUITE_DECL(contract);
 FL_SUITE_DECL(timing);
 FL_SUITE_DECL(placement);
+FL_SUITE_DECL(bench);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
 		{fl_suite_contract, &fl_suite_contract_n},
 		{fl_suite_timing, &fl_suite_timing_n},
 		{fl_suite_placement, &fl_suite_placement_n},
+		{fl_suite_bench, &fl_suite_bench_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

@@ -1,0 +1,66 @@
+/* Interleaved timing (interleave.h). */
+#include "interleave.h"
+
+#include <stdlib.h>
+
+#include "clock.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The statistics of t[0..n-1] (sorted in place). */
+static il_stat stat_of(double *t, int n)
+{
+	il_stat s = {0, 0, 0, n};
+
+	if (n == 0)
+		return s;
+	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	s.min = t[0];
+	s.max = t[n - 1];
+	s.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+	return s;
+}
+
+int il_measure(const il_contender *c, int n, const il_plan *plan,
+	       il_stat *out)
+{
+	int max = plan->max_reps > plan->min_reps ? plan->max_reps
+						  : plan->min_reps;
+	double *t = malloc((size_t)n * (size_t)max * sizeof *t), start;
+	int rounds = 0;
+
+	if (!t || n > IL_MAX)
+		goto fail;
+	for (int i = 0; i < n; i++)
+		c[i].call(c[i].ctx);
+	start = fl_now();
+	while (rounds < max && (rounds < plan->min_reps ||
+				fl_now() - start < plan->budget_s)) {
+		for (int k = 0; k < n; k++) {
+			/* odd rounds go backwards: A B, B A, ... */
+			int i = rounds % 2 ? n - 1 - k : k;
+			double t0 = fl_now();
+
+			c[i].call(c[i].ctx);
+			t[i * max + rounds] = fl_now() - t0;
+		}
+		rounds++;
+	}
+	for (int i = 0; i < n; i++)
+		out[i] = stat_of(t + i * max, rounds);
+	free(t);
+	return rounds;
+fail:
+	free(t);
+	return -1;
+}
+
+int il_distinct(const il_stat *a, const il_stat *b)
+{
+	return a->max < b->min || b->max < a->min;
+}

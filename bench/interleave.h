@@ -1,0 +1,44 @@
+/* Interleaved timing for make bench: the contenders of one comparison
+ * (fuselab's kernel and oneDNN's on the same shape; a bare matmul and
+ * the same matmul with a fused epilogue) are run in turn, A B A B ...,
+ * so that a change in the machine's load (five people compile on it)
+ * falls on all of them alike, instead of one after the other.  The order
+ * inside a round alternates (A B, then B A, ...) so that neither always
+ * runs on the caches the other just warmed.  Each contender is called
+ * once untimed first (warm-up: page faults, the OpenMP pool, oneDNN's
+ * primitive caches).  Repeats go on until every contender has run
+ * `min_reps` times and the comparison has used its time budget, or
+ * `max_reps` rounds. */
+#ifndef FL_BENCH_INTERLEAVE_H
+#define FL_BENCH_INTERLEAVE_H
+
+#define IL_MAX 4
+
+typedef struct il_contender {
+	void (*call)(void *ctx);
+	void *ctx;
+} il_contender;
+
+/* Seconds of one contender's calls: median, fastest, slowest. */
+typedef struct il_stat {
+	double median, min, max;
+	int n;
+} il_stat;
+
+typedef struct il_plan {
+	int min_reps, max_reps;
+	double budget_s;	/* wall time of the timed rounds, all
+				   contenders together */
+} il_plan;
+
+/* Times c[0..n-1] (n <= IL_MAX) interleaved; their statistics in
+ * out[0..n-1].  Returns the rounds made, or -1 when out of memory. */
+int il_measure(const il_contender *c, int n, const il_plan *plan,
+	       il_stat *out);
+
+/* Whether a and b differ beyond their spread: their [min, max] ranges
+ * do not overlap.  The benchmarks call a difference inside the spread
+ * "within noise", never a speedup. */
+int il_distinct(const il_stat *a, const il_stat *b);
+
+#endif
