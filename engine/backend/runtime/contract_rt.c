@@ -251,17 +251,23 @@ static void fl_contract_tile(long M, long N, float *c, long csi, long csj,
           dst[v] = 0.0f;
       }
     }
-    for (long k = 0; k < kc; k++) {
-      const float *src = x + offx[k];
+    /* X row by row: along a row the reduction is (nearly) contiguous,
+       while rows lie a whole row apart -- a multiple of 4 KiB in a
+       matmul with K = 3072, so that one element of each of 64 rows
+       would all fall into one cache set */
+    for (long ib = 0; ib < mb; ib++) {
+      float *dst = xp + ib * kc * FL_MR;
+      const long i0 = ib * FL_MR, mi = fl_min_l(FL_MR, M - i0);
 
-      for (long ib = 0; ib < mb; ib++) {
-        float *dst = xp + (ib * kc + k) * FL_MR;
-        const long i0 = ib * FL_MR, mi = fl_min_l(FL_MR, M - i0);
+      for (long m = 0; m < FL_MR; m++) {
+        const float *src = x + (i0 + m) * xsi;
 
-        for (long m = 0; m < mi; m++)
-          dst[m] = src[(i0 + m) * xsi];
-        for (long m = mi; m < FL_MR; m++)
-          dst[m] = 0.0f;
+        if (m < mi)
+          for (long k = 0; k < kc; k++)
+            dst[k * FL_MR + m] = src[offx[k]];
+        else
+          for (long k = 0; k < kc; k++)
+            dst[k * FL_MR + m] = 0.0f;
       }
     }
     /* a Y panel stays in L1 while every X panel passes over it */
