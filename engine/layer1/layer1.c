@@ -65,6 +65,7 @@
 #include <isl/union_set.h>
 
 #include "layer1_impl.h"
+#include "machine.h"
 #include "memo_impl.h"
 #include "passes_impl.h"
 
@@ -274,6 +275,7 @@ static fl_kernel *kernel_add(fl_program *p, int gid, const fl_l1_model *m)
 	k->id = p->n_kernels - 1;
 	snprintf(k->name, sizeof k->name, "fl_k%d", k->id);
 	k->group = gid;
+	k->tile_m = k->tile_n = -1;
 	k->n_ops = m->n_ops;
 	memcpy(k->ops, m->ops, (size_t)m->n_ops * sizeof *k->ops);
 	k->domain = isl_union_set_copy(m->domain);
@@ -626,12 +628,18 @@ static int kernel_show(fl_kernel *k, const l1_view *v, fl_error *err)
 static char *memo_key(const fl_state *st, const fl_micro_graph *mg)
 {
 	const fl_engine_opts *o = st->opts;
+	const fl_machine *mach = o->layer1.machine ? o->layer1.machine
+						   : fl_machine_get();
 	fl_strbuf k = {0};
 
 	fl_strbuf_printf(&k, "pre %d budget %ld recompute %.17g tile", o->preprocess,
 		      o->layer1.sched_budget, o->layer1.max_recompute);
 	for (int i = 0; i < o->layer1.n_tile; i++)
 		fl_strbuf_printf(&k, " %lld", (long long)o->layer1.tile[i]);
+	/* the tile sizes follow the machine and the local budget */
+	fl_strbuf_printf(&k, " machine %d %lld %lld %d budget %lld", mach->cores,
+			 (long long)mach->l1d, (long long)mach->l2,
+			 mach->vector_bits, (long long)o->layer1.local_budget);
 	fl_strbuf_printf(&k, " ops");
 	for (int i = 0; i < mg->n_members; i++)	/* ascending */
 		fl_strbuf_printf(&k, " %d", mg->members[i]);
@@ -906,6 +914,12 @@ static int decide_tiling(fl_state *st, const fl_micro_graph *mg,
 		if (step->kind == FL_EV_TILED && step->done) {
 			k->n_tile = e->t.n_tile;
 			memcpy(k->tile, e->t.tile, sizeof k->tile);
+			k->tile_kind = e->t.kind;
+			k->tile_m = e->t.tile_m;
+			k->tile_n = e->t.tile_n;
+			k->tile_bytes = e->t.bytes;
+			snprintf(k->tile_why, sizeof k->tile_why, "%s",
+				 step->reason);
 		}
 		fl_state_log(st, (fl_event_kind)step->kind, "", &op, 1, mg->id, -1,
 			     "%s: %s", k->name, step->reason);
@@ -1002,6 +1016,7 @@ static int layer1_custom(fl_state *st, const fl_micro_graph *mg,
 	k->id = p->n_kernels++;
 	snprintf(k->name, sizeof k->name, "fl_k%d", k->id);
 	k->group = mg->id;
+	k->tile_m = k->tile_n = -1;
 	k->n_ops = 1;
 	k->ops[0] = mg->members[0];
 	if (fl_attr_string(&op->attrs, "fn", "cumsum", &fn, err) < 0)
