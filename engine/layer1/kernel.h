@@ -129,6 +129,7 @@ typedef struct fl_kernel {
 	int tile_m, tile_n;
 	int64_t tile_bytes;	/* estimated bytes one tile touches (panels
 				   for a contraction), 0: untiled */
+	double n_tiles;		/* tiles the instances reach, 0: untiled */
 	char tile_why[256];	/* the sizes and why: the "tiled" event's text,
 				   "" when untiled */
 } fl_kernel;

@@ -918,6 +918,7 @@ static int decide_tiling(fl_state *st, const fl_micro_graph *mg,
 			k->tile_m = e->t.tile_m;
 			k->tile_n = e->t.tile_n;
 			k->tile_bytes = e->t.bytes;
+			k->n_tiles = e->t.n_tiles;
 			snprintf(k->tile_why, sizeof k->tile_why, "%s",
 				 step->reason);
 		}

@@ -98,6 +98,7 @@ typedef struct fl_l1_tiling {
 	fl_tile_kind kind;	/* how the sizes were chosen */
 	int tile_m, tile_n;	/* CONTRACTION: members playing M, N; else -1 */
 	int64_t bytes;		/* estimated bytes one tile touches */
+	double n_tiles;		/* tiles the instances reach */
 	int n_fused;
 	fl_l1_fused *fused;
 } fl_l1_tiling;

@@ -1232,7 +1232,8 @@ static int tile_and_fuse(tiler *T)
 	}
 	if (choose_sizes(T) < 0 || tile_band(T) < 0)
 		return -1;
-	tiled_reason(T, count_tiles(T->t), why, sizeof why);
+	T->t->n_tiles = count_tiles(T->t);
+	tiled_reason(T, T->t->n_tiles, why, sizeof why);
 	if (add_step(T, FL_EV_TILED, main_liveout_op(T->m), true, T->t->tiled,
 		     T->t->inst2tile, why) < 0)
 		return -1;

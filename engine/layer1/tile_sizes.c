@@ -283,8 +283,10 @@ static void memory_sizes(sizer *S, int64_t *sz)
 		sz[d] = b->whole[d] || d == row ? b->extent[d] : 1;
 		min[d] = 1;
 	}
-	if (row >= 0 && b->extent[row] > LINE_FLOATS)
-		min[row] = LINE_FLOATS;
+	/* the vectorised row is never cut below a line */
+	if (row >= 0)
+		min[row] = b->extent[row] < LINE_FLOATS ? b->extent[row]
+							: LINE_FLOATS;
 	fp = tile_bytes(S, sz);
 	/* the whole row, unless it alone passes the row cap */
 	while (row >= 0 && fp > cap && sz[row] > min[row]) {
