@@ -768,7 +768,7 @@ static void test_l1_chain_one_kernel(void **state)
 	assert_int_equal(tensor_in(s, k, "x")->place, FL_PLACE_GLOBAL);
 	assert_int_equal(tensor_in(s, k, "y")->place, FL_PLACE_GLOBAL);
 	e = find_event(s, FL_EV_TILED, "by 8 x 96: 8 tiles for 2 threads; "
-		       "memory-bound: whole rows");
+		       "memory-bound, whole rows");
 	assert_non_null(e);
 	assert_int_equal(e->pass, FL_PASS_LAYER1);
 	assert_non_null(find_event(s, FL_EV_SCHEDULED, "1 loop nest"));

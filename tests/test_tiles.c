@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "machine.h"
 #include "test_util.h"
+#include "view_fixture.h"
 
 #define HEAD "{\"format\":\"fuselab-graph/1\",\"name\":\"t\",\"tensors\":{"
 
@@ -337,6 +338,49 @@ static void test_tiles_user_tiles_override(void **state)
 	free(json);
 }
 
+/* ---- the explorer ----------------------------------------------------------- */
+
+/* The schedule view's title names the sizes, how they were chosen, the
+ * tiles and the bytes of one; on the tile band the detail lines start
+ * with the whole reason (the view fixture's machine: 2 Zen 3 cores). */
+static void test_tiles_schedule_view_says_why(void **state)
+{
+	t_view f;
+	void *st = fl_view_schedule.create();
+	const fl_kernel *k;
+	fl_view_action act;
+	char *text = NULL, want[160];
+	bool found = false;
+
+	(void)state;
+	t_view_open(&f, "micro2020_fig1", -1);
+	k = &fl_engine_program(f.s)->kernels[0];
+	assert_int_equal(k->tile_kind, FL_TILE_CONTRACTION);
+	snprintf(want, sizeof want, "tiles %lldx%lldx%lld (contraction, %.0f "
+		 "of %lld KiB)", (long long)k->tile[0],
+		 (long long)k->tile[1], (long long)k->tile[2], k->n_tiles,
+		 (long long)(k->tile_bytes >> 10));
+	for (int i = 0; i < 40 && !found; i++) {
+		free(text);
+		text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
+		found = fl_grid_find_look(f.grid, "band permutable",
+					  FL_LOOK_CURSOR) != 0 &&
+			strstr(text, "tiled S3_relu") != NULL;
+		memset(&act, 0, sizeof act);
+		if (!found)
+			assert_int_equal(fl_view_schedule.key(st, &f.ctx, 'j',
+							      &act), 1);
+	}
+	t_assert_contains(text, want);
+	/* the tile band's detail: the reason, as the event gives it */
+	t_assert_contains(text, "tiled S3_relu (3 of 4 band members");
+	t_assert_contains(text, "28 tiles for 2 threads");
+	t_assert_contains(text, "A 64 x KC + B KC x 128 + C = 224 KiB");
+	free(text);
+	fl_view_schedule.destroy(st);
+	t_view_close(&f);
+}
+
 /* ---- the machine ----------------------------------------------------------- */
 
 static void test_tiles_machine_detect_sane(void **state)
@@ -393,5 +437,6 @@ FL_SUITE(tiles,
 	 cmocka_unit_test(test_tiles_matmuls_get_tiles_for_threads),
 	 cmocka_unit_test(test_tiles_event_names_the_numbers),
 	 cmocka_unit_test(test_tiles_user_tiles_override),
+	 cmocka_unit_test(test_tiles_schedule_view_says_why),
 	 cmocka_unit_test(test_tiles_machine_detect_sane),
 	 cmocka_unit_test(test_tiles_machine_text_names_isa_and_cores));

@@ -439,8 +439,8 @@ static void tile_sizes(const fl_kernel *k, char *buf, size_t n)
 					 i ? "x" : "", (long long)k->tile[i]);
 }
 
-/* ", tiles 64x128 (contraction: 12 tiles of 224 KiB for 2+ threads)"
- * -- the sizes and what they were chosen for, "" when untiled; the full
+/* ", tiles 64x128 (contraction, 12 of 224 KiB)": the sizes, how they
+ * were chosen, the tiles and the bytes of one; "" when untiled.  The full
  * reason is on the tile band's detail lines. */
 static void tile_header(const fl_kernel *k, char *buf, size_t n)
 {
@@ -453,9 +453,8 @@ static void tile_header(const fl_kernel *k, char *buf, size_t n)
 	if (k->tile_kind == FL_TILE_NONE)
 		snprintf(buf, n, ", tiles %s", sizes);
 	else
-		snprintf(buf, n, ", tiles %s (%s: %.0f tile%s of %lld KiB)",
+		snprintf(buf, n, ", tiles %s (%s, %.0f of %lld KiB)",
 			 sizes, fl_tile_kind_name(k->tile_kind), k->n_tiles,
-			 k->n_tiles == 1 ? "" : "s",
 			 (long long)(k->tile_bytes >> 10));
 }
 

@@ -12,15 +12,16 @@
  *   scheduled  G3 -> fl_k1: 3 ops, 4 statements, 1 loop nest; outer
  *              coincidence (maximize coincidence split the live-outs);
  *              softmax.sum [4096 x r1024]: y-reduce
- *   tiled      fl_k0: tiled the live-out band of S3_relu (3 of 4 members
- *              parallel) by 64 x 32 x 32: 4 tiles; member 0 kept whole
- *              (the producers' footprint does not depend on it)
+ *   tiled      fl_k0: tiled S3_relu (3 of 4 band members parallel) by
+ *              64 x 8 x 16: 28 tiles for 2 threads; contraction (K 576,
+ *              KC 256): A 64 x KC + B KC x 128 + C = 224 KiB, within 1/2
+ *              of 512 KiB L2; member 0 kept whole for its producers
  *   extended   fl_k0: fused S0_quantize.round into the tiles through an
  *              extension node (recomputed as S1_0_r0): per-tile
- *              footprint 1 x 64 x 34 x 34, recompute 1.07x <= 1.50x
+ *              footprint 1 x 64 x 10 x 18, recompute 1.34x <= 1.50x
  *              / not fused: recompute 4.00x > 1.50x (...)
  *   placed     fl_k0: A_q tile-local: recomputed in each tile: tile-local
- *              buffer of 1 x 64 x 34 x 34 floats, recompute 1.07x
+ *              buffer of 1 x 64 x 10 x 18 floats, recompute 1.34x
  *   feedback   split the micro-graph at the merge of e into h and
  *              partition again: isl scheduler ran out of its budget (1
  *              operations) on an E->E pattern

@@ -598,7 +598,7 @@ static void tiled_reason(tiler *T, double n_tiles, char *buf, size_t n)
 			at += snprintf(whole + at, sizeof whole - (size_t)at,
 				       "%s%d", at ? ", " : "; member ", d);
 	/* an op name long enough to cut the text costs its tail only */
-	if (snprintf(buf, n, "tiled the live-out band of %s (%d of %d members "
+	if (snprintf(buf, n, "tiled %s (%d of %d band members "
 		 "parallel) by %s: %.0f tile%s for %d thread%s; %s%s%s",
 		 op_name(T, main_liveout_op(T->m)), T->m_tiled, T->n_members,
 		 fl_l1_dims_text(T->t->tile, T->m_tiled, sizes, sizeof sizes),

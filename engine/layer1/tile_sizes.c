@@ -320,8 +320,8 @@ static void memory_sizes(sizer *S, int64_t *sz)
 	shrink_for_threads(S, sz, min, row);
 	S->out->kind = FL_TILE_MEMORY;
 	S->out->bytes = (int64_t)tile_bytes(S, sz);
-	snprintf(S->out->why, sizeof S->out->why, "memory-bound: %s, "
-		 "footprint %lld KiB, aiming at 1/%d of %s",
+	snprintf(S->out->why, sizeof S->out->why, "memory-bound, %s: "
+		 "%lld KiB a tile, aim 1/%d of %s",
 		 row < 0 ? "rows reduced whole" :
 		 sz[row] == b->extent[row] ? "whole rows" : "rows cut to fit L2",
 		 (long long)(S->out->bytes >> 10), MB_SHARE,
@@ -642,8 +642,8 @@ int fl_l1_choose_sizes(const fl_l1_band *b, const fl_layer1_opts *o,
 				sz[d] = b->extent[d] < 1 ? 1 : b->extent[d];
 		out->kind = FL_TILE_USER;
 		out->bytes = (int64_t)tile_bytes(&S, sz);
-		snprintf(out->why, sizeof out->why, "sizes from --tile, "
-			 "footprint %lld KiB of %s",
+		snprintf(out->why, sizeof out->why, "sizes from --tile: "
+			 "%lld KiB a tile, of %s",
 			 (long long)(out->bytes >> 10),
 			 budget_text(&S, budget, sizeof budget));
 	}
