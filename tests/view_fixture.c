@@ -22,6 +22,11 @@ static const fl_machine view_machine = {
 
 void t_view_open(t_view *f, const char *sample, int step)
 {
+	t_view_open_tiles(f, sample, step, 0);
+}
+
+void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
+{
 	fl_engine_opts o;
 	fl_error err = {""};
 
@@ -30,6 +35,10 @@ void t_view_open(t_view *f, const char *sample, int step)
 	fl_engine_opts_default(&o);
 	o.stop_after = FL_PASS_CODEGEN;
 	o.layer1.machine = &view_machine;
+	if (tile > 0) {
+		o.layer1.n_tile = 2;
+		o.layer1.tile[0] = o.layer1.tile[1] = tile;
+	}
 	f->s = fl_engine_open(f->g, &o, &err);
 	if (!f->s)
 		fail_msg("%s", err.msg);
