@@ -159,8 +159,9 @@ typedef struct fl_l1_sizes {
 } fl_l1_sizes;
 
 /* Chooses the tile sizes of band b from the machine (o->machine, NULL:
- * this one), o->local_budget and o->tile (which overrides).  -1 only when
- * isl fails (message in err). */
+ * this one), o->local_budget and o->tile (which overrides).  Returns 0:
+ * a footprint isl cannot measure is estimated instead; err is kept for
+ * failures a later sizing may have. */
 int fl_l1_choose_sizes(const fl_l1_band *b, const fl_layer1_opts *o,
 		       fl_l1_sizes *out, fl_error *err);
 

@@ -23,17 +23,31 @@
  *     256, TM a multiple of 6 or 4 up to 96; the A block (TM x KC), the
  *     B panel (KC x TN) and the C tile together within CB_SHARE of the
  *     budget; among the sizes that fit and give enough tiles, the most
- *     flops per element loaded (2 TM TN / (TM + TN)), padding counted.
- *     A conv's output channels play M and its output width N; when a
- *     whole output row is narrower than the panel, several rows make one
- *     N tile (flattened output positions).
+ *     flops per element loaded (2 TM TN / (TM + TN)), padding counted;
+ *     and, while the C backend runs only the outermost tile loop in
+ *     parallel, that loop with an iteration per thread.  KC is the
+ *     contraction length cut so that a KC x NR sliver of B fills half the
+ *     L1.  M is the member the operand that does not depend on N (a
+ *     matmul's A, a conv's weights) varies with; N is the innermost tiled
+ *     member.  A conv's output channels play M and its output width N;
+ *     when a whole output row is narrower than the panel, several rows
+ *     make one N tile (flattened output positions); when a producer may
+ *     be recomputed in the tiles (a conv's prologue), rows and columns
+ *     are blocked together and the halo the producer would recompute
+ *     counts against a size, which must stay within max_recompute.
+ *
+ * A row reduction's reduced members sit below the tiled ones in the band
+ * and run whole in every tile ("rows reduced whole"); only the members
+ * above them are sized.
  *
  * The budget is fl_layer1_opts.local_budget, else the per-core L2.  The
  * bytes a memory-bound tile touches are measured with isl on the first
  * tile: the bounding box of every array the nest's statements access in
  * it (fused producers' own inputs are not counted: their outputs, which
  * the nest reads, stand for them).  --tile (o->tile) overrides the sizes
- * of the innermost o->n_tile members, as before.  Never prints. */
+ * of the innermost o->n_tile members, as before.  Never prints; when
+ * isl cannot measure a footprint, an estimate from the tile's points
+ * stands in, so sizing never fails. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
