@@ -381,6 +381,33 @@ static void test_tiles_schedule_view_says_why(void **state)
 	t_view_close(&f);
 }
 
+/* The graph view, collapsed to kernels: a kernel box's detail pane
+ * carries its tile sizes and why. */
+static void test_tiles_graph_view_kernel_detail(void **state)
+{
+	t_view f;
+	void *st = fl_view_graph.create();
+	const fl_kernel *k;
+	fl_view_action act;
+	char *text, want[96];
+
+	(void)state;
+	t_view_open(&f, "gpt2_mlp", -1);
+	k = &fl_engine_program(f.s)->kernels[0];
+	memset(&act, 0, sizeof act);
+	assert_int_equal(fl_view_graph.key(st, &f.ctx, 'c', &act), 1);
+	f.sel.op = k->ops[0];
+	text = t_view_render(&f, &fl_view_graph, st, 160, 50);
+	snprintf(want, sizeof want, "kernel k0 %s", k->name);
+	t_assert_contains(text, want);
+	snprintf(want, sizeof want, "by %lld: %.0f tiles for 2 threads",
+		 (long long)k->tile[0], k->n_tiles);
+	t_assert_contains(text, want);
+	free(text);
+	fl_view_graph.destroy(st);
+	t_view_close(&f);
+}
+
 /* ---- the machine ----------------------------------------------------------- */
 
 static void test_tiles_machine_detect_sane(void **state)
@@ -438,5 +465,6 @@ FL_SUITE(tiles,
 	 cmocka_unit_test(test_tiles_event_names_the_numbers),
 	 cmocka_unit_test(test_tiles_user_tiles_override),
 	 cmocka_unit_test(test_tiles_schedule_view_says_why),
+	 cmocka_unit_test(test_tiles_graph_view_kernel_detail),
 	 cmocka_unit_test(test_tiles_machine_detect_sane),
 	 cmocka_unit_test(test_tiles_machine_text_names_isa_and_cores));
