@@ -114,8 +114,9 @@ static const opt_spec specs[] = {
 	 "(default: the per-core L2; K, M, G suffixes); past it the largest "
 	 "stay in main memory"},
 	{OPT_TILE, "tile", 0, "T1,T2,...",
-	 "tile sizes of the live-out band, outermost first (default per "
-	 "target)"},
+	 "tile sizes of the live-out band, outermost first (default: from "
+	 "the machine's cores and caches, per kernel; the tiled event says "
+	 "why)"},
 	{OPT_DOT, "dot", 0, "FILE|DIR",
 	 "with --batch: write the graph at the step reached (--stage, --step; "
 	 "default the end of codegen) as Graphviz DOT, to FILE or to "

@@ -40,6 +40,10 @@ static void t_open(t_sess *t, long budget)
 	memset(t, 0, sizeof *t);
 	t->g = t_load_sample("micro2020_fig1");
 	fl_engine_opts_default(&o);
+	/* the 32 x 32 tiles these pictures were drawn for (the sizes the
+	 * machine would pick are tested in test_tiles.c) */
+	o.layer1.n_tile = 2;
+	o.layer1.tile[0] = o.layer1.tile[1] = 32;
 	if (budget > 0)
 		o.layer1.sched_budget = budget;
 	o.stop_after = FL_PASS_CODEGEN;

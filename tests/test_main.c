@@ -18,6 +18,7 @@ FL_SUITE_DECL(partition);
 FL_SUITE_DECL(codegen);
 FL_SUITE_DECL(run);
 FL_SUITE_DECL(layer1);
+FL_SUITE_DECL(tiles);
 FL_SUITE_DECL(pipeline);
 FL_SUITE_DECL(layers);
 FL_SUITE_DECL(custom);
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
 		{fl_suite_partition, &fl_suite_partition_n},
 		{fl_suite_codegen, &fl_suite_codegen_n},
 		{fl_suite_layer1, &fl_suite_layer1_n},
+		{fl_suite_tiles, &fl_suite_tiles_n},
 		{fl_suite_run, &fl_suite_run_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},

@@ -9,6 +9,11 @@
 
 #include "test_util.h"
 #include "view_fixture.h"
+
+/* MICRO 2020 Fig. 1 as these tests draw it: 32 x 32 tiles of all 64
+ * channels (34 x 34 inputs with the halo).  The sizes the machine would
+ * pick are tested in test_tiles.c. */
+#define FIG1_TILE 32
 #include "stitch.h"
 
 /* ---- parallel stitching analysis ------------------------------------- */
@@ -505,7 +510,7 @@ static void view_panels_memory_placements(void **state)
 	int y;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
 	t_assert_contains(text, "kernel fl_k0 (1 of 1)");
 	t_assert_contains(text, "867.0 KiB of 256.0 KiB (capacity");

@@ -13,6 +13,11 @@
 #include "test_util.h"
 #include "view_fixture.h"
 
+/* MICRO 2020 Fig. 1 as these tests draw it: 32 x 32 tiles of all 64
+ * channels (34 x 34 inputs with the halo).  The sizes the machine would
+ * pick are tested in test_tiles.c. */
+#define FIG1_TILE 32
+
 /* ---- helpers -------------------------------------------------------- */
 
 static void *t_create(const fl_view_class *vc)
@@ -54,7 +59,7 @@ static void t_sizes_and_empty(const fl_view_class *vc)
 	void *st;
 	char *text;
 
-	t_view_open(&f, "micro2020_fig1", 0);
+	t_view_open_tiles(&f, "micro2020_fig1", 0, FIG1_TILE);
 	st = t_create(vc);
 	text = t_view_render(&f, vc, st, 100, 24);
 	t_assert_contains(text, "no kernels yet: layer 1 has not run");
@@ -82,7 +87,7 @@ static void view_sched_code_scrolls(void **state)
 	char *text, row[256];
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_code);
 	text = t_view_render(&f, &fl_view_code, st, 80, 24);
 	t_assert_contains(text, "code of kernel 0: lines 1-23");
@@ -152,7 +157,7 @@ static void view_sched_schedule_extension(void **state)
 	char *text;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_schedule);
 	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
 	t_assert_contains(text, "schedule tree of kernel 0 (fl_k0)");
@@ -186,7 +191,7 @@ static void view_sched_schedule_collapse(void **state)
 	char *text;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_schedule);
 	t_sched_goto(&f, st, 90, 40, "extension {");
 	text = t_view_render(&f, &fl_view_schedule, st, 90, 40);
@@ -222,7 +227,7 @@ static void view_sched_schedule_code_pane(void **state)
 	char *text;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_schedule);
 	t_sched_goto(&f, st, 300, 60, "filter { S0_0_r0[");
 	text = t_view_render(&f, &fl_view_schedule, st, 300, 60);
@@ -306,7 +311,7 @@ static void view_sched_domain_overlap(void **state)
 	char *text;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_domain);
 	text = t_view_render(&f, &fl_view_domain, st, 100, 30);
 	t_assert_contains(text, "S0_0 1/6: rows i2 cols i3; fixed [i0=0] i1=0; "
@@ -348,7 +353,7 @@ static void view_sched_domain_dependences(void **state)
 	char *text;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_domain);
 	free(t_view_render(&f, &fl_view_domain, st, 80, 24));
 	for (int i = 0; i < 4; i++)
@@ -382,7 +387,7 @@ static void view_sched_domain_keys(void **state)
 	char *text, row[512];
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	st = t_create(&fl_view_domain);
 	free(t_view_render(&f, &fl_view_domain, st, 80, 24));
 	t_key(&f, &fl_view_domain, st, 'd');
@@ -430,7 +435,7 @@ static void view_sched_before_codegen(void **state)
 	int total;
 
 	(void)state;
-	t_view_open(&f, "micro2020_fig1", -1);
+	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
 	total = f.ctx.step;
 	t_view_goto(&f, total - 1);
 	assert_non_null(fl_engine_program(f.s));
@@ -459,8 +464,8 @@ static void view_sched_caches_follow_session(void **state)
 	t_view a, b;
 
 	(void)state;
-	t_view_open(&a, "micro2020_fig1", -1);
-	t_view_open(&b, "micro2020_fig1", -1);
+	t_view_open_tiles(&a, "micro2020_fig1", -1, FIG1_TILE);
+	t_view_open_tiles(&b, "micro2020_fig1", -1, FIG1_TILE);
 	for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
 		void *st = t_create(views[v]);
 

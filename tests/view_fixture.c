@@ -8,9 +8,24 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "machine.h"
 #include "test_util.h"
 
+/* The machine the views' sessions size tiles for, whatever runs the
+ * tests: 2 Zen 3 cores (tile sizes follow the machine, and the views'
+ * texts follow the tile sizes). */
+static const fl_machine view_machine = {
+	.cores = 2, .l1d = 32 * 1024, .l2 = 512 * 1024,
+	.l3 = 32 * 1024 * 1024, .vector_bits = 256, .fma = true,
+	.isa = "avx2+fma", .model = "test machine",
+};
+
 void t_view_open(t_view *f, const char *sample, int step)
+{
+	t_view_open_tiles(f, sample, step, 0);
+}
+
+void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -19,6 +34,11 @@ void t_view_open(t_view *f, const char *sample, int step)
 	f->g = t_load_sample(sample);
 	fl_engine_opts_default(&o);
 	o.stop_after = FL_PASS_CODEGEN;
+	o.layer1.machine = &view_machine;
+	if (tile > 0) {
+		o.layer1.n_tile = 2;
+		o.layer1.tile[0] = o.layer1.tile[1] = tile;
+	}
 	f->s = fl_engine_open(f->g, &o, &err);
 	if (!f->s)
 		fail_msg("%s", err.msg);

@@ -19,6 +19,9 @@ typedef struct t_view {
  * codegen (no compile or run), and goes to `step` (-1: the end).  Fails
  * the test when anything goes wrong. */
 void t_view_open(t_view *f, const char *sample, int step);
+/* t_view_open with --tile tile,tile (0: the machine's sizes): for the
+ * tests whose pictures were drawn around given tiles. */
+void t_view_open_tiles(t_view *f, const char *sample, int step, int tile);
 /* Moves the session to `step` (-1: the end) and refreshes ctx. */
 void t_view_goto(t_view *f, int step);
 /* Recomputes ctx (current decision, highlighted ops) for the session's

@@ -10,7 +10,8 @@
  * kernel, or by measured kernel time (y); the current decision's ops are
  * highlighted, a merge's micro-graph outlined with double lines, marked
  * ops and the selected one shown in their looks.  A detail pane says
- * what the engine decided about the selected op.
+ * what the engine decided about the selected op (for a kernel box: its
+ * tile sizes and why).
  *
  * Each render rebuilds the list of boxes and edges for the mode (linear
  * in the graph), hashes it and lays it out only when the hash changed:
@@ -998,6 +999,10 @@ static int group_details(const gstate *st, const fl_view_ctx *c,
 		snprintf(lines[n++], LINE, "micro-graph G%d: %d ops, type %s",
 			 b->group, b->n_members,
 			 group_type(c->s, st->grouping, b->group));
+	/* the kernel's tile sizes and why (the "tiled" event's text) */
+	if (st->grouping == GROUP_KERNEL && p->kernels[b->group].tile_why[0])
+		snprintf(lines[n++], LINE, "%.*s", LINE - 1,
+			 p->kernels[b->group].tile_why);
 	snprintf(lines[n++], LINE, "first op %s; Enter shows its ops",
 		 gr->ops[b->first].name);
 	if (heat_on(st, c) && b->group < c->timed->n_kernels)

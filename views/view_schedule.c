@@ -4,6 +4,11 @@
  * the kernel's generated C beside it with the lines of that node
  * highlighted.
  *
+ * The title names the kernel's tile sizes, how they were chosen
+ * (memory-bound, contraction, --tile), the tiles and the bytes of one;
+ * the detail lines of the tile band start with the whole reason (the
+ * "tiled" event's text: threads, cache sizes, footprint).
+ *
  * Rows: domain, band (permutable flag, coincident flag per member, tile
  * sizes on the tile band), sequence, set, filter, extension (its map),
  * mark, context, guard, expansion and leaf (with the statements reaching
@@ -434,6 +439,25 @@ static void tile_sizes(const fl_kernel *k, char *buf, size_t n)
 					 i ? "x" : "", (long long)k->tile[i]);
 }
 
+/* ", tiles 64x128 (contraction, 12 of 224 KiB)": the sizes, how they
+ * were chosen, the tiles and the bytes of one; "" when untiled.  The full
+ * reason is on the tile band's detail lines. */
+static void tile_header(const fl_kernel *k, char *buf, size_t n)
+{
+	char sizes[96];
+
+	buf[0] = '\0';
+	if (k->n_tile <= 0)
+		return;
+	tile_sizes(k, sizes, sizeof sizes);
+	if (k->tile_kind == FL_TILE_NONE)
+		snprintf(buf, n, ", tiles %s", sizes);
+	else
+		snprintf(buf, n, ", tiles %s (%s, %.0f of %lld KiB)",
+			 sizes, fl_tile_kind_name(k->tile_kind), k->n_tiles,
+			 (long long)(k->tile_bytes >> 10));
+}
+
 /* The row label of node n: kind, flags, then the (long) isl text. */
 static void node_label(const sched_node *n, const fl_kernel *k, char *buf,
 		       size_t size)
@@ -514,7 +538,11 @@ static void draw_detail(fl_grid *g, int y, int h, const sched_node *n,
 		return;
 	snprintf(head, sizeof head, "[%s, depth %d, statements%s] ",
 		 type_name(n->type), n->depth, n->stmts ? n->stmts : " ");
-	node_label(n, k, label, sizeof label);
+	/* on the tile band, why these sizes comes first: the isl text
+	 * after it may not fit the rows */
+	len = n->tile_band && k->tile_why[0]
+	      ? snprintf(label, sizeof label, "%s | ", k->tile_why) : 0;
+	node_label(n, k, label + len, sizeof label - (size_t)len);
 	fl_grid_hline(g, 0, y, w, FL_LOOK_DIM);
 	fl_grid_text(g, 1, y, w - 1, head, FL_LOOK_TITLE);
 	len = (int)strlen(label);
@@ -747,7 +775,7 @@ static void sched_render(void *p, const fl_view_ctx *c, fl_grid *g)
 	sched_state *st = p;
 	const fl_kernel *k;
 	int kernel, tree_w, detail_h, rows;
-	char tiles[96];
+	char tiles[160];
 
 	k = current(c, g, &kernel);
 	if (!k)
@@ -759,11 +787,10 @@ static void sched_render(void *p, const fl_view_ctx *c, fl_grid *g)
 	tree_w = g->w >= CODE_MIN_W ? (g->w - 1) / 2 : g->w;
 	detail_h = g->h >= 12 ? 4 : g->h >= 6 ? 2 : 0;
 	rows = g->h - 1 - detail_h;
-	tile_sizes(k, tiles, sizeof tiles);
+	tile_header(k, tiles, sizeof tiles);
 	fl_grid_textf(g, 0, 0, tree_w, FL_LOOK_TITLE,
-		      "schedule tree of kernel %d (%s): %d nodes%s%s", kernel,
-		      k->name, st->n_nodes, k->n_tile ? ", tiles " : "",
-		      k->n_tile ? tiles : "");
+		      "schedule tree of kernel %d (%s): %d nodes%s", kernel,
+		      k->name, st->n_nodes, tiles);
 	draw_tree(st, k, g, tree_w, 1, rows, c->focused);
 	if (g->w >= CODE_MIN_W) {
 		fl_grid_vline(g, tree_w, 0, g->h - detail_h, FL_LOOK_DIM);

@@ -33,6 +33,17 @@ const char *fl_placement_name(fl_placement p)
 	return "?";
 }
 
+const char *fl_tile_kind_name(fl_tile_kind k)
+{
+	switch (k) {
+	case FL_TILE_MEMORY: return "memory-bound";
+	case FL_TILE_CONTRACTION: return "contraction";
+	case FL_TILE_USER: return "--tile";
+	case FL_TILE_NONE: break;
+	}
+	return "untiled";
+}
+
 const char *fl_reduce_form_name(fl_reduce_form f)
 {
 	switch (f) {

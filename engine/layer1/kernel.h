@@ -88,6 +88,19 @@ typedef enum fl_reduce_form {
 /* "all-reduce", "x-reduce", "y-reduce" or "none". */
 const char *fl_reduce_form_name(fl_reduce_form f);
 
+/* How layer 1 sized a kernel's tiles (engine/layer1/tile_sizes.c). */
+typedef enum fl_tile_kind {
+	FL_TILE_NONE,		/* untiled */
+	FL_TILE_MEMORY,		/* memory-bound: whole rows, a share of L2 */
+	FL_TILE_CONTRACTION,	/* a matmul/conv update in the nest: output
+				   tiles for a register-blocked micro-kernel
+				   (tile_m x tile_n, K inside) */
+	FL_TILE_USER,		/* --tile */
+} fl_tile_kind;
+
+/* "memory-bound", "contraction", "--tile" or "untiled". */
+const char *fl_tile_kind_name(fl_tile_kind k);
+
 typedef struct fl_kernel {
 	int id;
 	char name[32];		/* generated C identifier: "fl_k<id>" */
@@ -109,6 +122,16 @@ typedef struct fl_kernel {
 	fl_kernel_tensor *tensors;
 	int64_t tile[FL_MAX_RANK];	/* tile sizes used, 0: untiled */
 	int n_tile;
+	fl_tile_kind tile_kind;
+	/* CONTRACTION: the tiled members playing M (rows of the output tile:
+	 * a matmul's i, a conv's output channels) and N (its columns, the
+	 * vectorised one: j, output width); -1 otherwise. */
+	int tile_m, tile_n;
+	int64_t tile_bytes;	/* estimated bytes one tile touches (panels
+				   for a contraction), 0: untiled */
+	double n_tiles;		/* tiles the instances reach, 0: untiled */
+	char tile_why[256];	/* the sizes and why: the "tiled" event's text,
+				   "" when untiled */
 } fl_kernel;
 
 typedef struct fl_program {

@@ -12,15 +12,16 @@
  *   scheduled  G3 -> fl_k1: 3 ops, 4 statements, 1 loop nest; outer
  *              coincidence (maximize coincidence split the live-outs);
  *              softmax.sum [4096 x r1024]: y-reduce
- *   tiled      fl_k0: tiled the live-out band of S3_relu (3 of 4 members
- *              parallel) by 64 x 32 x 32: 4 tiles; member 0 kept whole
- *              (the producers' footprint does not depend on it)
+ *   tiled      fl_k0: tiled S3_relu (3 of 4 band members parallel) by
+ *              64 x 8 x 16: 28 tiles for 2 threads; contraction (K 576,
+ *              KC 256): A 64 x KC + B KC x 128 + C = 224 KiB, within 1/2
+ *              of 512 KiB L2; member 0 kept whole for its producers
  *   extended   fl_k0: fused S0_quantize.round into the tiles through an
  *              extension node (recomputed as S1_0_r0): per-tile
- *              footprint 1 x 64 x 34 x 34, recompute 1.07x <= 1.50x
+ *              footprint 1 x 64 x 10 x 18, recompute 1.34x <= 1.50x
  *              / not fused: recompute 4.00x > 1.50x (...)
  *   placed     fl_k0: A_q tile-local: recomputed in each tile: tile-local
- *              buffer of 1 x 64 x 34 x 34 floats, recompute 1.07x
+ *              buffer of 1 x 64 x 10 x 18 floats, recompute 1.34x
  *   feedback   split the micro-graph at the merge of e into h and
  *              partition again: isl scheduler ran out of its budget (1
  *              operations) on an E->E pattern
@@ -65,6 +66,7 @@
 #include <isl/union_set.h>
 
 #include "layer1_impl.h"
+#include "machine.h"
 #include "memo_impl.h"
 #include "passes_impl.h"
 
@@ -274,6 +276,7 @@ static fl_kernel *kernel_add(fl_program *p, int gid, const fl_l1_model *m)
 	k->id = p->n_kernels - 1;
 	snprintf(k->name, sizeof k->name, "fl_k%d", k->id);
 	k->group = gid;
+	k->tile_m = k->tile_n = -1;
 	k->n_ops = m->n_ops;
 	memcpy(k->ops, m->ops, (size_t)m->n_ops * sizeof *k->ops);
 	k->domain = isl_union_set_copy(m->domain);
@@ -626,12 +629,18 @@ static int kernel_show(fl_kernel *k, const l1_view *v, fl_error *err)
 static char *memo_key(const fl_state *st, const fl_micro_graph *mg)
 {
 	const fl_engine_opts *o = st->opts;
+	const fl_machine *mach = o->layer1.machine ? o->layer1.machine
+						   : fl_machine_get();
 	fl_strbuf k = {0};
 
 	fl_strbuf_printf(&k, "pre %d budget %ld recompute %.17g tile", o->preprocess,
 		      o->layer1.sched_budget, o->layer1.max_recompute);
 	for (int i = 0; i < o->layer1.n_tile; i++)
 		fl_strbuf_printf(&k, " %lld", (long long)o->layer1.tile[i]);
+	/* the tile sizes follow the machine and the local budget */
+	fl_strbuf_printf(&k, " machine %d %lld %lld %d budget %lld", mach->cores,
+			 (long long)mach->l1d, (long long)mach->l2,
+			 mach->vector_bits, (long long)o->layer1.local_budget);
 	fl_strbuf_printf(&k, " ops");
 	for (int i = 0; i < mg->n_members; i++)	/* ascending */
 		fl_strbuf_printf(&k, " %d", mg->members[i]);
@@ -906,6 +915,13 @@ static int decide_tiling(fl_state *st, const fl_micro_graph *mg,
 		if (step->kind == FL_EV_TILED && step->done) {
 			k->n_tile = e->t.n_tile;
 			memcpy(k->tile, e->t.tile, sizeof k->tile);
+			k->tile_kind = e->t.kind;
+			k->tile_m = e->t.tile_m;
+			k->tile_n = e->t.tile_n;
+			k->tile_bytes = e->t.bytes;
+			k->n_tiles = e->t.n_tiles;
+			snprintf(k->tile_why, sizeof k->tile_why, "%s",
+				 step->reason);
 		}
 		fl_state_log(st, (fl_event_kind)step->kind, "", &op, 1, mg->id, -1,
 			     "%s: %s", k->name, step->reason);
@@ -1002,6 +1018,7 @@ static int layer1_custom(fl_state *st, const fl_micro_graph *mg,
 	k->id = p->n_kernels++;
 	snprintf(k->name, sizeof k->name, "fl_k%d", k->id);
 	k->group = mg->id;
+	k->tile_m = k->tile_n = -1;
 	k->n_ops = 1;
 	k->ops[0] = mg->members[0];
 	if (fl_attr_string(&op->attrs, "fn", "cumsum", &fn, err) < 0)

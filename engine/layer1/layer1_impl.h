@@ -71,7 +71,7 @@ typedef struct fl_l1_step {
 	int op;			/* the producer op for EXTENDED, else the
 				   last op with a live-out statement */
 	bool done;		/* tiled / fused (false: refused) */
-	char reason[224];
+	char reason[240];
 	isl_schedule *schedule;	/* the tree after this step, no marks */
 	isl_union_pw_multi_aff *inst2tile;	/* after this step, or NULL */
 } fl_l1_step;
@@ -95,6 +95,10 @@ typedef struct fl_l1_tiling {
 				   (original statements), NULL: untiled */
 	int n_tile;
 	int64_t tile[FL_MAX_RANK];
+	fl_tile_kind kind;	/* how the sizes were chosen */
+	int tile_m, tile_n;	/* CONTRACTION: members playing M, N; else -1 */
+	int64_t bytes;		/* estimated bytes one tile touches */
+	double n_tiles;		/* tiles the instances reach */
 	int n_fused;
 	fl_l1_fused *fused;
 } fl_l1_tiling;
@@ -123,6 +127,43 @@ int fl_l1_box_of(__isl_take isl_union_map *u, isl_fixed_box **box);
 
 /* "64 x 34 x 34" for v[0..n-1], into buf. */
 const char *fl_l1_dims_text(const int64_t *v, int n, char *buf, size_t len);
+
+/* ---- tile sizes from the machine (tile_sizes.c) ------------------------ */
+
+/* The live-out band tile-then-fuse is about to tile, as the sizing reads
+ * it (every isl object borrowed). */
+typedef struct fl_l1_band {
+	const fl_l1_model *m;
+	__isl_keep isl_union_set *lo_dom;	/* instances of the nest */
+	__isl_keep isl_union_map *band_map;	/* instance -> band point */
+	__isl_keep isl_set *points;	/* band points (n_members dims) */
+	int n_members, m_tiled;		/* members, leading parallel ones */
+	int64_t lower[FL_MAX_RANK], extent[FL_MAX_RANK];	/* tiled members */
+	const bool *whole;		/* per tiled member: the producers'
+					   footprint does not depend on it */
+	bool producers;			/* some producer outside the nest
+					   feeds it and may be recomputed in
+					   the tiles */
+} fl_l1_band;
+
+/* What the sizing decided. */
+typedef struct fl_l1_sizes {
+	int64_t tile[FL_MAX_RANK];	/* per tiled member */
+	fl_tile_kind kind;
+	int tile_m, tile_n;		/* CONTRACTION members, else -1 */
+	int64_t bytes;			/* bytes one tile touches (estimate) */
+	double tiles;			/* tiles of the band's bounding box */
+	int want;			/* tiles wanted: TILES_PER_THREAD x
+					   cores */
+	char why[200];			/* the reason, after "by SIZES: " */
+} fl_l1_sizes;
+
+/* Chooses the tile sizes of band b from the machine (o->machine, NULL:
+ * this one), o->local_budget and o->tile (which overrides).  Returns 0:
+ * a footprint isl cannot measure is estimated instead; err is kept for
+ * failures a later sizing may have. */
+int fl_l1_choose_sizes(const fl_l1_band *b, const fl_layer1_opts *o,
+		       fl_l1_sizes *out, fl_error *err);
 
 /* ---- placement (place.c) ------------------------------------------------- */
 

@@ -23,11 +23,12 @@
  *   - the tiles together compute more than max_recompute times the
  *     instances needed (the overlap of neighbouring tiles).
  *
- * Default tile sizes (CPU): 32 on the two innermost tiled members; 1 on
- * the outer ones, except a member the footprint of some producer does not
- * depend on (a conv's output channels), which stays whole, so that the
- * producer is not recomputed once per tile along it.  opts->tile gives
- * sizes for the innermost opts->n_tile tiled members (0: default).
+ * Tile sizes come from the machine (tile_sizes.c: enough tiles for every
+ * thread, whole rows for memory-bound kernels, micro-kernel tiles for
+ * contractions); a member the footprint of some producer does not depend
+ * on (a conv's output channels), among all but the two innermost, stays
+ * whole, so that the producer is not recomputed once per tile along it.
+ * opts->tile gives sizes for the innermost opts->n_tile tiled members.
  *
  * Ownership follows isl; every helper says what it takes and gives. */
 #include <stdint.h>
@@ -50,8 +51,7 @@
 
 #include "events.h"
 #include "layer1_impl.h"
-
-#define DEFAULT_TILE 32
+#include "machine.h"
 
 /* Everything one tile-then-fuse run works with. */
 typedef struct tiler {
@@ -65,13 +65,16 @@ typedef struct tiler {
 	isl_union_set **children;	/* top-level filters */
 	isl_union_set *lo_dom;		/* instances of the live-out nest */
 	int n_members, m_tiled;		/* band members, tiled members */
-	int64_t extent[FL_MAX_RANK];
+	int64_t extent[FL_MAX_RANK], lower[FL_MAX_RANK];
+	isl_set *points;		/* band points of the nest */
+	fl_l1_sizes sizes;		/* what tile_sizes.c chose */
 	isl_union_map *band_map;	/* lo instance -> band point */
 	isl_union_map *t2c;		/* tile -> instances run in it */
 	isl_union_set *fused_dom;	/* original instances now recomputed */
 	isl_map **t2s;			/* per statement: tile -> instances,
 					   when fused */
 	bool *member_whole;		/* per member: kept whole by default */
+	bool producers;			/* some producer could be fused */
 	fl_error *err;
 } tiler;
 
@@ -332,6 +335,7 @@ static void tiler_clear(tiler *T)
 		fl_l1_free_sets(T->children, T->n_children);
 	isl_union_set_free(T->lo_dom);
 	isl_union_map_free(T->band_map);
+	isl_set_free(T->points);
 	isl_union_map_free(T->t2c);
 	isl_union_set_free(T->fused_dom);
 	if (T->t2s)
@@ -352,20 +356,22 @@ static int isl_fail(tiler *T, const char *what)
 
 /* ---- the live-out band ----------------------------------------------------- */
 
-/* Extents of the first n dims of set (taken) into ext. */
-static int set_extents(__isl_take isl_set *set, int n, int64_t *ext)
+/* Lower bounds and extents of the first n dims of set (kept) into lower
+ * and ext. */
+static int set_extents(__isl_keep isl_set *set, int n, int64_t *lower,
+		       int64_t *ext)
 {
 	for (int d = 0; d < n; d++) {
 		isl_val *lo = isl_set_dim_min_val(isl_set_copy(set), d);
 		isl_val *hi = isl_set_dim_max_val(isl_set_copy(set), d);
+		bool ok = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi);
 
-		ext[d] = lo && hi && isl_val_is_int(lo) && isl_val_is_int(hi)
-			 ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1
+		lower[d] = ok ? isl_val_get_num_si(lo) : 0;
+		ext[d] = ok ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1
 			 : 1;
 		isl_val_free(lo);
 		isl_val_free(hi);
 	}
-	isl_set_free(set);
 	return 0;
 }
 
@@ -401,9 +407,10 @@ static int inspect_band(tiler *T, char *why, size_t n)
 	}
 	pts = isl_union_set_apply(isl_union_set_copy(T->lo_dom),
 				  isl_union_map_copy(T->band_map));
-	if (!pts)
+	T->points = pts ? isl_set_from_union_set(pts) : NULL;
+	if (!T->points)
 		return isl_fail(T, "reading the band");
-	return set_extents(isl_set_from_union_set(pts), T->m_tiled, T->extent);
+	return set_extents(T->points, T->m_tiled, T->lower, T->extent);
 }
 
 /* { [b] -> [b'] : b and b' equal except in member d } over n members.
@@ -486,6 +493,7 @@ static int find_whole_members(tiler *T)
 			isl_union_set_copy(T->lo_dom));
 		b2p = isl_union_map_apply_range(isl_union_map_copy(b2i),
 						isl_union_map_reverse(raw));
+		T->producers |= !is_empty_map(b2p);
 		if (!is_empty_map(b2p))
 			for (int d = 0; d + 2 < T->m_tiled; d++)
 				T->member_whole[d] |= independent_of(T, b2p, d);
@@ -495,25 +503,24 @@ static int find_whole_members(tiler *T)
 	return 0;
 }
 
-/* Tile sizes (file comment): 32 on the two innermost tiled members, 1 or
- * whole outside, user sizes for the innermost n_tile members. */
-static void choose_sizes(tiler *T)
+/* Tile sizes from the machine (tile_sizes.c), or --tile. */
+static int choose_sizes(tiler *T)
 {
-	const fl_layer1_opts *o = T->o;
-	int m = T->m_tiled;
+	fl_l1_band b = {T->m, T->lo_dom, T->band_map, T->points, T->n_members,
+			T->m_tiled, {0}, {0}, T->member_whole, T->producers};
+	fl_l1_tiling *t = T->t;
 
-	for (int d = 0; d < m; d++) {
-		int64_t size = d >= m - 2 ? DEFAULT_TILE
-			       : T->member_whole[d] ? T->extent[d] : 1;
-		int j = d - (m - o->n_tile);
-
-		if (o->n_tile > 0 && j >= 0 && j < o->n_tile && o->tile[j] > 0)
-			size = o->tile[j];
-		if (size > T->extent[d])
-			size = T->extent[d];
-		T->t->tile[d] = size < 1 ? 1 : size;
-	}
-	T->t->n_tile = m;
+	memcpy(b.lower, T->lower, sizeof b.lower);
+	memcpy(b.extent, T->extent, sizeof b.extent);
+	if (fl_l1_choose_sizes(&b, T->o, &T->sizes, T->err) < 0)
+		return -1;
+	memcpy(t->tile, T->sizes.tile, sizeof t->tile);
+	t->n_tile = T->m_tiled;
+	t->kind = T->sizes.kind;
+	t->tile_m = T->sizes.tile_m;
+	t->tile_n = T->sizes.tile_n;
+	t->bytes = T->sizes.bytes;
+	return 0;
 }
 
 /* ---- tiling ---------------------------------------------------------------- */
@@ -574,25 +581,31 @@ static int main_liveout_op(const fl_l1_model *m)
 	return op;
 }
 
-/* The tiling decision's text. */
+/* The tiling decision's text: the sizes, the tiles for the threads, why
+ * (tile_sizes.c), and the members kept whole for the producers. */
 static void tiled_reason(tiler *T, double n_tiles, char *buf, size_t n)
 {
-	char sizes[96], whole[64] = "";
+	const fl_layer1_opts *o = T->o;
+	const struct fl_machine *mach = o->machine ? o->machine
+						   : fl_machine_get();
+	char sizes[96], whole[48] = "";
 	int at = 0;
 
 	for (int d = 0; d + 2 < T->m_tiled; d++)
 		if (T->member_whole[d] && T->t->tile[d] == T->extent[d] &&
-		    (T->o->n_tile == 0 || d < T->m_tiled - T->o->n_tile) &&
+		    T->extent[d] > 1 && T->sizes.kind != FL_TILE_USER &&
 		    at >= 0 && (size_t)at < sizeof whole)
 			at += snprintf(whole + at, sizeof whole - (size_t)at,
 				       "%s%d", at ? ", " : "; member ", d);
-	snprintf(buf, n, "tiled the live-out band of %s (%d of %d members "
-		 "parallel) by %s: %.0f tile%s%s%s", op_name(T, main_liveout_op(T->m)),
-		 T->m_tiled, T->n_members,
-		 fl_l1_dims_text(T->t->tile, T->m_tiled, sizes, sizeof sizes), n_tiles,
-		 n_tiles == 1 ? "" : "s", whole,
-		 at ? " kept whole (the producers' footprint does not depend "
-		      "on it)" : "");
+	/* an op name long enough to cut the text costs its tail only */
+	if (snprintf(buf, n, "tiled %s (%d of %d band members "
+		 "parallel) by %s: %.0f tile%s for %d thread%s; %s%s%s",
+		 op_name(T, main_liveout_op(T->m)), T->m_tiled, T->n_members,
+		 fl_l1_dims_text(T->t->tile, T->m_tiled, sizes, sizeof sizes),
+		 n_tiles, n_tiles == 1 ? "" : "s", mach->cores,
+		 mach->cores == 1 ? "" : "s", T->sizes.why, whole,
+		 at ? " kept whole for its producers" : "") >= (int)n && n > 4)
+		memcpy(buf + n - 4, "...", 4);
 }
 
 /* Number of tiles: points of the tile space the instances reach. */
@@ -1208,7 +1221,7 @@ static int fuse_producers(tiler *T)
 /* Tiles the live-out nest and fuses the producers (T set up). */
 static int tile_and_fuse(tiler *T)
 {
-	char why[224];
+	char why[240];
 	int rc = inspect_band(T, why, sizeof why);
 
 	if (rc != 0)
@@ -1217,10 +1230,10 @@ static int tile_and_fuse(tiler *T)
 		fl_error_set(T->err, "out of memory");
 		return -1;
 	}
-	choose_sizes(T);
-	if (tile_band(T) < 0)
+	if (choose_sizes(T) < 0 || tile_band(T) < 0)
 		return -1;
-	tiled_reason(T, count_tiles(T->t), why, sizeof why);
+	T->t->n_tiles = count_tiles(T->t);
+	tiled_reason(T, T->t->n_tiles, why, sizeof why);
 	if (add_step(T, FL_EV_TILED, main_liveout_op(T->m), true, T->t->tiled,
 		     T->t->inst2tile, why) < 0)
 		return -1;
