@@ -670,6 +670,9 @@ static void free_ladder(fl_ladder *l)
  * compile and xla had two kernels. */
 static void make_ladders(fl_ladder *now, fl_ladder *before)
 {
+	/* every field the view reads (machine, load, interleaved) defined */
+	memset(now, 0, sizeof *now);
+	memset(before, 0, sizeof *before);
 	now->n = before->n = 3;
 	now->steps = calloc(3, sizeof *now->steps);
 	before->steps = calloc(3, sizeof *before->steps);
