@@ -13,12 +13,6 @@
 
 #include "test_util.h"
 
-/* The 32 x 32 tiles these tests were written around (MICRO Fig. 1's 2 x 2
- * tiles of 1.1 MiB, Listing 3's one 16 MiB tile): the sizes the machine
- * picks are smaller (test_tiles.c), and these tests are about placing
- * and sharing out big tiles. */
-#define FIG1_TILES "--tile 32,32"
-
 /* Writes text into <dir>/<name> and returns the path (static buffer). */
 static const char *write_graph(const char *dir, const char *name,
 			       const char *text)
@@ -142,7 +136,7 @@ static void test_placement_scratch_once_per_call(void **state)
 
 	(void)state;
 	snprintf(g, sizeof g, "%s/micro2020_fig1.json", t_samples_dir());
-	src = emit_c(g, "apollo-l1", "--local-budget 4M " FIG1_TILES);
+	src = emit_c(g, "apollo-l1", "--local-budget 4M");
 	team = strstr(src, "#pragma omp parallel\n");
 	alloc = strstr(src, "float *const fl_tscratch = fl_scratch_alloc(");
 	loop = strstr(src, "#pragma omp for");
@@ -161,7 +155,7 @@ static void test_placement_scratch_once_per_call(void **state)
 	if (strstr(src, "= malloc("))
 		fail_msg("a buffer is still malloc'd per tile:\n%s", src);
 	free(src);
-	free(run_verified(g, "apollo-l1", "--local-budget 4M " FIG1_TILES));
+	free(run_verified(g, "apollo-l1", "--local-budget 4M"));
 }
 
 /* Under a budget smaller than a tile's buffers, the largest go to main
@@ -185,9 +179,8 @@ static void test_placement_budget_demotes_largest(void **state)
 		int n = 0;
 
 		snprintf(cmd, sizeof cmd, "--batch %s/%s.json --strategy "
-			 "apollo-l1 --stage codegen --events --local-budget %s "
-			 FIG1_TILES, t_samples_dir(), cases[i].sample,
-			 cases[i].budget);
+			 "apollo-l1 --stage codegen --events --local-budget %s",
+			 t_samples_dir(), cases[i].sample, cases[i].budget);
 		assert_int_equal(t_fuselab(cmd, &out), 0);
 		for (const char *p = out; (p = strstr(p, "codegen placed"));
 		     p++) {
@@ -207,8 +200,7 @@ static void test_placement_budget_demotes_largest(void **state)
 		free(out);
 		snprintf(g, sizeof g, "%s/%s.json", t_samples_dir(),
 			 cases[i].sample);
-		snprintf(opt, sizeof opt, "--local-budget %s " FIG1_TILES,
-			 cases[i].budget);
+		snprintf(opt, sizeof opt, "--local-budget %s", cases[i].budget);
 		free(run_verified(g, "apollo-l1", opt));
 	}
 }
@@ -263,12 +255,12 @@ static void test_placement_collapse_small_tile_loops(void **state)
 
 	(void)state;
 	snprintf(g, sizeof g, "%s/micro2020_fig1.json", t_samples_dir());
-	src = emit_c(g, "apollo-l1", "--local-budget 4M " FIG1_TILES);
+	src = emit_c(g, "apollo-l1", "--local-budget 4M");
 	t_assert_contains(src, "#pragma omp for collapse(2)\n"
 			  "    for (int c1 = 0; c1 <= 1; c1 += 1) {\n"
 			  "      for (int c2 = 0; c2 <= 1; c2 += 1) {\n");
 	free(src);
-	free(run_verified(g, "apollo-l1", "--local-budget 4M " FIG1_TILES));
+	free(run_verified(g, "apollo-l1", "--local-budget 4M"));
 	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
 	src = emit_c(g, "apollo-l1", "--tile 8,1024");
 	t_assert_contains(src, "#pragma omp parallel for\n"
