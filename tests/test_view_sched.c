@@ -239,7 +239,8 @@ static void view_sched_schedule_code_pane(void **state)
 				      FL_LOOK_HIGHLIGHT));
 	assert_true(fl_grid_find_look(f.grid, "for (int c1 = 0;",
 				      FL_LOOK_HIGHLIGHT));
-	assert_true(fl_grid_find_look(f.grid, "#pragma omp parallel for",
+	/* the 2 x 2 tile loops are work-shared together (collapse) */
+	assert_true(fl_grid_find_look(f.grid, "#pragma omp for collapse(2)",
 				      FL_LOOK_HIGHLIGHT));
 	assert_false(fl_grid_find_look(f.grid, "/* S1_0_r0: round",
 				       FL_LOOK_HIGHLIGHT));
@@ -436,8 +437,8 @@ static void view_sched_before_codegen(void **state)
 
 	(void)state;
 	t_view_open_tiles(&f, "micro2020_fig1", -1, FIG1_TILE);
-	total = f.ctx.step;
-	t_view_goto(&f, total - 1);
+	total = t_step_before_codegen(&f);
+	t_view_goto(&f, total);
 	assert_non_null(fl_engine_program(f.s));
 	assert_null(fl_engine_kernel_source(f.s, 0));
 	sched = t_create(&fl_view_schedule);

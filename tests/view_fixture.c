@@ -115,3 +115,13 @@ void t_view_close(t_view *f)
 	free(f->hl);
 	memset(f, 0, sizeof *f);
 }
+
+int t_step_before_codegen(const t_view *f)
+{
+	const fl_event_log *log = fl_engine_events(f->s);
+
+	for (int i = 0; i < fl_event_log_count(log); i++)
+		if (fl_event_log_get(log, i)->pass == FL_PASS_CODEGEN)
+			return fl_event_log_get(log, i)->seq;
+	return fl_event_log_count(log);
+}

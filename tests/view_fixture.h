@@ -31,6 +31,9 @@ void t_view_refresh(t_view *f);
  * text (malloc'd; the grid stays in f->grid for looks). */
 char *t_view_render(t_view *f, const fl_view_class *vc, void *st, int w,
 		    int h);
+/* The step just before the session's first codegen decision (the end
+ * of the session when there is none). */
+int t_step_before_codegen(const t_view *f);
 /* The index of op `name` in the session's graph (fails when none). */
 int t_view_op(const t_view *f, const char *name);
 void t_view_close(t_view *f);

@@ -23,9 +23,8 @@
  *     256, TM a multiple of 6 or 4 up to 96; the A block (TM x KC), the
  *     B panel (KC x TN) and the C tile together within CB_SHARE of the
  *     budget; among the sizes that fit and give enough tiles, the most
- *     flops per element loaded (2 TM TN / (TM + TN)), padding counted;
- *     and, while the C backend runs only the outermost tile loop in
- *     parallel, that loop with an iteration per thread.  KC is the
+ *     flops per element loaded (2 TM TN / (TM + TN)), padding counted
+ *     (the backend collapses tile loops too short to share out).  KC is the
  *     contraction length cut so that a KC x NR sliver of B fills half the
  *     L1.  M is the member the operand that does not depend on N (a
  *     matmul's A, a conv's weights) varies with; N is the innermost tiled
@@ -440,7 +439,6 @@ typedef struct cand {
 	int64_t tm, tn, tr;
 	bool fits;
 	double tiles, score, bytes, halo;
-	double outer;		/* iterations of the outermost tile loop */
 } cand;
 
 /* How much more of the operand b2e (a conv's input) a tile of sizes sz
@@ -465,23 +463,20 @@ static double halo(const fl_l1_band *b, __isl_keep isl_union_map *b2e,
 }
 
 /* Whether a is the better candidate: fits the panels' share first, then
- * enough tiles (capped at want), then an outermost tile loop with an
- * iteration for every thread (capped at the cores: the C backend runs
- * only that loop in parallel, no collapse yet), then flops per element
- * loaded with the padding of partial tiles counted, then the wider N. */
-static bool better(const cand *a, const cand *b, int want, int cores)
+ * enough tiles (capped at want), then flops per element loaded with the
+ * padding of partial tiles counted, then the wider N.  How the tiles are
+ * shared out is the C backend's: isl drops a tile loop of one iteration,
+ * and a parallel loop with too few iterations is collapsed with the
+ * coincident tile loops below it. */
+static bool better(const cand *a, const cand *b, int want)
 {
 	double ta = a->tiles < want ? a->tiles : want;
 	double tb = b->tiles < want ? b->tiles : want;
-	double oa = a->outer < cores ? a->outer : cores;
-	double ob = b->outer < cores ? b->outer : cores;
 
 	if (a->fits != b->fits)
 		return a->fits;
 	if (ta != tb)
 		return ta > tb;
-	if (oa != ob)
-		return oa > ob;
 	if (a->score != b->score)
 		return a->score > b->score;
 	return a->tn * a->tr > b->tn * b->tr;
@@ -512,7 +507,7 @@ static cand evaluate(const sizer *S, int64_t *sz, int mm, int nn, int rr,
 {
 	const fl_l1_band *b = S->b;
 	double ne = (double)(tn * tr), pad = 1;
-	cand c = {tm, tn, tr, false, 0, 0, 0, 1, 1};
+	cand c = {tm, tn, tr, false, 0, 0, 0, 1};
 
 	if (mm >= 0)
 		sz[mm] = tm;
@@ -520,13 +515,6 @@ static cand evaluate(const sizer *S, int64_t *sz, int mm, int nn, int rr,
 	if (rr >= 0)
 		sz[rr] = tr;
 	c.tiles = box_tiles(b, sz);
-	/* the outermost member with more than one point makes the loop */
-	c.outer = 1;
-	for (int d = 0; d < b->m_tiled; d++)
-		if (b->extent[d] > 1) {
-			c.outer = (double)ceil_div(b->extent[d], sz[d]);
-			break;
-		}
 	c.bytes = ELEM_BYTES * ((double)tm * kc + kc * ne + (double)tm * ne);
 	c.fits = c.bytes <= (double)S->budget / CB_SHARE;
 	pad *= mm >= 0 ? (double)b->extent[mm] /
@@ -558,7 +546,7 @@ static void contraction_sizes(sizer *S, int64_t *sz, const fl_l1_stmt *s)
 	double k = k_extent(s), kc = k;
 	int64_t tms[16], tns[MAX_TN / 8 + 2], tn_steps[MAX_TN / 8 + 1], trs[8];
 	int n_tm, n_tn, n_st = 0, n_tr = 0;
-	cand best = {0, 0, 0, false, -1, -1, 0, 1, 1};
+	cand best = {0, 0, 0, false, -1, -1, 0, 1};
 	char budget[40];
 
 	/* KC: the B panel's K x NR sliver fills half the L1 */
@@ -592,8 +580,7 @@ static void contraction_sizes(sizer *S, int64_t *sz, const fl_l1_stmt *s)
 					continue;
 				c = evaluate(S, sz, mm, nn, rr, tms[i], tns[j],
 					     trs[r], kc, stencil);
-				if (best.score < 0 || better(&c, &best, S->want,
-							S->mach->cores))
+				if (best.score < 0 || better(&c, &best, S->want))
 					best = c;
 			}
 	evaluate(S, sz, mm, nn, rr, best.tm, best.tn, best.tr, kc, NULL);
