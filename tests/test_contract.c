@@ -187,6 +187,12 @@ static void test_contract_conv_verify(void **state)
 	assert_int_equal(count(c, "fl_contract_tile(fl_n"), 1);
 	free(c);
 	verifies("conv1x1", CONV_GRAPH(19, 9, 13, 1, 1, "", 9), "");
+	/* output rows run inside the runtime, the weights packed once for
+	   all of them */
+	c = emit_c(CONV_GRAPH(16, 30, 32, 3, 3, "", 28), FL_STRATEGY_UNFUSED);
+	t_assert_contains(c, "fl_contract_tile(fl_n3, fl_n5, fl_n4, ");
+	free(c);
+	verifies("conv3x3rows", CONV_GRAPH(16, 30, 32, 3, 3, "", 28), "");
 	verifies("conv3x3s2", CONV_GRAPH(5, 11, 7, 3, 3,
 		 ", \"attrs\": {\"stride\": [2, 2]}", 5), "");
 }

@@ -79,6 +79,9 @@ struct fl_cg_contract {
 				   columns */
 	int n_red, red[MAX_RED];
 	int n_outer, outer[MAX_CHAIN];
+	int inner;		/* chain index of the outer loop the runtime
+				   runs itself (X constant along it, so X is
+				   packed once for all of it), or -1 */
 };
 
 /* ---- 1. the schedule ------------------------------------------------- */
@@ -644,6 +647,17 @@ static bool split_loops(fl_cg_contract *c)
 			c->outer[c->n_outer++] = i;
 		}
 	}
+	/* the innermost outer loop along which X stays put runs inside the
+	   runtime: a conv's output rows, whose weights are then packed once
+	   per reduction block rather than once per row */
+	c->inner = -1;
+	for (int k = c->n_outer - 1; k >= 0 && c->inner < 0; k--)
+		if (c->loop[c->outer[k]].xs == 0) {
+			c->inner = c->outer[k];
+			for (int m = k; m + 1 < c->n_outer; m++)
+				c->outer[m] = c->outer[m + 1];
+			c->n_outer--;
+		}
 	return true;
 }
 
@@ -841,10 +855,18 @@ __isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
 	offset_text(c, "fl_c", 0, off[0], sizeof off[0]);
 	offset_text(c, "fl_x", 1, off[1], sizeof off[1]);
 	offset_text(c, "fl_y", 2, off[2], sizeof off[2]);
-	snprintf(buf, sizeof buf, "fl_contract_tile(fl_n%d, fl_n%d, %s, %ldL, "
-		 "%ldL, %s, %ldL, %s, %ldL, fl_rn, fl_rx, fl_ry);", row->depth,
-		 col->depth, off[0], row->cs, col->cs, off[1], row->xs, off[2],
-		 col->ys);
+	{
+		const chain_loop *in = c->inner >= 0 ? &c->loop[c->inner] : NULL;
+		char n_in[24] = "1";
+
+		if (in)
+			snprintf(n_in, sizeof n_in, "fl_n%d", in->depth);
+		snprintf(buf, sizeof buf, "fl_contract_tile(fl_n%d, fl_n%d, %s, "
+			 "%s, %ldL, %ldL, %ldL, %s, %ldL, %s, %ldL, %ldL, fl_rn, "
+			 "fl_rx, fl_ry);", row->depth, col->depth, n_in, off[0],
+			 row->cs, col->cs, in ? in->cs : 0L, off[1], row->xs,
+			 off[2], col->ys, in ? in->ys : 0L);
+	}
 	p = text(p, buf);
 	p = isl_printer_indent(p, -2 * c->n_outer);
 	p = isl_printer_indent(p, -2);

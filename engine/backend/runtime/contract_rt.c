@@ -6,8 +6,9 @@
  *
  * fl_contract_tile computes, for one tile of a contraction (matmul,
  * batched matmul, conv2d),
- *     C[i*csi + j*csj] = sum over r of X[i*xsi + offx(r)] * Y[j*ysj + offy(r)]
- * for 0 <= i < M, 0 <= j < N, where r runs over up to three reduction
+ *     C[o*cso + i*csi + j*csj] =
+ *         sum over r of X[i*xsi + offx(r)] * Y[o*yso + j*ysj + offy(r)]
+ * for 0 <= o < NO, 0 <= i < M, 0 <= j < N, where r runs over up to three reduction
  * dimensions rn[0..2] with strides rx[] in X and ry[] in Y (r2 fastest).
  * X does not vary along j and Y does not vary along i: X is broadcast
  * into every lane of a vector, Y is loaded along j -- rows of a matmul's
@@ -207,10 +208,10 @@ static inline long fl_min_l(long a, long b)
   return a < b ? a : b;
 }
 
-static void fl_contract_tile(long M, long N, float *c, long csi, long csj,
-                             const float *x, long xsi, const float *y,
-                             long ysj, const long *rn, const long *rx,
-                             const long *ry)
+static void fl_contract_tile(long M, long N, long NO, float *c, long csi,
+                             long csj, long cso, const float *x, long xsi,
+                             const float *y, long ysj, long yso,
+                             const long *rn, const long *rx, const long *ry)
 {
   const long R = rn[0] * rn[1] * rn[2];
   const long mb = (M + FL_MR - 1) / FL_MR, nb = (N + FL_NR - 1) / FL_NR;
@@ -221,11 +222,13 @@ static void fl_contract_tile(long M, long N, float *c, long csi, long csj,
   long offx[FL_KC], offy[FL_KC];
   float *xp, *yp;
 
-  if (M <= 0 || N <= 0)
+  if (M <= 0 || N <= 0 || NO <= 0)
     return;
   xp = R > 0 ? fl_pack_space(xlen + kmax * nb * FL_NR) : NULL;
   if (!xp) {
-    fl_contract_plain(M, N, c, csi, csj, x, xsi, y, ysj, rn, rx, ry);
+    for (long o = 0; o < NO; o++)
+      fl_contract_plain(M, N, c + o * cso, csi, csj, x, xsi, y + o * yso,
+                        ysj, rn, rx, ry);
     return;
   }
   yp = xp + xlen;
@@ -233,28 +236,11 @@ static void fl_contract_tile(long M, long N, float *c, long csi, long csj,
     const long kc = fl_min_l(R - k0, FL_KC);
 
     fl_red_offsets(k0, kc, rn, rx, ry, offx, offy);
-    /* row by row of the reduction, so that Y and X are read along
-       their rows (a matmul's B: TN contiguous floats per step) */
-    for (long k = 0; k < kc; k++) {
-      const float *src = y + offy[k];
-
-      for (long jb = 0; jb < nb; jb++) {
-        float *dst = yp + (jb * kc + k) * FL_NR;
-        const long j0 = jb * FL_NR, nj = fl_min_l(FL_NR, N - j0);
-
-        if (ysj == 1)
-          memcpy(dst, src + j0, (size_t)nj * sizeof(float));
-        else
-          for (long v = 0; v < nj; v++)
-            dst[v] = src[(j0 + v) * ysj];
-        for (long v = nj; v < FL_NR; v++)
-          dst[v] = 0.0f;
-      }
-    }
     /* X row by row: along a row the reduction is (nearly) contiguous,
        while rows lie a whole row apart -- a multiple of 4 KiB in a
        matmul with K = 3072, so that one element of each of 64 rows
-       would all fall into one cache set */
+       would all fall into one cache set.  Packed once for all NO
+       outer steps (a conv's output rows share its weights). */
     for (long ib = 0; ib < mb; ib++) {
       float *dst = xp + ib * kc * FL_MR;
       const long i0 = ib * FL_MR, mi = fl_min_l(FL_MR, M - i0);
@@ -270,12 +256,35 @@ static void fl_contract_tile(long M, long N, float *c, long csi, long csj,
             dst[k * FL_MR + m] = 0.0f;
       }
     }
-    /* a Y panel stays in L1 while every X panel passes over it */
-    for (long jb = 0; jb < nb; jb++)
-      for (long ib = 0; ib < mb; ib++)
-        fl_mk(kc, xp + ib * kc * FL_MR, yp + jb * kc * FL_NR,
-              c + ib * FL_MR * csi + jb * FL_NR * csj, csi, csj,
-              (int)fl_min_l(FL_MR, M - ib * FL_MR),
-              (int)fl_min_l(FL_NR, N - jb * FL_NR), k0 == 0);
+    for (long o = 0; o < NO; o++) {
+      const float *yo = y + o * yso;
+      float *co = c + o * cso;
+
+      /* Y step by step of the reduction, so that it is read along its
+         rows (a matmul's B: TN contiguous floats per step) */
+      for (long k = 0; k < kc; k++) {
+        const float *src = yo + offy[k];
+
+        for (long jb = 0; jb < nb; jb++) {
+          float *dst = yp + (jb * kc + k) * FL_NR;
+          const long j0 = jb * FL_NR, nj = fl_min_l(FL_NR, N - j0);
+
+          if (ysj == 1)
+            memcpy(dst, src + j0, (size_t)nj * sizeof(float));
+          else
+            for (long v = 0; v < nj; v++)
+              dst[v] = src[(j0 + v) * ysj];
+          for (long v = nj; v < FL_NR; v++)
+            dst[v] = 0.0f;
+        }
+      }
+      /* a Y panel stays in L1 while every X panel passes over it */
+      for (long jb = 0; jb < nb; jb++)
+        for (long ib = 0; ib < mb; ib++)
+          fl_mk(kc, xp + ib * kc * FL_MR, yp + jb * kc * FL_NR,
+                co + ib * FL_MR * csi + jb * FL_NR * csj, csi, csj,
+                (int)fl_min_l(FL_MR, M - ib * FL_MR),
+                (int)fl_min_l(FL_NR, N - jb * FL_NR), k0 == 0);
+    }
   }
 }
