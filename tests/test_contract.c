@@ -69,6 +69,8 @@ static void test_contract_matmul_gets_micro_kernel(void **state)
 
 		assert_int_equal(count(c, "fl_contract_tile(fl_n"), 1);
 		assert_int_equal(count(c, "static void fl_contract_tile("), 1);
+		/* the reduction block follows the L1 fuselab read */
+		t_assert_contains(c, "#define FL_L1D ");
 		t_assert_contains(c, "register-blocked micro-kernel");
 		t_assert_contains(c, "matmul: micro-kernel, rows");
 		/* the update's loop nest is gone */

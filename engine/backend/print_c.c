@@ -1216,7 +1216,9 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
 	fl_strbuf_printf(&out, "\n");
 	if (uses_contractions(p, kernels))
-		fl_strbuf_printf(&out, "%s\n", fl_cg_contract_runtime());
+		fl_strbuf_printf(&out, "#define FL_L1D %lld\n%s\n",
+				 (long long)fl_machine_get()->l1d,
+				 fl_cg_contract_runtime());
 	for (int i = 0; i < p->n_kernels; i++)
 		fl_strbuf_printf(&out, "%s", kernels[i]);
 	kernel_table(&out, p);

@@ -15,7 +15,8 @@
  * A and columns of B, or a conv's output channels (weights) and output
  * positions (input pixels).
  *
- * As in BLIS: the reduction is cut into blocks of FL_KC; per block the
+ * As in BLIS: the reduction is cut into blocks of FL_KC (sized from the
+ * L1 as layer 1 sized the tile); per block the
  * tile's X rows are packed into FL_MR-row panels and its Y columns into
  * FL_NR-column panels (contiguous, aligned, zero-padded at the edges), and
  * a register-blocked micro-kernel multiplies one FL_MR x FL_NR block of C
@@ -65,7 +66,15 @@ typedef __m256 fl_vec;
 #else
 #define FL_NR 16
 #endif
-#define FL_KC 256
+/* The reduction block: a KC x FL_NR panel of Y fills half of the L1 data
+   cache, as layer 1 assumed when it sized the tile.  The generating
+   fuselab defines FL_L1D, the L1 it read from the machine, above this
+   text; 32 KiB otherwise. */
+#ifndef FL_L1D
+#define FL_L1D 32768
+#endif
+#define FL_KC_RAW (FL_L1D / 2 / (FL_NR * 4))
+#define FL_KC (FL_KC_RAW < 64 ? 64 : FL_KC_RAW > 1024 ? 1024 : FL_KC_RAW)
 
 static _Thread_local float *fl_pack_buf;
 static _Thread_local long fl_pack_cap;
