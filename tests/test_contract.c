@@ -195,6 +195,13 @@ static void test_contract_conv_verify(void **state)
 	t_assert_contains(c, "fl_contract_tile(fl_n3, fl_n5, fl_n4, ");
 	free(c);
 	verifies("conv3x3rows", CONV_GRAPH(16, 30, 32, 3, 3, "", 28), "");
+	/* isl puts this 1x1 conv's output width outermost in its band; the
+	   tile's columns are still the width, so the input is loaded along
+	   its contiguous dimension (stride 1), not gathered along a column */
+	c = emit_c(CONV_GRAPH(64, 28, 32, 1, 1, "", 28), FL_STRATEGY_UNFUSED);
+	t_assert_contains(c, "fl_y, 1L, ");
+	free(c);
+	verifies("conv1x1wide", CONV_GRAPH(64, 28, 32, 1, 1, "", 28), "");
 	verifies("conv3x3s2", CONV_GRAPH(5, 11, 7, 3, 3,
 		 ", \"attrs\": {\"stride\": [2, 2]}", 5), "");
 }

@@ -27,8 +27,9 @@
  *     (the backend collapses tile loops too short to share out).  KC is the
  *     contraction length cut so that a KC x NR sliver of B fills half the
  *     L1.  M is the member the operand that does not depend on N (a
- *     matmul's A, a conv's weights) varies with; N is the innermost tiled
- *     member.  A conv's output channels play M and its output width N;
+ *     matmul's A, a conv's weights) varies with; N is the tiled member
+ *     along which the output is contiguous (innermost first; the isl
+ *     scheduler may put a conv's output width outermost).  A conv's output channels play M and its output width N;
  *     when a whole output row is narrower than the panel, several rows
  *     make one N tile (flattened output positions); when a producer may
  *     be recomputed in the tiles (a conv's prologue), rows and columns
@@ -412,8 +413,8 @@ static int m_member(const fl_l1_band *b, const fl_l1_stmt *s, int n,
 			isl_union_map_from_map(isl_map_copy(
 				s->poly->reads[r].access)));
 		if (independent_of(b, b2e, n)) {
-			for (int d = n - 1; d >= 0 && found < 0; d--)
-				if (!independent_of(b, b2e, d))
+			for (int d = b->m_tiled - 1; d >= 0 && found < 0; d--)
+				if (d != n && !independent_of(b, b2e, d))
 					found = d;
 		} else if (!*b2n) {
 			*b2n = isl_union_map_copy(b2e);
@@ -421,6 +422,49 @@ static int m_member(const fl_l1_band *b, const fl_l1_stmt *s, int n,
 		isl_union_map_free(b2e);
 	}
 	isl_union_map_free(p2i);
+	return found;
+}
+
+/* The tiled member along which the output is contiguous (its last index
+ * moves), innermost first; -1 when none.  The isl scheduler may put a
+ * conv's output width outermost in the band: N must still be the width,
+ * so that the micro-kernel stores and loads its columns as vectors. */
+static int contiguous_member(const fl_l1_band *b, const fl_l1_stmt *s)
+{
+	isl_union_map *p2i = isl_union_map_reverse(isl_union_map_intersect_domain(
+		isl_union_map_copy(b->band_map),
+		isl_union_set_from_set(isl_set_copy(s->poly->domain))));
+	isl_map *w = isl_map_copy(s->poly->write);
+	isl_size n_out = isl_map_dim(w, isl_dim_out);
+	isl_union_map *b2l;
+	int found = -1;
+
+	if (n_out > 1)
+		w = isl_map_project_out(w, isl_dim_out, 0, (unsigned)(n_out - 1));
+	b2l = isl_union_map_apply_range(p2i, isl_union_map_from_map(w));
+	for (int d = b->m_tiled - 1; d >= 0 && found < 0; d--)
+		if (!independent_of(b, b2l, d))
+			found = d;
+	isl_union_map_free(b2l);
+	return found;
+}
+
+/* The innermost tiled member other than m and n, not kept whole, that
+ * the output varies along; -1 when none. */
+static int rows_member(const fl_l1_band *b, const fl_l1_stmt *s, int m, int n)
+{
+	isl_union_map *b2w = isl_union_map_apply_range(
+		isl_union_map_reverse(isl_union_map_intersect_domain(
+			isl_union_map_copy(b->band_map),
+			isl_union_set_from_set(isl_set_copy(s->poly->domain)))),
+		isl_union_map_from_map(isl_map_copy(s->poly->write)));
+	int found = -1;
+
+	for (int d = b->m_tiled - 1; d >= 0 && found < 0; d--)
+		if (d != m && d != n && !b->whole[d] &&
+		    !independent_of(b, b2w, d))
+			found = d;
+	isl_union_map_free(b2w);
 	return found;
 }
 
@@ -536,8 +580,15 @@ static void contraction_sizes(sizer *S, int64_t *sz, const fl_l1_stmt *s)
 {
 	const fl_l1_band *b = S->b;
 	isl_union_map *b2n = NULL;
-	int nn = b->m_tiled - 1, mm = m_member(b, s, nn, &b2n);
+	int cn = contiguous_member(b, s);
+	int nn = cn >= 0 ? cn : b->m_tiled - 1, mm = m_member(b, s, nn, &b2n);
 	int rr = nn - 1 > mm && nn >= 1 && !b->whole[nn - 1] ? nn - 1 : -1;
+
+	/* N moved out of the innermost place (a conv's width): the rows that
+	   make up an N tile are the innermost other member the output
+	   varies along (the conv's output rows) */
+	if (nn != b->m_tiled - 1)
+		rr = rows_member(b, s, mm, nn);
 	/* a producer that may be recomputed in the tiles of a conv (rows
 	 * and columns both tiled) pays for the halo: count it */
 	isl_union_map *stencil = b->producers && rr >= 0 ? b2n : NULL;
