@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "loader.h"
@@ -56,10 +57,11 @@ static fl_graph *load(const char *path, bool open, fl_error *err)
 }
 
 /* Reads a matmul's shape from its operands and attributes. */
-static int matmul_of(const fl_graph *g, const fl_op *op, ps_matmul *m,
+static int matmul_of(const fl_graph *g, const fl_op *op, void *out,
 		     fl_error *err)
 {
 	const fl_shape *y = &g->tensors[op->out[0]].shape;
+	ps_matmul *m = out;
 
 	memset(m, 0, sizeof *m);
 	m->a = g->tensors[op->in[0]].shape;
@@ -76,50 +78,73 @@ static int matmul_of(const fl_graph *g, const fl_op *op, ps_matmul *m,
 	return 0;
 }
 
-static bool same_matmul(const ps_matmul *x, const ps_matmul *y)
+static bool same_matmul(const void *a, const void *b)
 {
+	const ps_matmul *x = a, *y = b;
+
 	return fl_shape_equal(&x->a, &y->a) && fl_shape_equal(&x->b, &y->b) &&
 	       x->ta == y->ta && x->tb == y->tb;
 }
 
-int ps_add_matmuls(ps_set *set, const char *path, fl_error *err)
+/* How to collect the shapes of one op kind: read an op's shape into an
+ * element of `size` bytes, compare two, and where its uses are. */
+typedef struct shape_kind {
+	fl_op_kind kind;
+	size_t size, uses;
+	int (*of)(const fl_graph *, const fl_op *, void *, fl_error *);
+	bool (*same)(const void *, const void *);
+} shape_kind;
+
+/* Adds the distinct shapes of kind k in graph file path (compound ops
+ * opened) to the n elements of arr (at most PS_MAX). */
+static int add_shapes(const shape_kind *k, void *arr, int *n,
+		      const char *path, fl_error *err)
 {
 	fl_graph *g = load(path, true, err);
-	char name[64];
+	union { ps_matmul mm; ps_conv conv; } one;	/* aligned for either */
+	char name[64], *el = arr;
 
 	if (!g)
 		return -1;
 	sample_name(path, name, sizeof name);
 	for (int i = 0; i < g->n_ops; i++) {
 		const fl_op *op = &g->ops[i];
-		ps_matmul m;
 		int j;
 
-		if (op->kind != FL_OP_MATMUL)
+		if (op->kind != k->kind)
 			continue;
-		if (matmul_of(g, op, &m, err) < 0) {
+		if (k->of(g, op, &one, err) < 0) {
 			fl_error_prefix(err, "%s: %s", path, op->name);
 			fl_graph_free(g);
 			return -1;
 		}
-		for (j = 0; j < set->n_mm && !same_matmul(&set->mm[j], &m); j++)
+		for (j = 0; j < *n && !k->same(el + (size_t)j * k->size, &one); j++)
 			;
-		if (j == set->n_mm) {
+		if (j == *n) {
 			if (j == PS_MAX)
 				continue;
-			set->mm[set->n_mm++] = m;
+			memcpy(el + (size_t)(*n)++ * k->size, &one, k->size);
 		}
-		add_use(set->mm[j].uses, name, op->name);
+		add_use(el + (size_t)j * k->size + k->uses, name, op->name);
 	}
 	fl_graph_free(g);
 	return 0;
 }
 
+int ps_add_matmuls(ps_set *set, const char *path, fl_error *err)
+{
+	static const shape_kind mm = {FL_OP_MATMUL, sizeof(ps_matmul),
+		offsetof(ps_matmul, uses), matmul_of, same_matmul};
+
+	return add_shapes(&mm, set->mm, &set->n_mm, path, err);
+}
+
 /* Reads a conv2d's shape and attributes. */
-static int conv_of(const fl_graph *g, const fl_op *op, ps_conv *c,
+static int conv_of(const fl_graph *g, const fl_op *op, void *out,
 		   fl_error *err)
 {
 	const fl_shape *y = &g->tensors[op->out[0]].shape;
+	ps_conv *c = out;
 	int n_s, n_d;
 
 	memset(c, 0, sizeof *c);
@@ -148,8 +173,10 @@ static int conv_of(const fl_graph *g, const fl_op *op, ps_conv *c,
 	return 0;
 }
 
-static bool same_conv(const ps_conv *a, const ps_conv *b)
+static bool same_conv(const void *pa, const void *pb)
 {
+	const ps_conv *a = pa, *b = pb;
+
 	return fl_shape_equal(&a->x, &b->x) && fl_shape_equal(&a->w, &b->w) &&
 	       !memcmp(a->sh.stride, b->sh.stride, sizeof a->sh.stride) &&
 	       !memcmp(a->sh.dilation, b->sh.dilation, sizeof a->sh.dilation) &&
@@ -158,35 +185,10 @@ static bool same_conv(const ps_conv *a, const ps_conv *b)
 
 int ps_add_convs(ps_set *set, const char *path, fl_error *err)
 {
-	fl_graph *g = load(path, true, err);
-	char name[64];
+	static const shape_kind conv = {FL_OP_CONV2D, sizeof(ps_conv),
+		offsetof(ps_conv, uses), conv_of, same_conv};
 
-	if (!g)
-		return -1;
-	sample_name(path, name, sizeof name);
-	for (int i = 0; i < g->n_ops; i++) {
-		const fl_op *op = &g->ops[i];
-		ps_conv c;
-		int j;
-
-		if (op->kind != FL_OP_CONV2D)
-			continue;
-		if (conv_of(g, op, &c, err) < 0) {
-			fl_error_prefix(err, "%s: %s", path, op->name);
-			fl_graph_free(g);
-			return -1;
-		}
-		for (j = 0; j < set->n_conv && !same_conv(&set->conv[j], &c); j++)
-			;
-		if (j == set->n_conv) {
-			if (j == PS_MAX)
-				continue;
-			set->conv[set->n_conv++] = c;
-		}
-		add_use(set->conv[j].uses, name, op->name);
-	}
-	fl_graph_free(g);
-	return 0;
+	return add_shapes(&conv, set->conv, &set->n_conv, path, err);
 }
 
 /* The "approximate" attribute of g's first gelu op, "none" without. */

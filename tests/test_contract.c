@@ -14,10 +14,9 @@
 #include "engine.h"
 #include "test_util.h"
 
-/* The C of graph g (JSON) under strategy s, as --emit writes it. */
-static char *emit_c(const char *json, fl_strategy s)
+/* The C of graph g (taken) under strategy s, as --emit writes it. */
+static char *emit_graph(fl_graph *g, fl_strategy s)
 {
-	fl_graph *g = t_load(json);
 	fl_engine_opts o;
 	fl_session *ss;
 	fl_error err = {0};
@@ -35,6 +34,11 @@ static char *emit_c(const char *json, fl_strategy s)
 	fl_engine_close(ss);
 	fl_graph_free(g);
 	return c;
+}
+
+static char *emit_c(const char *json, fl_strategy s)
+{
+	return emit_graph(t_load(json), s);
 }
 
 static int count(const char *hay, const char *needle)
@@ -82,25 +86,13 @@ static void test_contract_matmul_gets_micro_kernel(void **state)
 /* A unit without a contraction carries no runtime (nor its headers). */
 static void test_contract_runtime_only_when_used(void **state)
 {
-	fl_graph *g = t_load_sample("softmax");
-	fl_engine_opts o;
-	fl_session *s;
-	fl_error err = {0};
 	char *c;
 
 	(void)state;
-	fl_engine_opts_default(&o);
-	o.stop_after = FL_PASS_LAYER1;
-	s = fl_engine_open(g, &o, &err);
-	assert_non_null(s);
-	assert_true(fl_engine_run(s, &err) >= 0);
-	c = fl_codegen_c(fl_engine_program(s), &err);
-	assert_non_null(c);
+	c = emit_graph(t_load_sample("softmax"), FL_STRATEGY_APOLLO_L1);
 	assert_null(strstr(c, "fl_contract_tile"));
 	assert_null(strstr(c, "immintrin.h"));
 	free(c);
-	fl_engine_close(s);
-	fl_graph_free(g);
 }
 
 /* Writes json to a fresh file in dir; the path into path. */
