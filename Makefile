@@ -83,20 +83,23 @@ $(B)/libfuselab_ui.a: $(UI_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The contraction runtime is C that goes into generated programs
-# (engine/backend/contract.c): embedded as a string, and compiled here on
-# its own, with every warning an error, for the vector ISA of this machine
+# The runtimes are C that goes into generated programs: the contraction
+# micro-kernel (engine/backend/contract.c) and the vectorisable tanh and
+# erf (print_c.c).  Each is embedded as a string, and compiled here on its
+# own, with every warning an error, for the vector ISA of this machine
 # and for plain C, so that a mistake in it fails the build, not a run.
-CONTRACT_RT := engine/backend/runtime/contract_rt.c
-ENGINE_OBJ += $(B)/gen/contract_rt.o
+RUNTIMES := contract_rt math_rt
+ENGINE_OBJ += $(RUNTIMES:%=$(B)/gen/%.o)
 
-$(B)/gen/contract_rt.c: $(CONTRACT_RT) scripts/embed.sh
+$(B)/gen/%_rt.c: engine/backend/runtime/%_rt.c scripts/embed.sh
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -march=native -Wall -Wextra -Werror -Wno-unused-function -fsyntax-only $<
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-function -fsyntax-only -U__AVX512F__ -U__AVX2__ $<
-	scripts/embed.sh fl_contract_rt_text $< > $@.tmp && mv $@.tmp $@
+	scripts/embed.sh fl_$*_rt_text $< > $@.tmp && mv $@.tmp $@
 
-$(B)/gen/contract_rt.o: $(B)/gen/contract_rt.c
+.PRECIOUS: $(B)/gen/%_rt.c
+
+$(B)/gen/%_rt.o: $(B)/gen/%_rt.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/libfuselab.a: $(ENGINE_OBJ) $(EXPORT_OBJ)

@@ -22,7 +22,9 @@
  *
  * Usage: bench_peers [SAMPLES_DIR]   (default: samples)
  * FL_BENCH_PEERS_BUDGET: seconds of timed rounds per comparison (default
- * 1.5; at least 3 rounds, at most 50, are made whatever the budget). */
+ * 1.5; at least 3 rounds, at most 50, are made whatever the budget).
+ * FL_BENCH_PEERS_ONLY: "peers" or "epilogues" runs that section alone
+ * (with the machine section), to re-measure one while working on it. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -556,12 +558,21 @@ int main(int argc, char **argv)
 	int n_mm = sizeof mm_samples / sizeof *mm_samples;
 	int n_conv = sizeof conv_samples / sizeof *conv_samples;
 	int n_dense = sizeof dense_samples / sizeof *dense_samples;
+	const char *only = getenv("FL_BENCH_PEERS_ONLY");
 	double t0;
 
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: bench_peers [SAMPLES_DIR]\n");
 		return 2;
 	}
+	if (only && *only && strcmp(only, "peers") &&
+	    strcmp(only, "epilogues")) {
+		fprintf(stderr, "bench_peers: FL_BENCH_PEERS_ONLY: '%s' is "
+			"not a section (peers, epilogues)\n", only);
+		return 2;
+	}
+	if (only && !*only)
+		only = NULL;
 	if (setup() < 0 ||
 	    collect(&set, dir, mm_samples, n_mm, ps_add_matmuls) < 0 ||
 	    collect(&set, dir, conv_samples, n_conv, ps_add_convs) < 0 ||
@@ -570,8 +581,10 @@ int main(int argc, char **argv)
 	t0 = fl_now();
 	if (print_machine() < 0)
 		return 1;
-	bench_peers(&set);
-	bench_epilogues(&set);
+	if (!only || !strcmp(only, "peers"))
+		bench_peers(&set);
+	if (!only || !strcmp(only, "epilogues"))
+		bench_epilogues(&set);
 	printf("bench_peers took %.0f s\n", fl_now() - t0);
 	return 0;
 }

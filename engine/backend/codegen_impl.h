@@ -96,7 +96,11 @@ typedef struct fl_cg_stmt {
 	isl_ast_expr **reads;	/* per ps->reads; NULL for a may-read */
 	isl_ast_expr *iters;	/* gather, reshape: the original iterators */
 	/* The same accesses as functions of the schedule dimensions (the
-	 * AST iterators c<depth>), for the accumulator analysis. */
+	 * AST iterators c<depth>), for the accumulator analysis.  Their
+	 * domain is sspace, whose dimensions are named after the
+	 * iterators: isl leaves out the dimensions it fixed (one-valued
+	 * ones), so loop c<depth> need not be dimension <depth>. */
+	isl_space *sspace;
 	isl_pw_multi_aff *wsched;
 	isl_pw_multi_aff **rsched;	/* per ps->reads; NULL: may-read */
 	int acc;		/* scalar accumulator fl_acc<acc> replaces
@@ -235,6 +239,8 @@ __isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
 const char *fl_cg_contract_runtime(void);
 /* The runtime's text (runtime/contract_rt.c, embedded by the build). */
 extern const char fl_contract_rt_text[];
+/* runtime/math_rt.c (fl_tanhf, fl_erff), embedded by the Makefile */
+extern const char fl_math_rt_text[];
 
 /* ---- print_c.c ------------------------------------------------------------ */
 

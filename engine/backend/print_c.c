@@ -1060,9 +1060,10 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 
 /* The prologue of every generated file.
  *
- * Vector maths: glibc's libmvec has SIMD variants of expf, logf, tanhf,
- * erff (2.35 on) and powf; declaring them with GCC's simd attribute lets
- * the vectoriser call them from a vectorised loop (the runner links
+ * Vector maths: glibc's libmvec has SIMD variants of expf, logf and powf
+ * (tanh and erf call fl_tanhf and fl_erff of the maths runtime, which
+ * follows the prologue: see runtime/math_rt.c); declaring them with
+ * GCC's simd attribute lets the vectoriser call them from a vectorised loop (the runner links
  * -lmvec, compiles with -fno-math-errno, and retries with FL_NO_MVEC
  * defined and without -lmvec when that fails).  Their results are within
  * a few ulp of the scalar functions.  fminf and fmaxf are written out
@@ -1078,11 +1079,7 @@ static const char file_prologue[] =
 	"__attribute__((simd(\"notinbranch\"))) float logf(float);\n"
 	"__attribute__((simd(\"notinbranch\"))) float powf(float, float);\n"
 	"#endif\n"
-	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)\n"
-	"__attribute__((simd(\"notinbranch\"))) float tanhf(float);\n"
-	"__attribute__((simd(\"notinbranch\"))) float erff(float);\n"
-	"#endif\n"
-	"#endif\n\n"
+		"#endif\n\n"
 	"static inline float *fl_scratch_alloc(unsigned long n)\n"
 	"{\n  float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);\n\n"
 	"  if (!p) {\n    fputs(\"fuselab kernel: out of memory for the scratch "
@@ -1108,6 +1105,7 @@ static void file_header(fl_strbuf *out, const fl_program *p)
 		  "row-major f32 buffer of graph tensor t (T<t>). */\n%s",
 		  name, fl_strategy_name(p->strategy), p->n_kernels,
 		  p->n_kernels == 1 ? "" : "s", file_prologue);
+	fl_strbuf_printf(out, "%s\n", fl_math_rt_text);
 }
 
 static void kernel_table(fl_strbuf *out, const fl_program *p)

@@ -13,7 +13,10 @@
  *
  * The compiler ($CC or "cc" unless opts->cc says otherwise; its words are
  * split on blanks and it is run without a shell) builds gen.so from gen.c
- * with -O3 -march=native -fopenmp -fno-math-errno -shared -fPIC, linking
+ * with -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math
+ * (no kernel relies on a floating-point trap, and without it GCC keeps
+ * the clamps of fl_tanhf/fl_erff behind branches and the loops around
+ * them scalar) -shared -fPIC, linking
  * glibc's vector maths library (-lmvec; when the compiler's log names it
  * as the failure, it compiles again without it and with -DFL_NO_MVEC),
  * its output going to cc.log.  The log's "warning:" lines are counted and
@@ -335,11 +338,13 @@ static int compiler_argv(char *words, bool mvec, char **argv, fl_build *b)
 {
 	static char *const flags_mvec[] = {
 		"-O3", "-march=native", "-fopenmp", "-fno-math-errno",
+		"-fno-trapping-math",
 		"-shared", "-fPIC", "-o", "gen.so", "gen.c", "-lmvec", "-lm",
 		NULL,
 	};
 	static char *const flags_plain[] = {
 		"-O3", "-march=native", "-fopenmp", "-fno-math-errno",
+		"-fno-trapping-math",
 		"-DFL_NO_MVEC", "-shared", "-fPIC", "-o", "gen.so", "gen.c",
 		"-lm", NULL,
 	};

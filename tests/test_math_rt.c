@@ -1,0 +1,201 @@
+/* The maths runtime (engine/backend/runtime/math_rt.c): fl_tanhf and
+ * fl_erff as generated programs get them -- the embedded text, compiled
+ * by the runner with its flags, called from a vectorisable loop -- agree
+ * with libm's double tanh and erf to 1e-6 relative over the whole line,
+ * keep the special values (+-0, +-inf, NaN) and are what the generated
+ * code of tanh, erf and GELU calls. */
+#include <dlfcn.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "codegen_impl.h"
+#include "engine.h"
+#include "loader.h"
+#include "runner.h"
+#include "test_util.h"
+
+/* A loop as the kernels have it: both functions over an array. */
+static const char sweep_text[] =
+	"void fl_test_sweep(const float *x, float *t, float *e, long n)\n"
+	"{\n"
+	"  #pragma omp simd\n"
+	"  for (long i = 0; i < n; i++) {\n"
+	"    t[i] = fl_tanhf(x[i]);\n"
+	"    e[i] = fl_erff(x[i]);\n"
+	"  }\n"
+	"}\n";
+
+typedef void (*sweep_fn)(const float *, float *, float *, long);
+
+typedef struct built {
+	fl_run_opts opts;
+	fl_build build;
+	void *dl;
+	sweep_fn sweep;
+} built;
+
+static void build_sweep(built *b)
+{
+	size_t n = strlen(fl_math_rt_text) + sizeof sweep_text;
+	char *src = malloc(n);
+	fl_error err = {""};
+
+	assert_non_null(src);
+	snprintf(src, n, "%s%s", fl_math_rt_text, sweep_text);
+	fl_run_opts_default(&b->opts);
+	if (fl_build_source(src, &b->opts, &b->build, &err) < 0)
+		fail_msg("build: %s", err.msg);
+	free(src);
+	if (b->build.status != FL_RUN_OK)
+		fail_msg("build: %s", b->build.message);
+	assert_int_equal(b->build.n_warnings, 0);
+	b->dl = dlopen(b->build.so_path, RTLD_NOW | RTLD_LOCAL);
+	if (!b->dl)
+		fail_msg("dlopen: %s", dlerror());
+	*(void **)&b->sweep = dlsym(b->dl, "fl_test_sweep");
+	assert_non_null(b->sweep);
+}
+
+static void unbuild(built *b)
+{
+	dlclose(b->dl);
+	fl_build_remove(&b->build, &b->opts);
+}
+
+/* Relative error of got against the double reference, measured against
+ * the smallest normal float at most (a denormal has fewer bits). */
+static double rel_err(float got, double want)
+{
+	double d = fabs((double)got - want);
+
+	return d / fmax(fabs(want), FLT_MIN);
+}
+
+/* Every 1e-4 over [-12, 12], and powers of two down to the denormals:
+ * no value off by more than 1e-6 relative (the fit's own error is 4e-7
+ * in float; a wrong coefficient or a lost clamp is off by far more). */
+static void test_math_rt_accurate_everywhere(void **state)
+{
+	enum { N_LIN = 240001, N_POW = 2 * 140 };
+	long n = N_LIN + N_POW;
+	float *x = malloc((size_t)n * sizeof *x);
+	float *t = malloc((size_t)n * sizeof *t);
+	float *e = malloc((size_t)n * sizeof *e);
+	double worst_t = 0, worst_e = 0;
+	float at_t = 0, at_e = 0;
+	built b;
+
+	(void)state;
+	assert_true(x && t && e);
+	for (long i = 0; i < N_LIN; i++)
+		x[i] = (float)(-12.0 + 1e-4 * (double)i);
+	for (int k = 0; k < N_POW / 2; k++) {
+		x[N_LIN + 2 * k] = ldexpf(1.37f, -k);
+		x[N_LIN + 2 * k + 1] = -ldexpf(1.37f, -k);
+	}
+	build_sweep(&b);
+	b.sweep(x, t, e, n);
+	for (long i = 0; i < n; i++) {
+		double rt = rel_err(t[i], tanh((double)x[i]));
+		double re = rel_err(e[i], erf((double)x[i]));
+
+		if (fabsf(t[i]) > 1 || fabsf(e[i]) > 1)
+			fail_msg("outside [-1, 1] at %.9g: tanh %.9g, erf %.9g",
+				 (double)x[i], (double)t[i], (double)e[i]);
+		if (rt > worst_t) {
+			worst_t = rt;
+			at_t = x[i];
+		}
+		if (re > worst_e) {
+			worst_e = re;
+			at_e = x[i];
+		}
+	}
+	unbuild(&b);
+	free(x);
+	free(t);
+	free(e);
+	if (worst_t > 1e-6)
+		fail_msg("fl_tanhf off by %.3g relative at %.9g", worst_t,
+			 (double)at_t);
+	if (worst_e > 1e-6)
+		fail_msg("fl_erff off by %.3g relative at %.9g", worst_e,
+			 (double)at_e);
+}
+
+/* Far out both are exactly +-1; zero keeps its sign; NaN stays NaN. */
+static void test_math_rt_special_values(void **state)
+{
+	float x[] = {INFINITY, -INFINITY, 1e30f, -1e30f, 10.5f, -4.5f,
+		     0.0f, -0.0f, NAN};
+	enum { N = sizeof x / sizeof *x };
+	float t[N], e[N];
+	built b;
+
+	(void)state;
+	build_sweep(&b);
+	b.sweep(x, t, e, N);
+	unbuild(&b);
+	assert_true(t[0] == 1.0f && e[0] == 1.0f);
+	assert_true(t[1] == -1.0f && e[1] == -1.0f);
+	assert_true(t[2] == 1.0f && e[2] == 1.0f);
+	assert_true(t[3] == -1.0f && e[3] == -1.0f);
+	assert_true(t[4] == 1.0f && e[5] == -1.0f);
+	assert_true(t[6] == 0.0f && !signbit(t[6]) && !signbit(e[6]));
+	assert_true(t[7] == 0.0f && signbit(t[7]) && signbit(e[7]));
+	assert_true(isnan(t[8]) && isnan(e[8]));
+}
+
+/* The generated code of tanh, erf and both GELU forms calls the runtime,
+ * which the unit carries, and not libm's tanhf and erff. */
+static void test_math_rt_generated_code_calls_it(void **state)
+{
+	static const char graph[] =
+		"{\"format\": \"fuselab-graph/1\", \"name\": \"m\",\n"
+		" \"tensors\": {\"x\": {\"shape\": [8, 64], \"dtype\": \"f32\","
+		" \"role\": \"input\"},\n"
+		"  \"y\": {\"shape\": [8, 64], \"dtype\": \"f32\", \"role\":"
+		" \"output\"},\n"
+		"  \"z\": {\"shape\": [8, 64], \"dtype\": \"f32\", \"role\":"
+		" \"output\"}},\n"
+		" \"ops\": [{\"name\": \"g1\", \"op\": \"gelu\", \"in\": [\"x\"],"
+		" \"out\": \"y\"},\n"
+		"  {\"name\": \"g2\", \"op\": \"gelu\", \"in\": [\"x\"], \"out\":"
+		" \"z\", \"attrs\": {\"approximate\": \"tanh\"}}]}\n";
+	fl_error err = {""};
+	fl_engine_opts o;
+	fl_session *s;
+	fl_graph *g;
+	char *src;
+
+	(void)state;
+	g = fl_load_graph_string(graph, strlen(graph), "m.json", &err);
+	if (!g)
+		fail_msg("load: %s", err.msg);
+	fl_engine_opts_default(&o);
+	o.strategy = FL_STRATEGY_UNFUSED;
+	o.stop_after = FL_PASS_CODEGEN;
+	s = fl_engine_open(g, &o, &err);
+	if (!s || fl_engine_run(s, &err) < 0)
+		fail_msg("engine: %s", err.msg);
+	src = fl_codegen_c(fl_engine_program(s), &err);
+	assert_non_null(src);
+	assert_non_null(strstr(src, "static inline float fl_tanhf(float x)"));
+	assert_non_null(strstr(src, "static inline float fl_erff(float x)"));
+	assert_non_null(strstr(src, "= fl_tanhf("));
+	assert_non_null(strstr(src, "= fl_erff("));
+	assert_null(strstr(src, " tanhf("));
+	assert_null(strstr(src, " erff("));
+	free(src);
+	fl_engine_close(s);
+	fl_graph_free(g);
+}
+
+FL_SUITE(math_rt,
+	cmocka_unit_test(test_math_rt_accurate_everywhere),
+	cmocka_unit_test(test_math_rt_special_values),
+	cmocka_unit_test(test_math_rt_generated_code_calls_it));
