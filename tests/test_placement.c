@@ -106,6 +106,41 @@ static void test_placement_max_min_accumulators_keep_nan_rule(void **state)
 	t_remove_dir(dir);
 }
 
+/* BERT's attention softmax, [heads, rows, cols]: the tiles take one head
+ * each, so isl fixes the head's point dimension and leaves it out of the
+ * schedule the statements see -- the row loop c3 is schedule dimension 2,
+ * the column loop c4 dimension 3.  The accumulator analysis found loop
+ * c4 by its name, not by its depth (by depth it asked whether the sum
+ * varies along the nonexistent dimension 4, and both reductions stayed
+ * sums through memory under "if (c4 == 0)", unvectorised). */
+static const char heads_softmax_graph[] =
+	"{\"format\": \"fuselab-graph/1\", \"name\": \"heads_softmax\",\n"
+	" \"tensors\": {\n"
+	"  \"s\": {\"shape\": [12, 128, 128], \"dtype\": \"f32\", \"role\": \"input\"},\n"
+	"  \"p\": {\"shape\": [12, 128, 128], \"dtype\": \"f32\", \"role\": \"output\"}},\n"
+	" \"ops\": [\n"
+	"  {\"name\": \"sm\", \"op\": \"softmax\", \"in\": [\"s\"], \"out\": \"p\",\n"
+	"   \"attrs\": {\"axis\": -1}}]}\n";
+
+static void test_placement_accumulators_past_fixed_dimensions(void **state)
+{
+	char dir[256], *src, *out;
+	const char *g;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	g = write_graph(dir, "heads_softmax.json", heads_softmax_graph);
+	src = emit_c(g, "apollo-l1", NULL);
+	t_assert_contains(src, "#pragma omp simd reduction(max:fl_acc0)");
+	t_assert_contains(src, "#pragma omp simd reduction(+:fl_acc0)");
+	if (strstr(src, "_init */\n") && !strstr(src, "(void)0;  /*"))
+		fail_msg("a reduction init stayed in the loop:\n%s", src);
+	free(src);
+	out = run_verified(g, "all", NULL);
+	free(out);
+	t_remove_dir(dir);
+}
+
 /* Softmax's sub is consumed by exp at the same point: layer 1 places it
  * in registers, and the code holds it in a scalar, not a per-tile array
  * (32 x 1024 floats, malloc'd per tile before). */
@@ -274,6 +309,7 @@ static void test_placement_collapse_small_tile_loops(void **state)
 
 FL_SUITE(placement,
 	cmocka_unit_test(test_placement_max_min_accumulators_keep_nan_rule),
+	cmocka_unit_test(test_placement_accumulators_past_fixed_dimensions),
 	cmocka_unit_test(test_placement_register_is_a_scalar),
 	cmocka_unit_test(test_placement_scratch_once_per_call),
 	cmocka_unit_test(test_placement_budget_demotes_largest),

@@ -134,6 +134,7 @@ static void stmt_free(fl_cg_stmt *st)
 	isl_ast_expr_free(st->write);
 	isl_ast_expr_free(st->iters);
 	isl_pw_multi_aff_free(st->wsched);
+	isl_space_free(st->sspace);
 	if (st->reads)
 		for (int r = 0; r < st->ps->n_reads; r++)
 			isl_ast_expr_free(st->reads[r]);
@@ -190,7 +191,7 @@ static fl_cg_stmt *stmt_lookup(fl_cg_kernel *cg,
 
 /* Builds the statement-context of the user node from the build's
  * schedule; false on failure. */
-static bool stmt_context(const fl_cg_stmt *st, isl_ast_build *build,
+static bool stmt_context(fl_cg_stmt *st, isl_ast_build *build,
 			 stmt_ctx *sc)
 {
 	isl_map *sched = isl_map_from_union_map(isl_ast_build_get_schedule(build));
@@ -199,9 +200,12 @@ static bool stmt_context(const fl_cg_stmt *st, isl_ast_build *build,
 	int n_extra = n_inst - isl_set_dim(st->ps->domain, isl_dim_set);
 
 	sc->build = build;
+	isl_space_free(st->sspace);
+	st->sspace = isl_ast_build_get_schedule_space(build);
 	sc->dom = isl_map_domain(isl_map_copy(sched));
 	sc->iter = isl_pw_multi_aff_from_map(isl_map_reverse(sched));
-	if (n_inst < 0 || n_extra < 0 || !sc->dom || !sc->iter) {
+	if (n_inst < 0 || n_extra < 0 || !sc->dom || !sc->iter ||
+	    !st->sspace) {
 		isl_space_free(inst);
 		return false;
 	}
@@ -492,6 +496,17 @@ static __isl_give isl_multi_aff *sole_function(
 	return ma;
 }
 
+/* The position of loop c<depth> among the dimensions of st's schedule
+ * (the domain of wsched and rsched), or -1 when it is not one of them. */
+static int sched_pos(const fl_cg_stmt *st, int depth)
+{
+	char name[16];
+
+	snprintf(name, sizeof name, "c%d", depth);
+	return st->sspace ? isl_space_find_dim_by_name(st->sspace,
+						       isl_dim_set, name) : -1;
+}
+
 /* Whether the element accessed does not involve schedule dimension d. */
 static bool invariant_in(__isl_keep isl_pw_multi_aff *pma, int d)
 {
@@ -519,17 +534,20 @@ static __isl_give isl_set *points_to(__isl_keep isl_pw_multi_aff *pma,
 	return isl_set_reset_tuple_id(dom);
 }
 
-/* Whether init runs exactly in the first iteration of loop d of each
- * run of upd, and writes the same element. */
-static bool init_hoists(const fl_cg_stmt *init, const fl_cg_stmt *upd, int d)
+/* Whether init runs exactly in the first iteration of loop `depth` of
+ * each run of upd, and writes the same element. */
+static bool init_hoists(const fl_cg_stmt *init, const fl_cg_stmt *upd,
+			int depth)
 {
 	isl_multi_aff *fi = sole_function(init->wsched);
 	isl_multi_aff *fu = sole_function(upd->wsched);
+	int d = sched_pos(upd, depth);
 	isl_set *pi, *pu;
 	isl_map *m;
 	bool ok;
 
-	ok = fi && fu && isl_multi_aff_plain_is_equal(fi, fu) == isl_bool_true;
+	ok = fi && fu && d >= 0 && sched_pos(init, depth) == d &&
+	     isl_multi_aff_plain_is_equal(fi, fu) == isl_bool_true;
 	isl_multi_aff_free(fi);
 	isl_multi_aff_free(fu);
 	if (!ok)
@@ -566,7 +584,8 @@ static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 
 	*init = NULL;
 	if (!fl_cg_acc_kind(u->op->kind) || u->ps->role != FL_STMT_UPDATE ||
-	    b->guarded[i] || !u->wsched || !invariant_in(u->wsched, d))
+	    b->guarded[i] || !u->wsched || sched_pos(u, d) < 0 ||
+	    !invariant_in(u->wsched, sched_pos(u, d)))
 		return false;
 	for (int r = 0; r < u->ps->n_reads; r++)
 		if (u->ps->reads[r].input >= 0 &&
@@ -630,22 +649,24 @@ static bool acc_taken(const acc_body *b, const fl_cg_stmt *st)
 }
 
 /* Whether, with the accumulated sums kept in scalars, no dependence is
- * carried by loop d among the body's remaining accesses. */
-static bool no_carried(const acc_body *b, int d)
+ * carried by loop `depth` among the body's remaining accesses. */
+static bool no_carried(const acc_body *b, int depth)
 {
 	for (int i = 0; i < b->n; i++) {
 		const fl_cg_stmt *w = b->st[i];
-		int t = w->op->out[0];
+		int t = w->op->out[0], d = sched_pos(w, depth);
 
 		if (acc_taken(b, w))
 			continue;
-		if (!w->wsched)
+		if (!w->wsched || d < 0)
 			return false;
 		for (int j = 0; j < b->n; j++) {
 			const fl_cg_stmt *s = b->st[j];
 
 			if (acc_taken(b, s) || !accesses_tensor(s, t))
 				continue;
+			if (sched_pos(s, depth) != d)
+				return false;	/* not the same loops */
 			if (s->op->out[0] == t &&
 			    (!s->wsched || carried(w->wsched, s->wsched, d)))
 				return false;
