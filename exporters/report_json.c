@@ -130,6 +130,16 @@ static cJSON *tensor_json(const fl_graph *g, const fl_kernel_tensor *kt)
 	return o;
 }
 
+/* How layer 1 sized the kernel's tiles, as the "tiled" event says. */
+static void add_tiling(cJSON *o, const fl_kernel *k)
+{
+	cJSON_AddStringToObject(o, "tile_kind",
+				fl_tile_kind_name(k->tile_kind));
+	cJSON_AddNumberToObject(o, "n_tiles", k->n_tiles);
+	cJSON_AddNumberToObject(o, "tile_bytes", (double)k->tile_bytes);
+	cJSON_AddStringToObject(o, "tile_why", k->tile_why);
+}
+
 static cJSON *kernel_json(const fl_graph *g, const fl_kernel *k)
 {
 	cJSON *o = cJSON_CreateObject(), *ops = cJSON_CreateArray();
@@ -143,6 +153,7 @@ static cJSON *kernel_json(const fl_graph *g, const fl_kernel *k)
 	for (int i = 0; i < k->n_tile; i++)
 		cJSON_AddItemToArray(tile, cJSON_CreateNumber((double)k->tile[i]));
 	cJSON_AddItemToObject(o, "tile", tile);
+	add_tiling(o, k);
 	cJSON_AddStringToObject(o, "reduction_form", fl_reduce_form_name(k->reduce_form));
 	for (int t = 0; t < k->n_tensors; t++)
 		cJSON_AddItemToArray(tensors, tensor_json(g, &k->tensors[t]));
@@ -623,6 +634,7 @@ static cJSON *full_kernel_json(const fl_graph *g, const fl_kernel *k)
 	cJSON_AddStringToObject(o, "reduce_form",
 				fl_reduce_form_name(k->reduce_form));
 	cJSON_AddItemToObject(o, "tile", int64_array(k->tile, k->n_tile));
+	add_tiling(o, k);
 	add_str_or_null(o, "schedule_tree", k->schedule_text);
 	for (int t = 0; t < k->n_tensors; t++)
 		cJSON_AddItemToArray(ts, full_tensor_json(g, &k->tensors[t]));

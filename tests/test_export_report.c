@@ -218,7 +218,8 @@ static void check_tensor(const cJSON *tj, const fl_graph *g,
 }
 
 /* kernels: the program's kernels in order, each with its ops, its
- * schedule tree's text and every tensor's placement; the bytes kept out
+ * schedule tree's text, how its tiles were sized and every tensor's
+ * placement; the bytes kept out
  * of main memory summed over them; each op names its kernel. */
 static void check_kernels(const cJSON *r, const fl_session *s)
 {
@@ -226,6 +227,7 @@ static void check_kernels(const cJSON *r, const fl_session *s)
 	const fl_graph *g = fl_engine_graph(s);
 	const cJSON *ks = get(r, "kernels"), *ops = get(r, "ops");
 	int64_t kept = 0;
+	int tiled = 0;
 
 	assert_non_null(p);
 	assert_true(p->n_kernels > 0);
@@ -239,6 +241,12 @@ static void check_kernels(const cJSON *r, const fl_session *s)
 		assert_op_names(get(kj, "ops"), g, kn->ops, kn->n_ops);
 		assert_string_equal(get_str(kj, "schedule_tree"),
 				    kn->schedule_text);
+		assert_string_equal(get_str(kj, "tile_kind"),
+				    fl_tile_kind_name(kn->tile_kind));
+		assert_true(get_num(kj, "n_tiles") == kn->n_tiles);
+		assert_int_equal(get_num(kj, "tile_bytes"), kn->tile_bytes);
+		assert_string_equal(get_str(kj, "tile_why"), kn->tile_why);
+		tiled += kn->tile_kind != FL_TILE_NONE && kn->tile_why[0];
 		assert_int_equal(cJSON_GetArraySize(ts), kn->n_tensors);
 		for (int t = 0; t < kn->n_tensors; t++) {
 			check_tensor(cJSON_GetArrayItem(ts, t), g,
@@ -252,6 +260,7 @@ static void check_kernels(const cJSON *r, const fl_session *s)
 		}
 	}
 	assert_int_equal(get_num(r, "bytes_kept_out_of_main_memory"), kept);
+	assert_true(tiled > 0);
 }
 
 /* parallel_groups: the same analysis as fl_stitch_parallel_analyze, and
