@@ -1,9 +1,9 @@
-/* The maths runtime (engine/backend/runtime/math_rt.c): fl_tanhf and
- * fl_erff as generated programs get them -- the embedded text, compiled
- * by the runner with its flags, called from a vectorisable loop -- agree
- * with libm's double tanh and erf to 1e-6 relative over the whole line,
- * keep the special values (+-0, +-inf, NaN) and are what the generated
- * code of tanh, erf and GELU calls. */
+/* The maths runtime (engine/backend/runtime/math_rt.c): fl_tanhf, fl_erff
+ * and fl_expf as generated programs get them -- the embedded text,
+ * compiled by the runner with its flags, called from a vectorisable loop
+ * -- agree with libm's double tanh, erf and exp to 1e-6 relative over the
+ * whole line, keep the special values (+-0, +-inf, NaN) and are what the
+ * generated code of exp, tanh, erf, sigmoid and GELU calls. */
 #include <dlfcn.h>
 #include <float.h>
 #include <math.h>
@@ -20,16 +20,18 @@
 
 /* A loop as the kernels have it: both functions over an array. */
 static const char sweep_text[] =
-	"void fl_test_sweep(const float *x, float *t, float *e, long n)\n"
+	"void fl_test_sweep(const float *x, float *t, float *e, float *p,\n"
+	"                   long n)\n"
 	"{\n"
 	"  #pragma omp simd\n"
 	"  for (long i = 0; i < n; i++) {\n"
 	"    t[i] = fl_tanhf(x[i]);\n"
 	"    e[i] = fl_erff(x[i]);\n"
+	"    p[i] = fl_expf(x[i]);\n"
 	"  }\n"
 	"}\n";
 
-typedef void (*sweep_fn)(const float *, float *, float *, long);
+typedef void (*sweep_fn)(const float *, float *, float *, float *, long);
 
 typedef struct built {
 	fl_run_opts opts;
@@ -75,70 +77,97 @@ static double rel_err(float got, double want)
 	return d / fmax(fabs(want), FLT_MIN);
 }
 
-/* Every 1e-4 over [-12, 12], and powers of two down to the denormals:
- * no value off by more than 1e-6 relative (the fit's own error is 4e-7
- * in float; a wrong coefficient or a lost clamp is off by far more). */
+/* The worst relative error of one function over the sweep. */
+typedef struct worst {
+	const char *name;
+	double err;
+	float at;
+} worst;
+
+static void note_err(worst *w, float x, double err)
+{
+	if (err > w->err) {
+		w->err = err;
+		w->at = x;
+	}
+}
+
+static void assert_within(const worst *w, double bound)
+{
+	if (w->err > bound)
+		fail_msg("%s off by %.3g relative at %.9g", w->name, w->err,
+			 (double)w->at);
+}
+
+/* Every 1e-4 over [-12, 12], every 1e-3 over [-104, 90] (exp's whole
+ * range) and powers of two down to the denormals: no value off by more
+ * than 1e-6 relative (the fits' own errors are under 4e-7 in float; a
+ * wrong coefficient or a lost clamp is off by far more); exp below the
+ * smallest normal float is 0. */
 static void test_math_rt_accurate_everywhere(void **state)
 {
-	enum { N_LIN = 240001, N_POW = 2 * 140 };
-	long n = N_LIN + N_POW;
+	enum { N_LIN = 240001, N_WIDE = 194001, N_POW = 2 * 140 };
+	long n = N_LIN + N_WIDE + N_POW;
 	float *x = malloc((size_t)n * sizeof *x);
 	float *t = malloc((size_t)n * sizeof *t);
 	float *e = malloc((size_t)n * sizeof *e);
-	double worst_t = 0, worst_e = 0;
-	float at_t = 0, at_e = 0;
+	float *p = malloc((size_t)n * sizeof *p);
+	worst wt = {"fl_tanhf", 0, 0}, we = {"fl_erff", 0, 0};
+	worst wp = {"fl_expf", 0, 0};
 	built b;
 
 	(void)state;
-	assert_true(x && t && e);
+	assert_true(x && t && e && p);
 	for (long i = 0; i < N_LIN; i++)
 		x[i] = (float)(-12.0 + 1e-4 * (double)i);
+	for (long i = 0; i < N_WIDE; i++)
+		x[N_LIN + i] = (float)(-104.0 + 1e-3 * (double)i);
 	for (int k = 0; k < N_POW / 2; k++) {
-		x[N_LIN + 2 * k] = ldexpf(1.37f, -k);
-		x[N_LIN + 2 * k + 1] = -ldexpf(1.37f, -k);
+		x[N_LIN + N_WIDE + 2 * k] = ldexpf(1.37f, -k);
+		x[N_LIN + N_WIDE + 2 * k + 1] = -ldexpf(1.37f, -k);
 	}
 	build_sweep(&b);
-	b.sweep(x, t, e, n);
+	b.sweep(x, t, e, p, n);
 	for (long i = 0; i < n; i++) {
-		double rt = rel_err(t[i], tanh((double)x[i]));
-		double re = rel_err(e[i], erf((double)x[i]));
+		double ex = exp((double)x[i]);
 
 		if (fabsf(t[i]) > 1 || fabsf(e[i]) > 1)
 			fail_msg("outside [-1, 1] at %.9g: tanh %.9g, erf %.9g",
 				 (double)x[i], (double)t[i], (double)e[i]);
-		if (rt > worst_t) {
-			worst_t = rt;
-			at_t = x[i];
-		}
-		if (re > worst_e) {
-			worst_e = re;
-			at_e = x[i];
-		}
+		note_err(&wt, x[i], rel_err(t[i], tanh((double)x[i])));
+		note_err(&we, x[i], rel_err(e[i], erf((double)x[i])));
+		if (ex < FLT_MIN && p[i] != 0)
+			fail_msg("fl_expf(%.9g) = %.9g, not 0", (double)x[i],
+				 (double)p[i]);
+		else if (ex >= FLT_MIN && ex <= FLT_MAX)
+			note_err(&wp, x[i], rel_err(p[i], ex));
+		else if (ex > FLT_MAX && !isinf(p[i]))
+			fail_msg("fl_expf(%.9g) = %.9g, not inf", (double)x[i],
+				 (double)p[i]);
 	}
 	unbuild(&b);
 	free(x);
 	free(t);
 	free(e);
-	if (worst_t > 1e-6)
-		fail_msg("fl_tanhf off by %.3g relative at %.9g", worst_t,
-			 (double)at_t);
-	if (worst_e > 1e-6)
-		fail_msg("fl_erff off by %.3g relative at %.9g", worst_e,
-			 (double)at_e);
+	free(p);
+	assert_within(&wt, 1e-6);
+	assert_within(&we, 1e-6);
+	assert_within(&wp, 1e-6);
 }
 
-/* Far out both are exactly +-1; zero keeps its sign; NaN stays NaN. */
+/* Far out tanh and erf are exactly +-1 and exp inf or 0; zero keeps its
+ * sign (exp(+-0) is 1); NaN stays NaN. */
 static void test_math_rt_special_values(void **state)
 {
 	float x[] = {INFINITY, -INFINITY, 1e30f, -1e30f, 10.5f, -4.5f,
 		     0.0f, -0.0f, NAN};
 	enum { N = sizeof x / sizeof *x };
-	float t[N], e[N];
+	float t[N], e[N], p[N];
 	built b;
 
 	(void)state;
 	build_sweep(&b);
-	b.sweep(x, t, e, N);
+	b.sweep(x, t, e, p, N);
 	unbuild(&b);
 	assert_true(t[0] == 1.0f && e[0] == 1.0f);
 	assert_true(t[1] == -1.0f && e[1] == -1.0f);
@@ -148,10 +177,14 @@ static void test_math_rt_special_values(void **state)
 	assert_true(t[6] == 0.0f && !signbit(t[6]) && !signbit(e[6]));
 	assert_true(t[7] == 0.0f && signbit(t[7]) && signbit(e[7]));
 	assert_true(isnan(t[8]) && isnan(e[8]));
+	assert_true(isinf(p[0]) && p[0] > 0 && p[1] == 0.0f);
+	assert_true(isinf(p[2]) && p[3] == 0.0f);
+	assert_true(p[6] == 1.0f && p[7] == 1.0f && isnan(p[8]));
 }
 
-/* The generated code of tanh, erf and both GELU forms calls the runtime,
- * which the unit carries, and not libm's tanhf and erff. */
+/* The generated code of exp, tanh, erf, sigmoid and both GELU forms
+ * calls the runtime, which the unit carries, and not libm's expf, tanhf
+ * and erff. */
 static void test_math_rt_generated_code_calls_it(void **state)
 {
 	static const char graph[] =
@@ -161,11 +194,19 @@ static void test_math_rt_generated_code_calls_it(void **state)
 		"  \"y\": {\"shape\": [8, 64], \"dtype\": \"f32\", \"role\":"
 		" \"output\"},\n"
 		"  \"z\": {\"shape\": [8, 64], \"dtype\": \"f32\", \"role\":"
+		" \"output\"},\n"
+		"  \"v\": {\"shape\": [8, 64], \"dtype\": \"f32\", \"role\":"
+		" \"output\"},\n"
+		"  \"w\": {\"shape\": [8, 64], \"dtype\": \"f32\", \"role\":"
 		" \"output\"}},\n"
 		" \"ops\": [{\"name\": \"g1\", \"op\": \"gelu\", \"in\": [\"x\"],"
 		" \"out\": \"y\"},\n"
 		"  {\"name\": \"g2\", \"op\": \"gelu\", \"in\": [\"x\"], \"out\":"
-		" \"z\", \"attrs\": {\"approximate\": \"tanh\"}}]}\n";
+		" \"z\", \"attrs\": {\"approximate\": \"tanh\"}},\n"
+		"  {\"name\": \"e\", \"op\": \"exp\", \"in\": [\"x\"], \"out\":"
+		" \"v\"},\n"
+		"  {\"name\": \"s\", \"op\": \"sigmoid\", \"in\": [\"x\"],"
+		" \"out\": \"w\"}]}\n";
 	fl_error err = {""};
 	fl_engine_opts o;
 	fl_session *s;
@@ -188,8 +229,11 @@ static void test_math_rt_generated_code_calls_it(void **state)
 	assert_non_null(strstr(src, "static inline float fl_erff(float x)"));
 	assert_non_null(strstr(src, "= fl_tanhf("));
 	assert_non_null(strstr(src, "= fl_erff("));
+	assert_non_null(strstr(src, "= fl_expf("));
+	assert_non_null(strstr(src, "1.0f + fl_expf(-"));
 	assert_null(strstr(src, " tanhf("));
 	assert_null(strstr(src, " erff("));
+	assert_null(strstr(src, " expf("));
 	free(src);
 	fl_engine_close(s);
 	fl_graph_free(g);

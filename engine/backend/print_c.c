@@ -1060,9 +1060,9 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 
 /* The prologue of every generated file.
  *
- * Vector maths: glibc's libmvec has SIMD variants of expf, logf and powf
- * (tanh and erf call fl_tanhf and fl_erff of the maths runtime, which
- * follows the prologue: see runtime/math_rt.c); declaring them with
+ * Vector maths: glibc's libmvec has SIMD variants of logf and powf (exp,
+ * tanh and erf call fl_expf, fl_tanhf and fl_erff of the maths runtime,
+ * which follows the prologue: see runtime/math_rt.c); declaring them with
  * GCC's simd attribute lets the vectoriser call them from a vectorised loop (the runner links
  * -lmvec, compiles with -fno-math-errno, and retries with FL_NO_MVEC
  * defined and without -lmvec when that fails).  Their results are within
@@ -1075,7 +1075,6 @@ static const char file_prologue[] =
 	"#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \\\n"
 	"    && defined(__GLIBC__) && !defined(FL_NO_MVEC)\n"
 	"#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 22)\n"
-	"__attribute__((simd(\"notinbranch\"))) float expf(float);\n"
 	"__attribute__((simd(\"notinbranch\"))) float logf(float);\n"
 	"__attribute__((simd(\"notinbranch\"))) float powf(float, float);\n"
 	"#endif\n"
