@@ -93,10 +93,12 @@ static const opt_spec specs[] = {
 	 "time limit of each call of a generated kernel (default 60)"},
 	{OPT_WARMUP, "warmup", 0, "N", "untimed runs before timing (default 1)"},
 	{OPT_REPEAT, "repeat", 0, "N",
-	 "timed rounds; the median, min and max are reported (default 5). "
+	 "timed rounds; the median, min and max are reported (default 10). "
 	 "The strategies are timed together, interleaved, in one process; "
-	 "a difference is \"faster\"/\"SLOWER\" only when the min..max "
-	 "ranges do not overlap, else \"within noise\""},
+	 "a difference is \"faster\"/\"SLOWER\" only when one side was "
+	 "quicker in so many rounds (pairs) that chance would do it under "
+	 "1 time in 20 (a sign test; with fewer than 5 rounds, only when "
+	 "the min..max ranges do not overlap), else \"within noise\""},
 	{OPT_SCHED_BUDGET, "sched-budget", 0, "N",
 	 "isl operations the scheduler may spend per micro-graph (default "
 	 "2000000); past it, layer 1 splits the micro-graph"},
@@ -657,7 +659,7 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 	o->timeout_s = 60;
 	o->step = -1;
 	o->warmup = 1;
-	o->repeat = 5;
+	o->repeat = 10;
 	o->neighbourhood = -1;
 	o->domain_dims[0] = o->domain_dims[1] = -1;
 	for (int i = 1; i < argc; i++) {

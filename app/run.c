@@ -117,12 +117,17 @@ static void print_kernel(const fl_ladder_kernel *k, double copy_gbps)
 		printf("   unfused %.3f ms (%.3f..%.3f) ", 1e3 * base,
 		       1e3 * k->unfused_min, 1e3 * k->unfused_max);
 		print_label(k->label, base, t);
+		if (k->ratio.s.n >= FL_TIMING_MIN_PAIRS)
+			printf(", quicker in %d of %d pairs", k->ratio.faster,
+			       k->ratio.s.n);
 		printf("%s", k->paired ? ", interleaved" : "");
 	}
 	printf("  [%s", fl_safe_name(k->first_op));
 	if (k->n_ops > 1)
 		printf(" .. %s", fl_safe_name(k->last_op));
 	printf("]\n");
+	if (k->why[0])
+		printf("      why: %s\n", fl_safe_name(k->why));
 }
 
 /* One strategy's line and kernels; 0 when it verified. */
@@ -144,7 +149,12 @@ static int print_step(const fl_graph *g, const fl_ladder *l,
 		printf("%-10s %3d kernels %10.3f ms (%.3f..%.3f)", name,
 		       st->n_kernels, 1e3 * st->total_seconds,
 		       1e3 * st->total_min, 1e3 * st->total_max);
-		if (st->speedup > 0 && st->strategy != FL_STRATEGY_UNFUSED)
+		if (st->speedup > 0 && st->strategy != FL_STRATEGY_UNFUSED &&
+		    st->vs_unfused.s.n >= FL_TIMING_MIN_PAIRS)
+			printf(" %7.2fx (%s, quicker in %d of %d rounds)",
+			       st->speedup, fl_timing_label_name(st->label),
+			       st->vs_unfused.faster, st->vs_unfused.s.n);
+		else if (st->speedup > 0 && st->strategy != FL_STRATEGY_UNFUSED)
 			printf(" %7.2fx (%s)", st->speedup,
 			       fl_timing_label_name(st->label)[0]
 				       ? fl_timing_label_name(st->label) : "?");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "clock.h"
+#include "../engine/run/interleave.h"	/* fl_timing_paired */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -15,7 +16,7 @@ static int cmp_double(const void *a, const void *b)
 /* The statistics of t[0..n-1] (sorted in place). */
 static il_stat stat_of(double *t, int n)
 {
-	il_stat s = {0, 0, 0, n};
+	il_stat s = {0, 0, 0, n, 1, 0, 0};
 
 	if (n == 0)
 		return s;
@@ -24,6 +25,37 @@ static il_stat stat_of(double *t, int n)
 	s.max = t[n - 1];
 	s.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 	return s;
+}
+
+/* Round by round a[r] / b[r] (b: contender 0's times, both unsorted):
+ * their median and the rounds a was quicker and slower into s. */
+static void paired_ratios(const double *a, const double *b, int rounds,
+			  il_stat *s)
+{
+	double *q = malloc((size_t)(rounds + 1) * sizeof *q);
+	il_stat r;
+
+	s->ratio = 1;
+	s->quicker = s->slower = 0;
+	if (!q)
+		return;
+	for (int k = 0; k < rounds; k++) {
+		q[k] = b[k] > 0 ? a[k] / b[k] : 1;
+		s->quicker += a[k] < b[k];
+		s->slower += a[k] > b[k];
+	}
+	r = stat_of(q, rounds);
+	s->ratio = rounds ? r.median : 1;
+	free(q);
+}
+
+/* The spread of st with the ratios already in r. */
+static il_stat with_ratios(il_stat st, const il_stat *r)
+{
+	st.ratio = r->ratio;
+	st.quicker = r->quicker;
+	st.slower = r->slower;
+	return st;
 }
 
 int il_measure(const il_contender *c, int n, const il_plan *plan,
@@ -52,7 +84,9 @@ int il_measure(const il_contender *c, int n, const il_plan *plan,
 		rounds++;
 	}
 	for (int i = 0; i < n; i++)
-		out[i] = stat_of(t + i * max, rounds);
+		paired_ratios(t + i * max, t, rounds, &out[i]);
+	for (int i = 0; i < n; i++)
+		out[i] = with_ratios(stat_of(t + i * max, rounds), &out[i]);
 	free(t);
 	return rounds;
 fail:
@@ -63,4 +97,12 @@ fail:
 int il_distinct(const il_stat *a, const il_stat *b)
 {
 	return a->max < b->min || b->max < a->min;
+}
+
+int il_paired_distinct(const il_stat *s)
+{
+	fl_ratio r = {{s->ratio, 0, 0, 0, 0, s->n}, s->quicker, s->slower};
+
+	return fl_timing_paired(&r) == FL_TIMING_FASTER ||
+	       fl_timing_paired(&r) == FL_TIMING_SLOWER;
 }

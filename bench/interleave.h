@@ -19,10 +19,15 @@ typedef struct il_contender {
 	void *ctx;
 } il_contender;
 
-/* Seconds of one contender's calls: median, fastest, slowest. */
+/* Seconds of one contender's calls: median, fastest, slowest; and,
+ * round by round, its time over contender 0's in the same round: the
+ * median of those ratios and the rounds it was quicker and slower in
+ * (for contender 0 itself: 1, 0, 0). */
 typedef struct il_stat {
 	double median, min, max;
 	int n;
+	double ratio;
+	int quicker, slower;
 } il_stat;
 
 typedef struct il_plan {
@@ -40,5 +45,10 @@ int il_measure(const il_contender *c, int n, const il_plan *plan,
  * do not overlap.  The benchmarks call a difference inside the spread
  * "within noise", never a speedup. */
 int il_distinct(const il_stat *a, const il_stat *b);
+
+/* Whether s differs from contender 0 by the sign test over the rounds
+ * (the engine's paired rule, fl_timing_paired: quicker, or slower, in so
+ * many rounds that chance would do it under 1 time in 20). */
+int il_paired_distinct(const il_stat *s);
 
 #endif

@@ -149,10 +149,15 @@ For every dense of `bert_encoder` and `gpt2_mlp`: the graph dense + GELU
 bias, under `apollo-l1`, timed interleaved with the bare matmul of the same
 shape (three contenders per round).  `krn` is the number of kernels of the
 fused program (1: layer 1 put the epilogue in the matmul's kernel);
-`overhead` is fused median / bare median − 1, with `verdict` *within
-noise* when the two ranges overlap; `rel.err` compares the fused program's
-output with the reference interpreter on the same inputs.  Target: under
-10%.
+`overhead` is the median over the rounds of fused / bare in the same
+round, − 1 (each round runs the three back to back, so a change of load
+falls on both sides of a ratio); `by medns` is fused median / bare
+median − 1, the two series taken apart; `quicker` counts the rounds the
+fused program won, and `verdict` is *within noise* unless the sign test
+over the rounds says otherwise (quicker, or slower, in so many rounds that
+chance would do it less than once in 20).  `rel.err` compares the fused
+program's output with the reference interpreter on the same inputs.
+Target: under 10%.
 
 EOF_EPI
 block peers.txt "fused epilogues"

@@ -201,6 +201,11 @@ const char *fl_event_measured_text(const fl_event *e, char *buf, size_t n)
 	buf[0] = '\0';
 	if (e->kind == FL_EV_COMPILED && e->n_measured >= 1)
 		snprintf(buf, n, "%.2f s", m[0]);
+	else if (e->kind == FL_EV_RAN && !strcmp(e->rule, "slower") &&
+		 e->n_measured >= 4)
+		snprintf(buf, n, "%.3f ms against %.3f ms unfused, quicker in "
+			 "%.0f of %.0f pairs", 1e3 * m[0], 1e3 * m[1], m[2],
+			 m[3]);
 	else if (e->kind == FL_EV_RAN && e->n_measured >= 4)
 		snprintf(buf, n, "median %.3f ms, min %.3f ms, max %.3f ms, "
 			 "%.0f runs", 1e3 * m[0], 1e3 * m[1], 1e3 * m[2], m[3]);

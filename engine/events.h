@@ -54,7 +54,9 @@ typedef enum fl_event_kind {
 
 /* What measured[] holds, by kind:
  *   compiled  {seconds}
- *   ran       {median, min, max seconds, repeats} */
+ *   ran       {median, min, max seconds, repeats}; with rule "slower"
+ *             (the ladder: a fused kernel slower than its ops' unfused
+ *             kernels) {its median, theirs, pairs it won, pairs} */
 
 typedef struct fl_event {
 	int seq;		/* 0-based position in the log */

@@ -876,6 +876,26 @@ static const char *label_or_null(fl_timing_label l)
 	return NULL;
 }
 
+/* Paired ratios (this / unfused, pair by pair), null when none. */
+static void add_ratio(cJSON *o, const char *key, const fl_ratio *r)
+{
+	cJSON *j;
+
+	if (r->s.n <= 0) {
+		cJSON_AddNullToObject(o, key);
+		return;
+	}
+	j = cJSON_AddObjectToObject(o, key);
+	cJSON_AddNumberToObject(j, "median", r->s.median);
+	cJSON_AddNumberToObject(j, "q1", r->s.q1);
+	cJSON_AddNumberToObject(j, "q3", r->s.q3);
+	cJSON_AddNumberToObject(j, "min", r->s.min);
+	cJSON_AddNumberToObject(j, "max", r->s.max);
+	cJSON_AddNumberToObject(j, "pairs", r->s.n);
+	cJSON_AddNumberToObject(j, "quicker", r->faster);
+	cJSON_AddNumberToObject(j, "slower", r->slower);
+}
+
 static cJSON *ladder_kernel_json(const fl_ladder_kernel *k)
 {
 	cJSON *o = cJSON_CreateObject(), *e;
@@ -893,7 +913,9 @@ static cJSON *ladder_kernel_json(const fl_ladder_kernel *k)
 	add_seconds_or_null(o, "unfused_min_s", k->unfused_min);
 	add_seconds_or_null(o, "unfused_max_s", k->unfused_max);
 	cJSON_AddBoolToObject(o, "paired", k->paired);
+	add_ratio(o, "ratio_to_unfused", &k->ratio);
 	add_str_or_null(o, "label", label_or_null(k->label));
+	add_str_or_null(o, "why_slower", k->why[0] ? k->why : NULL);
 	cJSON_AddBoolToObject(o, "verified", k->r.ok);
 	e = cJSON_AddObjectToObject(o, "errors");
 	cJSON_AddNumberToObject(e, "max_abs", k->r.max_abs);
@@ -928,6 +950,7 @@ static cJSON *ladder_step_json(const fl_ladder_step *st)
 	else
 		cJSON_AddNullToObject(o, "speedup");
 	cJSON_AddBoolToObject(o, "within_noise", st->within_noise);
+	add_ratio(o, "ratio_to_unfused", &st->vs_unfused);
 	add_str_or_null(o, "label", label_or_null(st->label));
 	cJSON_AddNumberToObject(o, "max_abs", st->max_abs);
 	cJSON_AddNumberToObject(o, "max_rel", st->max_rel);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../bench/genprog.h"
 #include "../bench/interleave.h"
@@ -60,14 +61,46 @@ static void test_bench_interleave_rounds(void **state)
 /* Spreads that overlap are within noise; disjoint ones differ. */
 static void test_bench_interleave_distinct(void **state)
 {
-	il_stat a = {1.0, 0.9, 1.2, 5}, b = {1.1, 1.15, 1.3, 5},
-		c = {2.0, 1.8, 2.2, 5};
+	il_stat a = {1.0, 0.9, 1.2, 5, 1, 0, 0},
+		b = {1.1, 1.15, 1.3, 5, 1.1, 2, 3},
+		c = {2.0, 1.8, 2.2, 5, 2.0, 0, 5};
 
 	(void)state;
 	assert_false(il_distinct(&a, &b));
 	assert_false(il_distinct(&b, &a));
 	assert_true(il_distinct(&a, &c));
 	assert_true(il_distinct(&c, &b));
+	/* paired: slower in 5 of 5 rounds differs, 3 of 5 does not */
+	assert_true(il_paired_distinct(&c));
+	assert_false(il_paired_distinct(&b));
+	assert_false(il_paired_distinct(&a));
+}
+
+/* A contender that takes `sleep_us` per call. */
+static void sleep_call(void *ctx)
+{
+	struct timespec ts = {0, *(const long *)ctx * 1000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Round by round ratios to contender 0: a contender that always takes
+ * 3x longer is slower in every round with a ratio near 3, and contender
+ * 0 against itself has ratio 1. */
+static void test_bench_interleave_paired(void **state)
+{
+	long fast = 200, slow = 600;
+	il_contender c[2] = {{sleep_call, &fast}, {sleep_call, &slow}};
+	il_plan plan = {6, 6, 0};
+	il_stat s[2];
+
+	(void)state;
+	assert_int_equal(il_measure(c, 2, &plan, s), 6);
+	assert_true(s[0].ratio == 1 && s[0].quicker == 0 && s[0].slower == 0);
+	assert_int_equal(s[1].slower, 6);
+	assert_int_equal(s[1].quicker, 0);
+	assert_true(s[1].ratio > 1.5);
+	assert_true(il_paired_distinct(&s[1]));
 }
 
 static void sample_path(char *buf, size_t n, const char *name)
@@ -385,6 +418,7 @@ static void test_bench_install_deps_mode(void **state)
 FL_SUITE(bench,
 	 cmocka_unit_test(test_bench_interleave_rounds),
 	 cmocka_unit_test(test_bench_interleave_distinct),
+	 cmocka_unit_test(test_bench_interleave_paired),
 	 cmocka_unit_test(test_bench_matmul_shapes),
 	 cmocka_unit_test(test_bench_conv_shapes),
 	 cmocka_unit_test(test_bench_dense_shapes),

@@ -506,10 +506,19 @@ static void test_ladder(void **state)
 		assert_true(l.steps[i].speedup > 0);
 		assert_true(l.steps[i].total_min <= l.steps[i].total_seconds);
 		assert_true(l.steps[i].total_seconds <= l.steps[i].total_max);
-		/* a speedup inside the spread is called noise */
+		/* a speedup that is not a measured difference is called
+		 * noise: the sign test over the paired rounds when there
+		 * are enough, else overlapping ranges */
+		if (i > 0 && l.steps[i].vs_unfused.s.n >= FL_TIMING_MIN_PAIRS)
+			assert_int_equal(l.steps[i].label,
+					 fl_timing_paired(&l.steps[i].vs_unfused));
+		else if (i > 0)
+			assert_int_equal(l.steps[i].label, fl_timing_compare(
+				l.steps[0].total_min, l.steps[0].total_max,
+				l.steps[i].total_min, l.steps[i].total_max));
 		assert_int_equal(l.steps[i].within_noise,
-				 i > 0 && l.steps[i].total_min <= l.steps[0].total_max &&
-				 l.steps[0].total_min <= l.steps[i].total_max);
+				 i > 0 && l.steps[i].label != FL_TIMING_FASTER &&
+				 l.steps[i].label != FL_TIMING_SLOWER);
 	}
 	assert_true(l.steps[2].n_kernels < l.steps[0].n_kernels);
 	/* a fused kernel knows what its ops took unfused */

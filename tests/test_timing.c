@@ -6,6 +6,7 @@
  * the machine, load and copy bandwidth above the ladder.  Small samples
  * and --repeat 3 keep it quick. */
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "engine.h"
 #include "interleave.h"
 #include "ladder.h"
+#include "loader.h"
 #include "machine.h"
 
 /* ---- the label rule ---------------------------------------------------- */
@@ -88,7 +90,8 @@ static fl_session *verified_session(const fl_graph *g, fl_strategy s)
 	return ses;
 }
 
-/* Round r's order is round 0's rotated by r, with every item once. */
+/* The rounds' orders (the copy is -1 in them, item m - 1 in
+ * fl_timing_order's) are fl_timing_order's, each with every item once. */
 static void assert_rotated(const int *order, int rounds, int m)
 {
 	for (int r = 0; r < rounds; r++) {
@@ -96,12 +99,80 @@ static void assert_rotated(const int *order, int rounds, int m)
 
 		for (int j = 0; j < m; j++) {
 			int item = order[r * m + j];
+			int want = fl_timing_order(m, r, j);
 
-			assert_int_equal(item, order[(j + r) % m]);
+			assert_int_equal(item, want == m - 1 ? -1 : want);
 			seen |= 1 << (item + 1);	/* -1 (copy) too */
 		}
 		assert_int_equal(__builtin_popcount((unsigned)seen), m);
 	}
+}
+
+/* Over a full design (m rounds, 2m for odd m) every ordered pair of
+ * items is adjacent equally often, every item first equally often, and
+ * every round is a permutation: no program always runs right after the
+ * copy probe, whose arrays flush the caches. */
+static void test_timing_order_balanced(void **state)
+{
+	(void)state;
+	for (int m = 2; m <= 7; m++) {
+		int rounds = m % 2 ? 2 * m : m;
+		int next[8][8] = {{0}}, first[8] = {0};
+
+		for (int r = 0; r < rounds; r++) {
+			int seen = 0;
+
+			first[fl_timing_order(m, r, 0)]++;
+			for (int j = 0; j < m; j++) {
+				int a = fl_timing_order(m, r, j);
+
+				assert_true(a >= 0 && a < m);
+				seen |= 1 << a;
+				if (j + 1 < m)
+					next[a][fl_timing_order(m, r, j + 1)]++;
+			}
+			assert_int_equal(seen, (1 << m) - 1);
+		}
+		for (int a = 0; a < m; a++) {
+			assert_int_equal(first[a], rounds / m);
+			for (int b = 0; b < m; b++)
+				assert_int_equal(next[a][b],
+						 a == b ? 0 : rounds / m);
+		}
+	}
+}
+
+/* The sign test: the chance of k or more heads in n tosses, and the
+ * paired verdicts it gives -- 5 of 5 is a difference (1 in 32), 4 of 5
+ * is not; 9 of 10 is, 8 of 10 is not; too few pairs give no verdict. */
+static void test_timing_paired_rule(void **state)
+{
+	fl_ratio r = {{1.0, 0.9, 1.1, 0.95, 1.05, 5}, 0, 0};
+
+	(void)state;
+	assert_true(fabs(fl_sign_tail(5, 5) - 1.0 / 32) < 1e-12);
+	assert_true(fabs(fl_sign_tail(10, 9) - 11.0 / 1024) < 1e-12);
+	assert_true(fabs(fl_sign_tail(10, 8) - 56.0 / 1024) < 1e-12);
+	assert_true(fl_sign_tail(10, 0) == 1 && fl_sign_tail(3, 4) == 0);
+	r.faster = 5;
+	assert_int_equal(fl_timing_paired(&r), FL_TIMING_FASTER);
+	r.faster = 4;
+	r.slower = 1;
+	assert_int_equal(fl_timing_paired(&r), FL_TIMING_NOISE);
+	r.faster = 0;
+	r.slower = 5;
+	assert_int_equal(fl_timing_paired(&r), FL_TIMING_SLOWER);
+	r.s.n = 10;
+	r.faster = 9;
+	r.slower = 1;
+	assert_int_equal(fl_timing_paired(&r), FL_TIMING_FASTER);
+	r.faster = 8;
+	r.slower = 2;
+	assert_int_equal(fl_timing_paired(&r), FL_TIMING_NOISE);
+	r.s.n = 4;
+	r.faster = 4;
+	r.slower = 0;
+	assert_int_equal(fl_timing_paired(&r), FL_TIMING_UNKNOWN);
 }
 
 /* unfused and xla of softmax timed in one child: the rounds rotate, the
@@ -404,6 +475,67 @@ static void test_timing_interrupted(void **state)
 	fl_graph_free(g);
 }
 
+/* A fused kernel found SLOWER says why, in the ladder and as an event:
+ * for a dense + GELU kernel, the epilogue's extra pass over each tile. */
+static void test_timing_slower_says_why(void **state)
+{
+	static const char graph[] =
+		"{\"format\": \"fuselab-graph/1\", \"name\": \"dg\",\n"
+		" \"tensors\": {\"x\": {\"shape\": [64, 96], \"dtype\": \"f32\","
+		" \"role\": \"input\"},\n"
+		"  \"w\": {\"shape\": [96, 128], \"dtype\": \"f32\", \"role\":"
+		" \"param\"},\n"
+		"  \"y\": {\"shape\": [64, 128], \"dtype\": \"f32\", \"role\":"
+		" \"output\"}},\n"
+		" \"ops\": [{\"name\": \"mm\", \"op\": \"matmul\", \"in\":"
+		" [\"x\", \"w\"], \"out\": \"h\"},\n"
+		"  {\"name\": \"g\", \"op\": \"gelu\", \"in\": [\"h\"],"
+		" \"out\": \"y\"}]}\n";
+	fl_error err = {""};
+	fl_graph *g = fl_load_graph_string(graph, strlen(graph), "dg", &err);
+	fl_session *u, *a;
+	const fl_program *pa;
+	fl_ladder_kernel lk[4];
+	fl_ladder_step st;
+	const fl_event *e;
+	char text[512];
+
+	(void)state;
+	if (!g)
+		fail_msg("%s", err.msg);
+	u = verified_session(g, FL_STRATEGY_UNFUSED);
+	a = verified_session(g, FL_STRATEGY_APOLLO_L1);
+	pa = fl_engine_program(a);
+	assert_int_equal(pa->n_kernels, 1);
+	memset(&st, 0, sizeof st);
+	memset(lk, 0, sizeof lk);
+	st.n_kernels = 1;
+	st.kernels = lk;
+	st.log = fl_event_log_new();
+	lk[0].label = FL_TIMING_SLOWER;
+	lk[0].r.seconds = 2e-3;
+	lk[0].unfused_seconds = 1e-3;
+	lk[0].ratio.faster = 0;
+	lk[0].ratio.s.n = 9;
+	fl_ladder_explain_slower(&st, 0, pa, fl_engine_program(u));
+	t_assert_contains(lk[0].why, "after the contraction make one more "
+			  "pass over each finished tile");
+	assert_int_equal(fl_event_log_count(st.log), 1);
+	e = fl_event_log_get(st.log, 0);
+	assert_int_equal(e->kind, FL_EV_RAN);
+	assert_string_equal(e->rule, "slower");
+	assert_int_equal(e->n_ops, pa->kernels[0].n_ops);
+	fl_event_format(e, text, sizeof text);
+	t_assert_contains(text, "fl_k0 is SLOWER than the unfused kernels of "
+			  "its ops: ");
+	t_assert_contains(text, "2.000 ms against 1.000 ms unfused, quicker "
+			  "in 0 of 9 pairs");
+	fl_event_log_free(st.log);
+	fl_engine_close(a);
+	fl_engine_close(u);
+	fl_graph_free(g);
+}
+
 /* ---- the command line -------------------------------------------------- */
 
 /* The ladder says what it was measured on and against: the machine, the
@@ -445,7 +577,10 @@ static void test_timing_cli(void **state)
 FL_SUITE(timing,
 	 cmocka_unit_test(test_timing_label),
 	 cmocka_unit_test(test_timing_copy_size),
+	 cmocka_unit_test(test_timing_order_balanced),
+	 cmocka_unit_test(test_timing_paired_rule),
 	 cmocka_unit_test(test_timing_interleaved_child),
+	 cmocka_unit_test(test_timing_slower_says_why),
 	 cmocka_unit_test(test_timing_ladder),
 	 cmocka_unit_test(test_timing_pin),
 	 cmocka_unit_test(test_timing_interrupted),

@@ -739,6 +739,17 @@ static void view_panels_timings_ladder(void **state)
 			  "    3 ops op0..op0");
 	t_assert_contains(text, "apollo-l1  (the session's strategy)");
 	free(text);
+	/* a kernel found SLOWER over its pairs says so, and why */
+	now.steps[2].kernels[0].label = FL_TIMING_SLOWER;
+	now.steps[2].kernels[0].ratio.s.n = 9;
+	now.steps[2].kernels[0].ratio.slower = 9;
+	snprintf(now.steps[2].kernels[0].why, sizeof now.steps[2].kernels[0].why,
+		 "%s", "8 tiles for 16 cores");
+	text = t_view_render(&f, &fl_view_timings, st, 160, 30);
+	t_assert_contains(text, "SLOWER, quicker in 0 of 9 pairs");
+	assert_true(fl_grid_find_look(f.grid, "why SLOWER: 8 tiles for 16 "
+				      "cores", FL_LOOK_WARN));
+	free(text);
 	fl_view_timings.destroy(st);
 	free_ladder(&now);
 	free_ladder(&before);

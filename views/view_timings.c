@@ -181,7 +181,8 @@ static void strategy_line(timings *t, const fl_ladder_step *st, int i,
 	}
 	if (st->speedup > 0)
 		snprintf(sp, sizeof sp, "%5.2fx%s", st->speedup,
-			 st->within_noise ? " within noise" : "");
+			 st->within_noise ? " within noise" :
+			 st->label == FL_TIMING_SLOWER ? " SLOWER" : "");
 	else
 		snprintf(sp, sizeof sp, "    -");
 	l = add(t, look, "%-*s %*s %3d k %9s %-14s %-18s %-3s err %.1e/%.1e",
@@ -228,12 +229,13 @@ static void compare_line(timings *t, const fl_view_ctx *c,
 	    pct, fresh, gone);
 }
 
-/* "  spread [0.9..1.1] vs unfused [1.8..2.2]: faster, interleaved": the
- * kernel's spread beside its unfused kernels', and the label that
- * follows from them (faster/SLOWER only when they do not overlap). */
+/* "  spread [0.9..1.1] vs unfused [1.8..2.2]: faster, quicker in 9 of 10
+ * pairs, interleaved": the kernel's spread beside its unfused kernels',
+ * and the label (interleave.h: the sign test over the pairs, else
+ * whether the ranges overlap). */
 static void kernel_noise(const fl_ladder_kernel *k, char *buf, size_t n)
 {
-	char a[64], b[64];
+	char a[64], b[64], pairs[48] = "";
 	const char *label = fl_timing_label_name(k->label);
 
 	buf[0] = '\0';
@@ -245,8 +247,12 @@ static void kernel_noise(const fl_ladder_kernel *k, char *buf, size_t n)
 		       sizeof b);
 	else
 		snprintf(b, sizeof b, "-");
-	snprintf(buf, n, "  spread %s vs unfused %s%s%s%s", a, b,
-		 label[0] ? ": " : "", label, k->paired ? ", interleaved" : "");
+	if (k->ratio.s.n >= FL_TIMING_MIN_PAIRS)
+		snprintf(pairs, sizeof pairs, ", quicker in %d of %d pairs",
+			 k->ratio.faster, k->ratio.s.n);
+	snprintf(buf, n, "  spread %s vs unfused %s%s%s%s%s", a, b,
+		 label[0] ? ": " : "", label, pairs,
+		 k->paired ? ", interleaved" : "");
 }
 
 static void kernel_lines(timings *t, const fl_view_ctx *c,
@@ -258,7 +264,7 @@ static void kernel_lines(timings *t, const fl_view_ctx *c,
 		add(t, FL_LOOK_DIM, "    no kernels");
 	for (int i = 0; i < st->n_kernels; i++) {
 		const fl_ladder_kernel *k = &st->kernels[i];
-		char a[32], b[32], sp[24] = "    -", noise[224] = "";
+		char a[32], b[32], sp[24] = "    -", noise[320] = "";
 		bool fresh = was && !kernel_was(was, k);
 
 		if (k->unfused_seconds > 0 && k->r.seconds > 0)
@@ -272,6 +278,9 @@ static void kernel_lines(timings *t, const fl_view_ctx *c,
 		    secs(k->unfused_seconds, b, sizeof b), sp, k->n_ops,
 		    k->first_op, k->last_op, k->r.ok ? "" : "  MISMATCH",
 		    fresh ? "  new" : "", noise);
+		if (k->why[0])
+			add(t, FL_LOOK_WARN, "             why SLOWER: %s",
+			    k->why);
 	}
 	/* what the run before had and this one has not */
 	for (int i = 0; was && i < was->n_kernels; i++) {

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -50,6 +51,38 @@ fl_timing_label fl_timing_compare(double base_min, double base_max,
 	return FL_TIMING_NOISE;
 }
 
+double fl_sign_tail(int n, int k)
+{
+	double term, sum = 0;
+
+	if (k <= 0)
+		return 1;
+	if (n <= 0 || k > n)
+		return 0;
+	if (n > 1000)	/* 2^-n underflows; far more pairs than made */
+		return (double)k > 0.5 * n + 1.65 * 0.5 * sqrt(n) ? 0 : 1;
+	term = ldexp(1.0, -n);	/* C(n, 0) / 2^n */
+	for (int j = 0; j <= n; j++) {
+		if (j >= k)
+			sum += term;
+		term = term * (n - j) / (j + 1);
+	}
+	return sum;
+}
+
+fl_timing_label fl_timing_paired(const fl_ratio *r)
+{
+	int n = r->faster + r->slower;
+
+	if (r->s.n < FL_TIMING_MIN_PAIRS || n < FL_TIMING_MIN_PAIRS)
+		return FL_TIMING_UNKNOWN;
+	if (fl_sign_tail(n, r->faster) <= FL_TIMING_SIGN_LEVEL)
+		return FL_TIMING_FASTER;
+	if (fl_sign_tail(n, r->slower) <= FL_TIMING_SIGN_LEVEL)
+		return FL_TIMING_SLOWER;
+	return FL_TIMING_NOISE;
+}
+
 const char *fl_timing_label_name(fl_timing_label l)
 {
 	switch (l) {
@@ -59,6 +92,16 @@ const char *fl_timing_label_name(fl_timing_label l)
 	case FL_TIMING_UNKNOWN: break;
 	}
 	return "";
+}
+
+int fl_timing_order(int m, int r, int j)
+{
+	int row = r % (m % 2 ? 2 * m : m), at;
+
+	if (m % 2 && row >= m)	/* the second square: reversed rows */
+		j = m - 1 - j;
+	at = j == 0 ? 0 : j % 2 ? (j + 1) / 2 : m - j / 2;
+	return (at + row) % m;
 }
 
 int64_t fl_copy_probe_bytes(int64_t l3)
@@ -115,6 +158,7 @@ typedef struct il_plan {
 	/* in the shared mapping */
 	il_report *rep;
 	fl_spread *total;
+	fl_ratio *vs_base;
 	fl_timed_kernel *kern;
 	int *order;
 	size_t map_size;
@@ -212,11 +256,13 @@ static int plan_pairs(il_plan *pl)
 	return 0;
 }
 
-/* The shared mapping: header, totals, kernels, order. */
+/* The shared mapping: header, totals, their ratios to the baseline's,
+ * kernels, order. */
 static int plan_map(il_plan *pl, fl_error *err)
 {
 	size_t off_total = (sizeof(il_report) + 63) & ~(size_t)63;
-	size_t off_kern = off_total + (size_t)pl->n * sizeof(fl_spread);
+	size_t off_ratio = off_total + (size_t)pl->n * sizeof(fl_spread);
+	size_t off_kern = off_ratio + (size_t)pl->n * sizeof(fl_ratio);
 	size_t off_order = off_kern +
 			   (size_t)pl->total_kernels * sizeof(fl_timed_kernel);
 	void *m;
@@ -232,6 +278,7 @@ static int plan_map(il_plan *pl, fl_error *err)
 	memset(m, 0, pl->map_size);
 	pl->rep = m;
 	pl->total = (fl_spread *)(void *)((char *)m + off_total);
+	pl->vs_base = (fl_ratio *)(void *)((char *)m + off_ratio);
 	pl->kern = (fl_timed_kernel *)(void *)((char *)m + off_kern);
 	pl->order = (int *)(void *)((char *)m + off_order);
 	atomic_init(&pl->rep->calls, 0);
@@ -311,19 +358,49 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Median, minimum and maximum of v[0..n-1] (sorted in place). */
+/* The q-quantile of sorted v[0..n-1], interpolated between ranks. */
+static double quantile(const double *v, int n, double q)
+{
+	double at = q * (n - 1);
+	int lo = (int)at;
+
+	return lo + 1 < n ? v[lo] + (at - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+/* Median, quartiles, minimum and maximum of v[0..n-1] (sorted in
+ * place). */
 static fl_spread spread_of(double *v, int n)
 {
-	fl_spread s = {0, 0, 0, 0};
+	fl_spread s = {0, 0, 0, 0, 0, 0};
 
 	if (n <= 0)
 		return s;
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	s.median = quantile(v, n, 0.5);
+	s.q1 = quantile(v, n, 0.25);
+	s.q3 = quantile(v, n, 0.75);
 	s.min = v[0];
 	s.max = v[n - 1];
 	s.n = n;
 	return s;
+}
+
+/* a[i] / b[i] for i < n, into ratio (a and b are left alone; scratch
+ * holds n values). */
+static fl_ratio ratio_of(const double *a, const double *b, int n,
+			 double *scratch)
+{
+	fl_ratio r = {{0, 0, 0, 0, 0, 0}, 0, 0};
+	int m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (a[i] > 0 && b[i] > 0) {
+			scratch[m++] = a[i] / b[i];
+			r.faster += a[i] < b[i];
+			r.slower += a[i] > b[i];
+		}
+	r.s = spread_of(scratch, m);
+	return r;
 }
 
 /* The CPUs the child may run on, read before libgomp binds anything. */
@@ -534,17 +611,23 @@ static void child_rounds(il_child *c)
 	progress(pl->rep, PHASE_TIME, 0);
 	for (int w = 0; w < pl->o.warmup; w++)
 		for (int j = 0; j < m; j++)
-			round_item(c, (w + j) % m, 0, false);
+			round_item(c, fl_timing_order(m, w, j), 0, false);
 	pl->rep->stage = STAGE_ROUNDS;
 	for (int r = 0; r < pl->rounds; r++) {
 		for (int j = 0; j < m; j++) {
-			int item = (r + j) % m;
+			int item = fl_timing_order(m, r, j);
 
 			pl->order[r * m + j] = item;
 			round_item(c, item, r, true);
 		}
 		progress(pl->rep, PHASE_TIME, r + 1);
 	}
+	for (int i = 0; i < pl->n && pl->baseline >= 0; i++)
+		pl->vs_base[i] = ratio_of(c->totals + (size_t)i *
+					  (size_t)pl->rounds, c->totals +
+					  (size_t)pl->baseline *
+					  (size_t)pl->rounds, pl->rounds,
+					  c->copies + pl->rounds);
 	for (int i = 0; i < pl->n; i++) {
 		pl->total[i] = spread_of(c->totals + (size_t)i * (size_t)pl->rounds,
 					 pl->rounds);
@@ -599,6 +682,7 @@ static void child_pair(il_child *c, int i, int k, double *fs, double *us)
 	tk->sequence[len] = '\0';
 	tk->paired = true;
 	tk->n_base = pl->n_group[idx];
+	tk->ratio = ratio_of(fs, us, pl->rounds, fs + pl->rounds);
 	tk->fused = spread_of(fs, pl->rounds);
 	tk->base = spread_of(us, pl->rounds);
 }
@@ -606,7 +690,7 @@ static void child_pair(il_child *c, int i, int k, double *fs, double *us)
 static void child_pairs(il_child *c)
 {
 	const il_plan *pl = c->pl;
-	double *fs = calloc((size_t)pl->rounds + 1, sizeof *fs);
+	double *fs = calloc(2 * (size_t)pl->rounds + 1, sizeof *fs);
 	double *us = calloc((size_t)pl->rounds + 1, sizeof *us);
 	int done = 0;
 
@@ -698,7 +782,8 @@ static void child_main(const il_plan *pl)
 			   sizeof *c.samples);
 	c.totals = calloc((size_t)(pl->n + 1) * (size_t)rounds,
 			  sizeof *c.totals);
-	c.copies = calloc((size_t)rounds, sizeof *c.copies);
+	/* the copies' bandwidths, then room for one series of ratios */
+	c.copies = calloc(2 * (size_t)rounds + 1, sizeof *c.copies);
 	if (!c.table || !c.bufs || !c.samples || !c.totals || !c.copies ||
 	    !copy_init(&c.cp, pl))
 		child_fail(pl->rep, FL_RUN_NO_MEMORY, "the timing process ran "
@@ -814,15 +899,17 @@ static int collect(const il_plan *pl, fl_timing *t)
 	t->n = pl->n;
 	t->rounds = pl->rounds;
 	t->total = calloc((size_t)pl->n + 1, sizeof *t->total);
+	t->vs_base = calloc((size_t)pl->n + 1, sizeof *t->vs_base);
 	t->kernels = calloc((size_t)pl->n + 1, sizeof *t->kernels);
 	t->order = calloc((size_t)(pl->rounds + 1) * (size_t)m, sizeof *t->order);
-	if (!t->total || !t->kernels || !t->order)
+	if (!t->total || !t->vs_base || !t->kernels || !t->order)
 		return -1;
 	memcpy(t->order, pl->order, (size_t)pl->rounds * (size_t)m * sizeof(int));
 	for (int i = 0; i < pl->n; i++) {
 		int nk = pl->progs[i].p->n_kernels;
 
 		t->total[i] = pl->total[i];
+		t->vs_base[i] = pl->vs_base[i];
 		t->kernels[i] = calloc((size_t)nk + 1, sizeof **t->kernels);
 		if (!t->kernels[i])
 			return -1;
@@ -844,6 +931,7 @@ void fl_timing_free(fl_timing *t)
 		free(t->kernels[i]);
 	free(t->kernels);
 	free(t->total);
+	free(t->vs_base);
 	free(t->order);
 	memset(t, 0, sizeof *t);
 }

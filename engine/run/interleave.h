@@ -7,14 +7,19 @@
  *   1. warm-up: `warmup` untimed rounds of every program;
  *   2. `repeat` rounds; in each, every program's whole run once and one
  *      STREAM-like copy (arrays well over the L3 size, threads on every
- *      core), in an order rotated every round (A B C copy, B C copy A,
- *      ...): per program the total and each kernel's time, per round the
- *      copy's bandwidth;
+ *      core), in an order that changes every round so that each item
+ *      follows every other one equally often (fl_timing_order: a
+ *      rotation kept the same neighbours, so one program always ran
+ *      right after the copy had flushed the caches): per program the
+ *      total and each kernel's time, per round the copy's bandwidth;
  *   3. pairs: each fused kernel of a fusing program (2+ ops) timed
  *      alternately with the baseline (unfused) program's kernels of the
  *      same ops, run back to back as one group: fused, group, fused, ...
  *      after one untimed call of each.
- * Median, minimum and maximum of every series.  The same child/timeout/
+ * Median, quartiles, minimum and maximum of every series, and the same
+ * for the *paired ratios*: per round, each program's total over the
+ * baseline's total in that round; per alternation, the fused kernel's
+ * time over its group's right after it.  The same child/timeout/
  * cancel machinery as the runner (run_impl.h): the child leads its own
  * process group, is killed with it on a timeout (per call), a cancel or an
  * interrupt, and reports through a shared mapping.  With opts->pin the
@@ -22,7 +27,16 @@
  * gen.so (so before libgomp initialises) and reports every thread's
  * affinity as the kernel read it (/proc/self/task/N/status).
  *
- * The label rule (fl_timing_compare) lives here too: a difference is a
+ * The label rules live here too.  Paired (fl_timing_paired): the two
+ * sides ran back to back, under the same load, in every pair; a side is
+ * faster (slower) when it was the quicker (slower) one in so many pairs
+ * that a coin tossed per pair would do as well less than once in 20 (a
+ * one-sided sign test at 5%: 5 of 5, 9 of 10, 15 of 20 ...).  A pause
+ * that hits one call moves one pair, not the verdict; a min..max rule
+ * would let any one slow call (and every run on a shared machine has
+ * some) make every comparison "within noise", more so the more rounds
+ * are made.
+ * Unpaired (fl_timing_compare, too few pairs, or sides timed apart): a
  * difference only when the two min..max ranges do not overlap.
  * Never prints. */
 #ifndef FL_INTERLEAVE_H
@@ -56,8 +70,29 @@ const char *fl_timing_label_name(fl_timing_label l);
 
 typedef struct fl_spread {
 	double median, min, max;
+	double q1, q3;		/* lower and upper quartile */
 	int n;			/* samples; 0: not measured */
 } fl_spread;
+
+/* Paired ratios, this side's time over the baseline's in the same pair:
+ * their spread, and in how many pairs this side was the quicker and the
+ * slower one. */
+typedef struct fl_ratio {
+	fl_spread s;
+	int faster, slower;
+} fl_ratio;
+
+/* Fewest pairs that can decide the sign test (5 of 5: 1 in 32). */
+#define FL_TIMING_MIN_PAIRS 5
+/* Its level: a verdict chance would give at most this often. */
+#define FL_TIMING_SIGN_LEVEL 0.05
+
+/* The chance that a fair coin tossed n times shows heads k times or
+ * more. */
+double fl_sign_tail(int n, int k);
+
+/* The paired rule (above); UNKNOWN under FL_TIMING_MIN_PAIRS pairs. */
+fl_timing_label fl_timing_paired(const fl_ratio *r);
 
 /* One program to time: compiled (so_path) from p; all programs share
  * p->graph's tensor layout or each gets its own buffers. */
@@ -75,6 +110,7 @@ typedef struct fl_timed_kernel {
 	bool paired;		/* timed alternately with the baseline */
 	fl_spread fused, base;	/* that alternation (seconds): this kernel,
 				   and the baseline's kernels of its ops */
+	fl_ratio ratio;		/* fused / base, pair by pair */
 	int n_base;		/* baseline kernels in the group */
 	char sequence[40];	/* the first timed calls of the pair, "F"
 				   this kernel, "U" the group: "FUFU..." */
@@ -86,6 +122,9 @@ typedef struct fl_timing {
 	char message[1024];
 	int n;			/* programs */
 	fl_spread *total;	/* per program, seconds */
+	fl_ratio *vs_base;	/* per program, its total over the
+				   baseline's in the same round; n 0
+				   without a baseline */
 	fl_timed_kernel **kernels;	/* per program, per kernel */
 	int rounds;		/* timed rounds (repeat) */
 	int *order;		/* rounds x (n + 1): the order of round r is
@@ -111,6 +150,13 @@ int fl_time_interleaved(const fl_timed_program *progs, int n,
 			const fl_run_opts *o, uint64_t seed, fl_timing *t,
 			fl_error *err);
 void fl_timing_free(fl_timing *t);
+
+/* Position j of round r's order of m items (0 <= result < m): a
+ * Williams design -- round r is 0, 1, m-1, 2, m-2, ... plus r (mod m),
+ * and for odd m the rounds m..2m-1 are those reversed -- in which every
+ * item comes right after every other one equally often over m rounds
+ * (2m for odd m), and each is first once per m rounds. */
+int fl_timing_order(int m, int r, int j);
 
 /* The copy probe's array size in bytes for machine L3 size l3: well over
  * the L3 (4x), at least 32 MiB, at most 512 MiB. */

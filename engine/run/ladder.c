@@ -1,6 +1,7 @@
 /* The strategy ladder (see ladder.h). */
 #include "ladder.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,16 @@ static bool timeable(const fl_ladder_step *st, fl_session *s)
 	       (st->status == FL_RUN_OK || st->status == FL_RUN_MISMATCH);
 }
 
+/* The paired rule when there are enough pairs, else the ranges'. */
+static fl_timing_label label_of(const fl_ratio *r, double base_min,
+				double base_max, double min, double max)
+{
+	fl_timing_label l = fl_timing_paired(r);
+
+	return l != FL_TIMING_UNKNOWN ? l
+		: fl_timing_compare(base_min, base_max, min, max);
+}
+
 /* The kernel's times from the timing child. */
 static void take_kernel(fl_ladder_kernel *lk, const fl_timed_kernel *tk)
 {
@@ -131,8 +142,9 @@ static void take_kernel(fl_ladder_kernel *lk, const fl_timed_kernel *tk)
 	lk->unfused_seconds = tk->base.median;
 	lk->unfused_min = tk->base.min;
 	lk->unfused_max = tk->base.max;
-	lk->label = fl_timing_compare(lk->unfused_min, lk->unfused_max,
-				      lk->r.min_seconds, lk->r.max_seconds);
+	lk->ratio = tk->ratio;
+	lk->label = label_of(&lk->ratio, lk->unfused_min, lk->unfused_max,
+			     lk->r.min_seconds, lk->r.max_seconds);
 }
 
 /* For a kernel that was not paired: its ops' share of the unfused
@@ -162,6 +174,105 @@ static void unpaired_baseline(fl_ladder_kernel *lk, const fl_kernel *kn,
 				      lk->r.max_seconds);
 }
 
+/* ---- why a fused kernel is slower ---------------------------------------- */
+
+/* Appends "; " and the formatted text to buf (of size n), if it fits. */
+static void add_fact(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add_fact(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t at = strlen(buf);
+	va_list ap;
+
+	if (at && at + 2 < n)
+		at += (size_t)snprintf(buf + at, n - at, "; ");
+	if (at + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + at, n - at, fmt, ap);
+	va_end(ap);
+}
+
+/* Tiles the unfused program gives the ops of kn, at most. */
+static double unfused_tiles(const fl_kernel *kn, const fl_program *up)
+{
+	double most = 0;
+
+	for (int k = 0; k < up->n_kernels; k++)
+		for (int j = 0; j < up->kernels[k].n_ops; j++)
+			for (int i = 0; i < kn->n_ops; i++)
+				if (up->kernels[k].ops[j] == kn->ops[i] &&
+				    up->kernels[k].n_tiles > most)
+					most = up->kernels[k].n_tiles;
+	return most;
+}
+
+/* What the fused kernel kn does that its ops' unfused kernels do not --
+ * the facts of its plan that cost time -- into buf. */
+static void slower_facts(const fl_kernel *kn, const fl_program *p,
+			 const fl_program *up, char *buf, size_t n)
+{
+	int cores = fl_machine_get()->cores;
+	double ut = unfused_tiles(kn, up);
+
+	buf[0] = '\0';
+	if (kn->tile_kind == FL_TILE_CONTRACTION)
+		add_fact(buf, n, "its %d ops after the contraction make one "
+			 "more pass over each finished tile, which the lone "
+			 "contraction stores directly", kn->n_ops - 1);
+	if (kn->n_tiles > 0 && kn->n_tiles < 2.0 * cores && ut > kn->n_tiles)
+		add_fact(buf, n, "%.0f tiles for %d cores (the unfused "
+			 "kernels have up to %.0f)", kn->n_tiles, cores, ut);
+	for (int t = 0; t < kn->n_tensors; t++) {
+		const fl_kernel_tensor *kt = &kn->tensors[t];
+		const fl_tensor *x = &p->graph->tensors[kt->tensor];
+
+		if (kt->place == FL_PLACE_GLOBAL && kt->written && kt->read &&
+		    x->role == FL_ROLE_TEMP)
+			add_fact(buf, n, "%s goes through main memory inside "
+				 "the kernel", x->name ? x->name : "a tensor");
+	}
+	if (kn->tile_bytes > 0 && kn->tile_bytes > fl_machine_get()->l2)
+		add_fact(buf, n, "a tile touches %lld KiB, more than the "
+			 "%lld KiB L2", (long long)(kn->tile_bytes >> 10),
+			 (long long)(fl_machine_get()->l2 >> 10));
+	if (!buf[0])
+		add_fact(buf, n, "nothing in its plan that the unfused kernels "
+			 "avoid: the same loops over different tiles (%s)",
+			 kn->tile_why[0] ? kn->tile_why : "untiled");
+}
+
+void fl_ladder_explain_slower(fl_ladder_step *st, int k,
+			      const fl_program *p, const fl_program *up)
+{
+	fl_ladder_kernel *lk = &st->kernels[k];
+	const fl_kernel *kn = &p->kernels[k];
+	const char **names = calloc((size_t)kn->n_ops + 1, sizeof *names);
+	char facts[FL_EVENT_REASON];
+	fl_event *e;
+
+	slower_facts(kn, p, up, facts, sizeof facts);
+	snprintf(lk->why, sizeof lk->why, "%s", facts);
+	if (!names || !st->log) {
+		free(names);
+		return;
+	}
+	for (int i = 0; i < kn->n_ops; i++)
+		names[i] = p->graph->ops[kn->ops[i]].name;
+	e = fl_event_log_add(st->log, FL_PASS_RUN, FL_EV_RAN, "slower", names,
+			     kn->n_ops, kn->group, -1, "%s is SLOWER than the "
+			     "unfused kernels of its ops: %s", kn->name, facts);
+	free(names);
+	if (!e)
+		return;
+	e->n_measured = 4;
+	e->measured[0] = lk->r.seconds;
+	e->measured[1] = lk->unfused_seconds;
+	e->measured[2] = lk->ratio.faster;
+	e->measured[3] = lk->ratio.s.n;
+}
+
 /* Speedups and labels against the unfused step, when there is one. */
 static void compare_steps(fl_ladder *out, fl_session **ses)
 {
@@ -177,17 +288,22 @@ static void compare_steps(fl_ladder *out, fl_session **ses)
 		if (st->total_seconds <= 0)
 			continue;
 		st->speedup = us->total_seconds / st->total_seconds;
-		st->within_noise = i != u && st->total_min <= us->total_max &&
-				   us->total_min <= st->total_max;
 		st->label = i == u ? FL_TIMING_UNKNOWN
-			: fl_timing_compare(us->total_min, us->total_max,
-					    st->total_min, st->total_max);
+			: label_of(&st->vs_unfused, us->total_min,
+				   us->total_max, st->total_min,
+				   st->total_max);
+		st->within_noise = i != u && st->label != FL_TIMING_FASTER &&
+				   st->label != FL_TIMING_SLOWER;
 		for (int k = 0; i != u && ses[i] && k < st->n_kernels; k++) {
 			const fl_kernel *kn = &fl_engine_program(ses[i])->kernels[k];
 
 			if (kn->n_ops > 1 && !st->kernels[k].paired)
 				unpaired_baseline(&st->kernels[k], kn,
 						  fl_engine_program(ses[u]), us);
+			if (st->kernels[k].label == FL_TIMING_SLOWER)
+				fl_ladder_explain_slower(st, k,
+					fl_engine_program(ses[i]),
+					fl_engine_program(ses[u]));
 		}
 	}
 }
@@ -226,6 +342,7 @@ static int take_timing(fl_ladder *out, const fl_timing *t, const int *idx)
 		st->total_seconds = t->total[i].median;
 		st->total_min = t->total[i].min;
 		st->total_max = t->total[i].max;
+		st->vs_unfused = t->vs_base[i];
 		for (int k = 0; k < st->n_kernels; k++)
 			take_kernel(&st->kernels[k], &t->kernels[i][k]);
 	}

@@ -23,7 +23,13 @@ typedef struct fl_ladder_kernel {
 				   timing child; else r is from the rounds
 				   and unfused_* the unfused run's per-op
 				   share */
-	fl_timing_label label;	/* r against unfused (fl_timing_compare) */
+	fl_ratio ratio;		/* paired: r / unfused, alternation by
+				   alternation (n 0 when unpaired) */
+	fl_timing_label label;	/* r against unfused: fl_timing_paired
+				   over ratio, else fl_timing_compare over
+				   the ranges */
+	char why[FL_EVENT_REASON];	/* SLOWER: what differs from the
+					   unfused kernels, "" otherwise */
 } fl_ladder_kernel;
 
 typedef struct fl_ladder_step {
@@ -39,9 +45,12 @@ typedef struct fl_ladder_step {
 	double max_abs, max_rel;	/* end-to-end output drift */
 	bool verified;
 	double speedup;		/* unfused total / this total; 0: unknown */
-	bool within_noise;	/* the two runs' min..max ranges overlap:
-				   the speedup is not a measured difference */
-	fl_timing_label label;	/* the total against unfused's */
+	bool within_noise;	/* label is neither faster nor SLOWER: the
+				   speedup is not a measured difference */
+	fl_ratio vs_unfused;	/* this total / unfused's, round by round
+				   (n 0 when not timed in one child) */
+	fl_timing_label label;	/* the total against unfused's: paired
+				   over vs_unfused, else over the ranges */
 	char workdir[512];	/* kept sources (--keep), else "" */
 	/* Stopped by base->run.interrupt (a signal): the last step.
 	 * stopped names what was running ("compiler", "run", or "" when
@@ -102,5 +111,15 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  const fl_strategy *list, int n, fl_ladder *out,
 		  fl_error *err);
 void fl_ladder_free(fl_ladder *l);
+
+/* Kernel k of step st (program p) was labelled SLOWER against the
+ * unfused program up: what its plan does that the unfused kernels of its
+ * ops do not (a fused epilogue's extra pass over each tile, fewer tiles
+ * than cores, an intermediate through main memory, tiles beyond the L2)
+ * into st->kernels[k].why, and a "ran" event with rule "slower" into
+ * st->log (its measurements: the two medians, the pairs it won, the
+ * pairs).  The ladder calls it; public for its tests. */
+void fl_ladder_explain_slower(fl_ladder_step *st, int k,
+			      const fl_program *p, const fl_program *up);
 
 #endif
