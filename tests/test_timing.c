@@ -476,7 +476,7 @@ static void test_timing_interrupted(void **state)
 }
 
 /* A fused kernel found SLOWER says why, in the ladder and as an event:
- * for a dense + GELU kernel, the epilogue's extra pass over each tile. */
+ * for a matmul + GELU kernel, the GELU's ops looping over each tile. */
 static void test_timing_slower_says_why(void **state)
 {
 	static const char graph[] =
@@ -518,8 +518,8 @@ static void test_timing_slower_says_why(void **state)
 	lk[0].ratio.faster = 0;
 	lk[0].ratio.s.n = 9;
 	fl_ladder_explain_slower(&st, 0, pa, fl_engine_program(u));
-	t_assert_contains(lk[0].why, "after the contraction make one more "
-			  "pass over each finished tile");
+	t_assert_contains(lk[0].why, "its 5 ops besides the contraction run "
+			  "as loops of their own over each tile");
 	assert_int_equal(fl_event_log_count(st.log), 1);
 	e = fl_event_log_get(st.log, 0);
 	assert_int_equal(e->kind, FL_EV_RAN);

@@ -139,24 +139,47 @@ static isl_stat check_writer(__isl_take isl_set *set, void *user)
 	return isl_stat_ok;
 }
 
-/* The band at schedule depth `depth` or deeper whose domain meets upd,
- * the first met walking down from node (taken); NULL when none. */
+/* Whether u (taken) and upd have an element in common. */
+static bool meets_upd(__isl_take isl_union_set *u,
+		      __isl_keep isl_union_set *upd)
+{
+	bool meets;
+
+	u = isl_union_set_intersect(u, isl_union_set_copy(upd));
+	meets = isl_union_set_is_empty(u) == isl_bool_false;
+	isl_union_set_free(u);
+	return meets;
+}
+
+/* The statements a band schedules (universe sets): the domain of its
+ * partial schedule.  Not isl_schedule_node_get_domain, which below an
+ * extension node (a prologue grafted by tile-then-fuse) leaves out the
+ * statements that were there before the extension. */
+static __isl_give isl_union_set *band_statements(
+	__isl_keep isl_schedule_node *band)
+{
+	isl_multi_union_pw_aff *ps = isl_schedule_node_band_get_partial_schedule(band);
+
+	return isl_union_set_universe(isl_multi_union_pw_aff_domain(ps));
+}
+
+/* The band at schedule depth `depth` or deeper that schedules upd, the
+ * first met walking down from node (taken); NULL when none.  Filters not
+ * meeting upd are not entered. */
 static __isl_give isl_schedule_node *find_band(
 	__isl_take isl_schedule_node *node, __isl_keep isl_union_set *upd,
 	int depth)
 {
-	isl_union_set *dom = isl_schedule_node_get_domain(node);
-	bool meets;
+	enum isl_schedule_node_type type = isl_schedule_node_get_type(node);
 	isl_size n;
 
-	dom = isl_union_set_intersect(dom, isl_union_set_copy(upd));
-	meets = isl_union_set_is_empty(dom) == isl_bool_false;
-	isl_union_set_free(dom);
-	if (!meets)
+	if (type == isl_schedule_node_filter &&
+	    !meets_upd(isl_schedule_node_filter_get_filter(node), upd))
 		return isl_schedule_node_free(node);
-	if (isl_schedule_node_get_type(node) == isl_schedule_node_band &&
+	if (type == isl_schedule_node_band &&
 	    isl_schedule_node_get_schedule_depth(node) >= depth)
-		return node;
+		return meets_upd(band_statements(node), upd) ? node
+			: isl_schedule_node_free(node);
 	if (isl_schedule_node_get_type(node) == isl_schedule_node_mark &&
 	    is_named_mark(node, FL_CONTRACT_MARK))
 		return isl_schedule_node_free(node);	/* done already */
@@ -197,7 +220,7 @@ static __isl_give isl_schedule *split_one(fl_cg_kernel *cg,
 		isl_union_set_free(mine);
 		return s;
 	}
-	dom = isl_schedule_node_get_domain(band);
+	dom = band_statements(band);
 	rest = isl_union_set_subtract(isl_union_set_copy(dom),
 				      isl_union_set_copy(mine));
 	mine = isl_union_set_intersect(mine, dom);

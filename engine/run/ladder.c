@@ -215,12 +215,13 @@ static void slower_facts(const fl_kernel *kn, const fl_program *p,
 {
 	int cores = fl_machine_get()->cores;
 	double ut = unfused_tiles(kn, up);
+	const char *first_global = "";
+	int n_global = 0;
 
 	buf[0] = '\0';
 	if (kn->tile_kind == FL_TILE_CONTRACTION)
-		add_fact(buf, n, "its %d ops after the contraction make one "
-			 "more pass over each finished tile, which the lone "
-			 "contraction stores directly", kn->n_ops - 1);
+		add_fact(buf, n, "its %d ops besides the contraction run as "
+			 "loops of their own over each tile", kn->n_ops - 1);
 	if (kn->n_tiles > 0 && kn->n_tiles < 2.0 * cores && ut > kn->n_tiles)
 		add_fact(buf, n, "%.0f tiles for %d cores (the unfused "
 			 "kernels have up to %.0f)", kn->n_tiles, cores, ut);
@@ -229,10 +230,13 @@ static void slower_facts(const fl_kernel *kn, const fl_program *p,
 		const fl_tensor *x = &p->graph->tensors[kt->tensor];
 
 		if (kt->place == FL_PLACE_GLOBAL && kt->written && kt->read &&
-		    x->role == FL_ROLE_TEMP)
-			add_fact(buf, n, "%s goes through main memory inside "
-				 "the kernel", x->name ? x->name : "a tensor");
+		    x->role == FL_ROLE_TEMP && n_global++ == 0)
+			first_global = x->name ? x->name : "a tensor";
 	}
+	if (n_global)
+		add_fact(buf, n, "%s%s through main memory inside the kernel",
+			 first_global, n_global == 1 ? " goes" :
+			 n_global == 2 ? " and 1 more go" : " and more go");
 	if (kn->tile_bytes > 0 && kn->tile_bytes > fl_machine_get()->l2)
 		add_fact(buf, n, "a tile touches %lld KiB, more than the "
 			 "%lld KiB L2", (long long)(kn->tile_bytes >> 10),

@@ -114,8 +114,9 @@ void fl_ladder_free(fl_ladder *l);
 
 /* Kernel k of step st (program p) was labelled SLOWER against the
  * unfused program up: what its plan does that the unfused kernels of its
- * ops do not (a fused epilogue's extra pass over each tile, fewer tiles
- * than cores, an intermediate through main memory, tiles beyond the L2)
+ * ops do not (ops beside a contraction looping over each tile again,
+ * fewer tiles than cores, intermediates through main memory, tiles beyond
+ * the L2)
  * into st->kernels[k].why, and a "ran" event with rule "slower" into
  * st->log (its measurements: the two medians, the pairs it won, the
  * pairs).  The ladder calls it; public for its tests. */
