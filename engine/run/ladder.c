@@ -208,6 +208,24 @@ static double unfused_tiles(const fl_kernel *kn, const fl_program *up)
 	return most;
 }
 
+/* The unfused kernel of kn's contraction (matmul or conv2d), or NULL. */
+static const fl_kernel *unfused_contraction(const fl_kernel *kn,
+					    const fl_program *p,
+					    const fl_program *up)
+{
+	for (int i = 0; i < kn->n_ops; i++) {
+		fl_op_kind k = p->graph->ops[kn->ops[i]].kind;
+
+		if (k != FL_OP_MATMUL && k != FL_OP_CONV2D)
+			continue;
+		for (int u = 0; u < up->n_kernels; u++)
+			for (int j = 0; j < up->kernels[u].n_ops; j++)
+				if (up->kernels[u].ops[j] == kn->ops[i])
+					return &up->kernels[u];
+	}
+	return NULL;
+}
+
 /* What the fused kernel kn does that its ops' unfused kernels do not --
  * the facts of its plan that cost time -- into buf. */
 static void slower_facts(const fl_kernel *kn, const fl_program *p,
@@ -215,6 +233,7 @@ static void slower_facts(const fl_kernel *kn, const fl_program *p,
 {
 	int cores = fl_machine_get()->cores;
 	double ut = unfused_tiles(kn, up);
+	const fl_kernel *uc = unfused_contraction(kn, p, up);
 	const char *first_global = "";
 	int n_global = 0;
 
@@ -222,6 +241,9 @@ static void slower_facts(const fl_kernel *kn, const fl_program *p,
 	if (kn->tile_kind == FL_TILE_CONTRACTION)
 		add_fact(buf, n, "its %d ops besides the contraction run as "
 			 "loops of their own over each tile", kn->n_ops - 1);
+	if (uc && uc->n_tiles > 0 && kn->n_tiles > 1.5 * uc->n_tiles)
+		add_fact(buf, n, "its contraction runs in %.0f smaller tiles "
+			 "(%.0f unfused)", kn->n_tiles, uc->n_tiles);
 	if (kn->n_tiles > 0 && kn->n_tiles < 2.0 * cores && ut > kn->n_tiles)
 		add_fact(buf, n, "%.0f tiles for %d cores (the unfused "
 			 "kernels have up to %.0f)", kn->n_tiles, cores, ut);
