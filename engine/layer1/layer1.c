@@ -555,7 +555,9 @@ typedef struct l1_memo {
 	char what[112];		/* why the schedule fails (feedback) */
 	char form[128];
 	fl_reduce_form reduce_form;
+	fl_l1_rform rform;	/* what the canonical form did */
 	l1_view first;		/* the kernel's schedule before tiling */
+	l1_view canon;		/* rform.moved: the canonical tree */
 	fl_l1_tiling t;
 	l1_view *steps;		/* per tiling step */
 	fl_kernel_tensor *tensors;
@@ -582,6 +584,7 @@ void fl_l1_memo_entry_free(void *value, void *ctx)
 		fl_l1_model_clear(&e->m);
 	isl_schedule_free(e->sched);
 	view_clear(&e->first);
+	view_clear(&e->canon);
 	if (e->steps)
 		for (int i = 0; i < e->t.n_steps; i++)
 			view_clear(&e->steps[i]);
@@ -804,8 +807,22 @@ static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
 	if (view_make(&e->first, s, NULL) < 0)
 		goto isl_failed;
 	snprintf(why, sizeof why, "not tiled: %s", e->sched_note);
-	if (fl_l1_tile(&e->m, isl_schedule_copy(s), child,
-		       child == L1_SPLIT ? why : NULL, o, &e->t, err) < 0)
+	s = fl_l1_reduce_canonical(&e->m, isl_schedule_copy(s),
+				   e->reduce_form, o, &e->rform);
+	if (e->rform.moved) {
+		/* the canonical form already cut the kept dims for the
+		 * threads; tile-then-fuse would undo the loop order */
+		if (view_make(&e->canon, s, NULL) < 0) {
+			isl_schedule_free(s);
+			goto isl_failed;
+		}
+		snprintf(why, sizeof why, "not tiled: in canonical %s form, "
+			 "which splits the kept dims among the threads itself",
+			 fl_reduce_form_name(e->reduce_form));
+		child = L1_SPLIT;
+	}
+	if (fl_l1_tile(&e->m, s, child, child == L1_SPLIT ? why : NULL, o,
+		       &e->t, err) < 0)
 		return -1;
 	e->steps = calloc((size_t)e->t.n_steps + 1, sizeof *e->steps);
 	if (!e->steps) {
@@ -898,6 +915,34 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 		ev->duration = e->seconds;
 	free(names);
 	return rc;
+}
+
+/* The canonical reduction form decision of a kernel whose nest holds a
+ * reduction: the rewritten tree becomes the kernel's, or the event says
+ * why the scheduler's stays. */
+static int decide_reduce_form(fl_state *st, const fl_micro_graph *mg,
+			      const l1_memo *e, fl_kernel *k, fl_error *err)
+{
+	const char *op;
+
+	if (e->reduce_form == FL_REDUCE_NONE)
+		return FL_PASS_DONE;
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED;
+	if (e->rform.moved && kernel_show(k, &e->canon, err) < 0)
+		return -1;
+	k->reduce_moved = e->rform.moved;
+	snprintf(k->reduce_why, sizeof k->reduce_why, "%s", e->rform.why);
+	op = st->graph->ops[e->m.ops[e->m.n_ops - 1]].name;
+	for (int i = e->m.n_ops - 1; i >= 0; i--)
+		if (is_reduction(st->graph->ops[e->m.ops[i]].kind)) {
+			op = st->graph->ops[e->m.ops[i]].name;
+			break;
+		}
+	fl_state_log(st, FL_EV_REDUCE_FORM, "", &op, 1, mg->id, -1,
+		     "%s: %s: %s", k->name, fl_reduce_form_name(e->reduce_form),
+		     e->rform.why);
+	return FL_PASS_DONE;
 }
 
 /* The tile-then-fuse decisions: tiled, then one per candidate producer. */
@@ -1066,6 +1111,8 @@ static int layer1_group(fl_state *st, int gid, fl_error *err)
 		return layer1_custom(st, mg, err);
 	rc = decide_schedule(st, mg, &e, &k, err);
 
+	if (rc == FL_PASS_DONE)
+		rc = decide_reduce_form(st, mg, e, k, err);
 	if (rc == FL_PASS_DONE)
 		rc = decide_tiling(st, mg, e, k, err);
 	if (rc == FL_PASS_DONE)

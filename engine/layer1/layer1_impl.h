@@ -165,6 +165,24 @@ typedef struct fl_l1_sizes {
 int fl_l1_choose_sizes(const fl_l1_band *b, const fl_layer1_opts *o,
 		       fl_l1_sizes *out, fl_error *err);
 
+/* ---- canonical reduction forms (reduce_form.c) -------------------------- */
+
+/* What the canonical form did to a kernel's tree. */
+typedef struct fl_l1_rform {
+	fl_reduce_form form;
+	bool moved;		/* the tree was rewritten */
+	char why[400];		/* what moved, or why nothing did */
+} fl_l1_rform;
+
+/* The tree of m in its canonical reduction form `form` (from the shapes):
+ * sched (taken) rewritten when the form moves loops (all-reduce,
+ * x-reduce) and the dependences allow it, else sched itself; *out says
+ * which and why.  o gives the machine (threads) the x-reduce's chunks are
+ * cut for. */
+__isl_give isl_schedule *fl_l1_reduce_canonical(const fl_l1_model *m,
+	__isl_take isl_schedule *sched, fl_reduce_form form,
+	const fl_layer1_opts *o, fl_l1_rform *out);
+
 /* ---- placement (place.c) ------------------------------------------------- */
 
 /* Placement of every tensor the kernel touches (kernel.h conventions). */
