@@ -186,6 +186,32 @@ static void test_reduce_form_column_sum(void **state)
 	t_remove_dir(dir);
 }
 
+/* The column sums of x*x: the square runs beside the update at each
+ * point of the x-reduce's nest; layer 1 places it in a register and the
+ * C backend, which reads the outer band of the canonical tree as the
+ * kernel's tiles, holds it in a scalar rather than writing x*x out. */
+static void test_reduce_form_column_producer_in_register(void **state)
+{
+	char dir[256], *src;
+	const char *g;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	g = graph_of(dir, "col_sq", "[1024, 256]", "[1, 256]",
+		     "{\"name\": \"q\", \"op\": \"square\", \"in\": [\"x\"], "
+		     "\"out\": \"q\"},\n"
+		     "{\"name\": \"s\", \"op\": \"reduce_sum\", \"in\": [\"q\"], "
+		     "\"out\": \"y\", \"attrs\": {\"axes\": [0]}}");
+	src = emit_c(g);
+	t_assert_contains(src, "T2_r = T0[c1][c2] * T0[c1][c2];");
+	t_assert_contains(src, "T1[0][c2] = T1[0][c2] + T2_r;");
+	if (strstr(src, "bufs[2]"))
+		fail_msg("x*x written to memory:\n%s", src);
+	free(src);
+	run_verified(g);
+	t_remove_dir(dir);
+}
+
 /* reduce_max over the last axis of [1024, 256] (a row max): a y-reduce,
  * canonical as isl schedules it; nothing moves, and the code keeps the
  * scalar accumulator with "omp simd reduction(max:)". */
@@ -316,6 +342,7 @@ static void test_reduce_form_refused_by_dependence(void **state)
 FL_SUITE(reduce_form,
 	cmocka_unit_test(test_reduce_form_all_reduce_sum),
 	cmocka_unit_test(test_reduce_form_column_sum),
+	cmocka_unit_test(test_reduce_form_column_producer_in_register),
 	cmocka_unit_test(test_reduce_form_row_max),
 	cmocka_unit_test(test_reduce_form_mean_of_squares),
 	cmocka_unit_test(test_reduce_form_nan_max_min),

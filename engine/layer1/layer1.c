@@ -5,13 +5,18 @@
  * every member op from engine/poly.c, original schedule = the statements
  * in op order, each with its identity band), computes the dependences and
  * asks isl's scheduler for a maximize-coincidence schedule under an
- * operation budget.  Then tile-then-fuse (tile.c), the canonical reduction
- * form and the placement of every tensor.  Each step is a decision (the
- * examples are from samples/micro2020_fig1.json and softmax.json):
+ * operation budget.  Then the canonical reduction form (reduce_form.c),
+ * tile-then-fuse (tile.c) and the placement of every tensor.  Each step
+ * is a decision (the examples are from samples/micro2020_fig1.json and
+ * softmax.json):
  *
  *   scheduled  G3 -> fl_k1: 3 ops, 4 statements, 1 loop nest; outer
  *              coincidence (maximize coincidence split the live-outs);
  *              softmax.sum [4096 x r1024]: y-reduce
+ *   reduce-form fl_k0: x-reduce: moved reduced i0 outside kept i1
+ *              (innermost, vectorised: a row of partials); ... /
+ *              y-reduce: canonical as scheduled ... (reduce_form.c;
+ *              a kernel rewritten here is left untiled)
  *   tiled      fl_k0: tiled S3_relu (3 of 4 band members parallel) by
  *              64 x 8 x 16: 28 tiles for 2 threads; contraction (K 576,
  *              KC 256): A 64 x KC + B KC x 128 + C = 224 KiB, within 1/2
@@ -791,6 +796,7 @@ static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
  * every step, the placement of every tensor. */
 static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
 {
+	isl_union_pw_multi_aff *i2t = NULL;	/* canonical x-reduce tiles */
 	isl_schedule *s;
 	char why[192];
 	int child = e->child;
@@ -812,7 +818,8 @@ static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
 	if (e->rform.moved) {
 		/* the canonical form already cut the kept dims for the
 		 * threads; tile-then-fuse would undo the loop order */
-		if (view_make(&e->canon, s, NULL) < 0) {
+		i2t = fl_l1_reduce_tiles(s);
+		if (view_make(&e->canon, s, i2t) < 0) {
 			isl_schedule_free(s);
 			goto isl_failed;
 		}
@@ -822,22 +829,28 @@ static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
 		child = L1_SPLIT;
 	}
 	if (fl_l1_tile(&e->m, s, child, child == L1_SPLIT ? why : NULL, o,
-		       &e->t, err) < 0)
+		       &e->t, err) < 0) {
+		isl_union_pw_multi_aff_free(i2t);
 		return -1;
+	}
 	e->steps = calloc((size_t)e->t.n_steps + 1, sizeof *e->steps);
 	if (!e->steps) {
+		isl_union_pw_multi_aff_free(i2t);
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
 	for (int i = 0; i < e->t.n_steps; i++)
 		if (view_make(&e->steps[i], e->t.steps[i].schedule,
+			      e->rform.moved ? i2t :
 			      e->t.steps[i].inst2tile) < 0)
 			goto isl_failed;
+	i2t = isl_union_pw_multi_aff_free(i2t);
 	if (fl_l1_place(&e->m, &e->t, &e->tensors, &e->n_tensors, err) < 0)
 		return -1;
 	e->kernel_ready = true;
 	return 0;
 isl_failed:
+	isl_union_pw_multi_aff_free(i2t);
 	fl_error_set(err, "layer 1: could not record the schedule of a "
 		     "micro-graph of %d ops", e->m.n_ops);
 	return -1;

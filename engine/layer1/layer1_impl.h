@@ -183,6 +183,13 @@ __isl_give isl_schedule *fl_l1_reduce_canonical(const fl_l1_model *m,
 	__isl_take isl_schedule *sched, fl_reduce_form form,
 	const fl_layer1_opts *o, fl_l1_rform *out);
 
+/* The tile coordinates of a canonical x-reduce tree (keep): every
+ * instance -> its point of the outer band (kept outer dims, thread
+ * chunk), which the C backend treats as the kernel's tiles; NULL when the
+ * tree has no outer band (an all-reduce). */
+__isl_give isl_union_pw_multi_aff *fl_l1_reduce_tiles(
+	__isl_keep isl_schedule *canon);
+
 /* ---- placement (place.c) ------------------------------------------------- */
 
 /* Placement of every tensor the kernel touches (kernel.h conventions). */

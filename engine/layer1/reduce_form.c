@@ -49,7 +49,7 @@
 #include "machine.h"
 
 /* Where each statement of the kernel goes in the canonical tree. */
-enum rf_place { RF_INIT, RF_NEST, RF_KEPT, RF_OTHER };
+enum rf_place { RF_INIT, RF_NEST, RF_KEPT };
 
 /* The dims of the reduction's input, as the canonical form orders them. */
 typedef struct rf_dims {
@@ -100,7 +100,8 @@ static void split_dims(const fl_graph *g, int op, rf_dims *d)
 	}
 }
 
-/* The statement of m for poly statement `ps` of the reduction's op. */
+/* The statement of role `role` of m's member op `member` (a reduction:
+ * its init or its update), or NULL. */
 static const fl_poly_stmt *red_stmt(const fl_l1_model *m, int member,
 				    fl_stmt_role role)
 {
@@ -154,7 +155,8 @@ static bool place_stmts(const fl_l1_model *m, const fl_poly_stmt *init,
  * dims dims[0..n-1], the last one divided (floor) by `split` when split
  * is above 1. */
 static __isl_give isl_multi_aff *pick_dims(__isl_take isl_space *space,
-					   const int *dims, int n, int64_t split)
+					   const int *dims, int n,
+					   int64_t split)
 {
 	isl_space *ms = isl_space_add_dims(isl_space_from_domain(
 		isl_space_copy(space)), isl_dim_out, (unsigned)n);
@@ -310,7 +312,8 @@ static __isl_give isl_schedule *canonical_tree(const fl_l1_model *m,
 	isl_schedule *s;
 
 	memcpy(nest_dims, d->red, (size_t)d->n_red * sizeof *nest_dims);
-	memcpy(nest_dims + d->n_red, d->in, (size_t)d->n_in * sizeof *nest_dims);
+	memcpy(nest_dims + d->n_red, d->in,
+	       (size_t)d->n_in * sizeof *nest_dims);
 	memcpy(outer_dims, d->out, (size_t)d->n_out * sizeof *outer_dims);
 	n_outer = d->n_out;
 	if (!all && chunk < d->ext[d->in[0]]) {
@@ -535,4 +538,19 @@ __isl_give isl_schedule *fl_l1_reduce_canonical(const fl_l1_model *m,
 	describe(m, place, &d, all, chunk, out);
 	out->moved = true;
 	return canon;
+}
+
+__isl_give isl_union_pw_multi_aff *fl_l1_reduce_tiles(
+	__isl_keep isl_schedule *canon)
+{
+	isl_schedule_node *node = isl_schedule_node_child(
+		isl_schedule_get_root(canon), 0);
+	isl_union_pw_multi_aff *i2t = NULL;
+
+	if (node && isl_schedule_node_get_type(node) ==
+		    isl_schedule_node_band)
+		i2t = isl_union_pw_multi_aff_from_multi_union_pw_aff(
+			isl_schedule_node_band_get_partial_schedule(node));
+	isl_schedule_node_free(node);
+	return i2t;
 }
