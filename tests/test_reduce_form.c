@@ -186,6 +186,39 @@ static void test_reduce_form_column_sum(void **state)
 	t_remove_dir(dir);
 }
 
+/* reduce_min of sqrt(x) over all three axes of [16, 64, 256]: the two
+ * outer dims are flattened into one band member (PANAMERA), the
+ * innermost stays on its own for vectors; the threads split the
+ * flattened loop, and the NaNs of sqrt are skipped by every partial. */
+static void test_reduce_form_all_reduce_flattens_3d(void **state)
+{
+	static const char *const want[] = {
+		"S1_1[i0, i1, i2] -> [(64i0 + i1)]",
+		"S1_1[i0, i1, i2] -> [(i2)]",
+		"all-reduce: one reduction band over (i0, i1) flattened, i2",
+	};
+	char dir[256], *src;
+	const char *g;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	g = graph_of(dir, "min3", "[16, 64, 256]", "[1, 1, 1]",
+		     "{\"name\": \"r\", \"op\": \"sqrt\", \"in\": [\"x\"], "
+		     "\"out\": \"r\"},\n"
+		     "{\"name\": \"m\", \"op\": \"reduce_min\", \"in\": [\"r\"], "
+		     "\"out\": \"y\", \"attrs\": {\"axes\": [0, 1, 2]}}");
+	assert_layer1(g, want, 3);
+	src = emit_c(g);
+	t_assert_contains(src, "#pragma omp parallel for reduction(min:fl_acc0)\n"
+			  "    for (int c0 = 0; c0 <= 1023; c0 += 1) {");
+	t_assert_contains(src, "#pragma omp simd reduction(min:fl_acc0)\n"
+			  "      for (int c1 = 0; c1 <= 255; c1 += 1) {");
+	t_assert_contains(src, "fl_acc0 = fl_fminf(fl_acc0, ");
+	free(src);
+	run_verified(g);
+	t_remove_dir(dir);
+}
+
 /* The column sums of x*x: the square runs beside the update at each
  * point of the x-reduce's nest; layer 1 places it in a register and the
  * C backend, which reads the outer band of the canonical tree as the
@@ -341,6 +374,7 @@ static void test_reduce_form_refused_by_dependence(void **state)
 
 FL_SUITE(reduce_form,
 	cmocka_unit_test(test_reduce_form_all_reduce_sum),
+	cmocka_unit_test(test_reduce_form_all_reduce_flattens_3d),
 	cmocka_unit_test(test_reduce_form_column_sum),
 	cmocka_unit_test(test_reduce_form_column_producer_in_register),
 	cmocka_unit_test(test_reduce_form_row_max),

@@ -126,7 +126,7 @@ typedef struct fl_kernel {
 	fl_reduce_form reduce_form;
 	bool reduce_moved;	/* the tree is the canonical form's rewrite
 				   of the scheduler's (reduce_form.c) */
-	char reduce_why[400];	/* what the canonical form moved, or why
+	char reduce_why[512];	/* what the canonical form moved, or why
 				   nothing: the "reduce-form" event's text */
 	int n_tensors;
 	fl_kernel_tensor *tensors;

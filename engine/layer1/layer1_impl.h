@@ -171,7 +171,7 @@ int fl_l1_choose_sizes(const fl_l1_band *b, const fl_layer1_opts *o,
 typedef struct fl_l1_rform {
 	fl_reduce_form form;
 	bool moved;		/* the tree was rewritten */
-	char why[400];		/* what moved, or why nothing did */
+	char why[512];		/* what moved, or why nothing did */
 } fl_l1_rform;
 
 /* The tree of m in its canonical reduction form `form` (from the shapes):

@@ -4,8 +4,11 @@
  * 2 compares (R8) and the code generators map to hardware:
  *
  *   all-reduce  nothing kept: the update's dims form one band, in memory
- *               order, under an "all-reduce" mark (the C backend runs it
- *               as per-thread partial reductions combined at the end);
+ *               order, the outer ones flattened into one member when
+ *               there are more than two (the innermost, contiguous one
+ *               stays a member of its own, for vectors), under an
+ *               "all-reduce" mark (the C backend runs the band as
+ *               per-thread partial reductions combined at the end);
  *               init before it, the kernel's other statements on the
  *               (one-point) kept space after it;
  *   x-reduce    a dim is reduced outside the innermost kept one (a column
@@ -177,11 +180,40 @@ static __isl_give isl_multi_aff *pick_dims(__isl_take isl_space *space,
 	return ma;
 }
 
+/* The function from the domain of `space` (taken) to two values: dims
+ * dims[0..n-2] flattened into one row-major index (extents ext[]), and
+ * dim dims[n-1] -- PANAMERA's flattening of an all-reduce, which keeps
+ * the innermost (contiguous, vectorised) dim on its own. */
+static __isl_give isl_multi_aff *flatten_dims(__isl_take isl_space *space,
+					      const int *dims, int n,
+					      const int64_t *ext)
+{
+	isl_space *ms = isl_space_add_dims(isl_space_from_domain(
+		isl_space_copy(space)), isl_dim_out, 2);
+	isl_multi_aff *ma = isl_multi_aff_zero(ms);
+	isl_local_space *ls = isl_local_space_from_space(space);
+	isl_aff *flat = isl_aff_zero_on_domain(isl_local_space_copy(ls));
+
+	for (int i = 0; i < n - 1; i++) {
+		flat = isl_aff_scale_val(flat, isl_val_int_from_si(
+			isl_aff_get_ctx(flat), (long)ext[dims[i]]));
+		flat = isl_aff_add(flat, isl_aff_var_on_domain(
+			isl_local_space_copy(ls), isl_dim_set,
+			(unsigned)dims[i]));
+	}
+	ma = isl_multi_aff_set_aff(ma, 0, flat);
+	ma = isl_multi_aff_set_aff(ma, 1, isl_aff_var_on_domain(ls,
+		isl_dim_set, (unsigned)dims[n - 1]));
+	return ma;
+}
+
 /* The band of the statements of m placed in `which` (a mask over
- * enum rf_place) on dims[0..n-1] (the last split by `split`). */
+ * enum rf_place) on dims[0..n-1] (the last split by `split`), or, with
+ * flat_ext (the input's extents) and three dims or more, on the outer
+ * ones flattened and the innermost one. */
 static __isl_give isl_multi_union_pw_aff *band_of(const fl_l1_model *m,
 	const enum rf_place *place, unsigned which, const int *dims, int n,
-	int64_t split)
+	int64_t split, const int64_t *flat_ext)
 {
 	isl_union_pw_multi_aff *u = isl_union_pw_multi_aff_empty(
 		isl_space_params_alloc(m->ctx, 0));
@@ -192,7 +224,9 @@ static __isl_give isl_multi_union_pw_aff *band_of(const fl_l1_model *m,
 
 		if (!(which & (1u << place[s])))
 			continue;
-		ma = pick_dims(isl_set_get_space(dom), dims, n, split);
+		ma = flat_ext && n >= 3 ?
+		     flatten_dims(isl_set_get_space(dom), dims, n, flat_ext) :
+		     pick_dims(isl_set_get_space(dom), dims, n, split);
 		u = isl_union_pw_multi_aff_add_pw_multi_aff(u,
 			isl_pw_multi_aff_from_multi_aff(ma));
 	}
@@ -331,29 +365,29 @@ static __isl_give isl_schedule *canonical_tree(const fl_l1_model *m,
 	isl_schedule_free(s);
 	if (!all && n_outer > 0) {
 		node = put_band(node, band_of(m, place, every, outer_dims,
-					      n_outer, split), 0);
+					      n_outer, split, NULL), 0);
 		node = isl_schedule_node_child(node, 0);
 	}
 	node = isl_schedule_node_insert_sequence(node, fl);
 	if (all) {
 		node = fill_child(m, node, 1, place, RF_NEST,
 				  band_of(m, place, nest, nest_dims, d->n_red,
-					  1), d->n_red, true);
+					  1, d->ext), d->n_red, true);
 		if (has_kept)
 			node = fill_child(m, node, 2, place, RF_KEPT, NULL,
 					  0, false);
 	} else {
 		node = fill_child(m, node, 0, place, RF_INIT,
-				  band_of(m, place, init, d->in, d->n_in, 1),
-				  0, false);
+				  band_of(m, place, init, d->in, d->n_in, 1,
+					  NULL), 0, false);
 		node = fill_child(m, node, 1, place, RF_NEST,
 				  band_of(m, place, nest, nest_dims,
-					  d->n_red + d->n_in, 1),
+					  d->n_red + d->n_in, 1, NULL),
 				  d->n_red, false);
 		if (has_kept)
 			node = fill_child(m, node, 2, place, RF_KEPT,
 					  band_of(m, place, kept, d->in,
-						  d->n_in, 1), 0, false);
+						  d->n_in, 1, NULL), 0, false);
 	}
 	s = isl_schedule_node_get_schedule(node);
 	isl_schedule_node_free(node);
@@ -436,7 +470,7 @@ static void describe(const fl_l1_model *m, const enum rf_place *place,
 		     const rf_dims *d, bool all, int64_t chunk,
 		     fl_l1_rform *out)
 {
-	char red[64], in[64], outer[64], threads[96];
+	char red[112], in[64], outer[64], threads[96];
 	int n_nest = 0, n_kept = 0;
 
 	for (int s = 0; s < m->n_stmts; s++) {
@@ -444,6 +478,13 @@ static void describe(const fl_l1_model *m, const enum rf_place *place,
 		n_kept += place[s] == RF_KEPT;
 	}
 	dim_names(d->red, d->n_red, red, sizeof red);
+	if (all && d->n_red >= 3) {	/* "(i0, i1) flattened, i2" */
+		char outer_red[64];
+
+		dim_names(d->red, d->n_red - 1, outer_red, sizeof outer_red);
+		snprintf(red, sizeof red, "(%s) flattened, i%d", outer_red,
+			 d->red[d->n_red - 1]);
+	}
 	dim_names(d->in, d->n_in, in, sizeof in);
 	dim_names(d->out, d->n_out, outer, sizeof outer);
 	if (!all && chunk < d->ext[d->in[0]])
