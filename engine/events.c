@@ -20,7 +20,7 @@ static const char *const kind_names[FL_EV_KIND_COUNT] = {
 	"simplified", "cse", "folded", "eliminated", "clustered", "opened",
 	"classified", "constrained", "merged", "rejected", "feedback",
 	"scheduled", "tiled", "extended", "placed", "generated", "compiled",
-	"ran", "verified",
+	"ran", "verified", "reduce-form",
 };
 
 const char *fl_pass_name(fl_pass p)

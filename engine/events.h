@@ -46,6 +46,7 @@ typedef enum fl_event_kind {
 	FL_EV_COMPILED,		/* the program compiled (or not) */
 	FL_EV_RAN,		/* a kernel ran and was timed */
 	FL_EV_VERIFIED,		/* a kernel's or an output's values checked */
+	FL_EV_REDUCE_FORM,	/* a reduction's nest put in canonical form */
 	FL_EV_KIND_COUNT
 } fl_event_kind;
 

@@ -633,6 +633,7 @@ static cJSON *full_kernel_json(const fl_graph *g, const fl_kernel *k)
 	cJSON_AddNumberToObject(o, "n_ops", k->n_ops);
 	cJSON_AddStringToObject(o, "reduce_form",
 				fl_reduce_form_name(k->reduce_form));
+	cJSON_AddBoolToObject(o, "reduce_form_moved", k->reduce_moved);
 	cJSON_AddItemToObject(o, "tile", int64_array(k->tile, k->n_tile));
 	add_tiling(o, k);
 	add_str_or_null(o, "schedule_tree", k->schedule_text);

@@ -42,6 +42,7 @@ FL_SUITE_DECL(math_rt);
 FL_SUITE_DECL(timing);
 FL_SUITE_DECL(placement);
 FL_SUITE_DECL(bench);
+FL_SUITE_DECL(reduce_form);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -88,6 +89,7 @@ int main(int argc, char **argv)
 		{fl_suite_timing, &fl_suite_timing_n},
 		{fl_suite_placement, &fl_suite_placement_n},
 		{fl_suite_bench, &fl_suite_bench_n},
+		{fl_suite_reduce_form, &fl_suite_reduce_form_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;

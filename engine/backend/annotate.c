@@ -25,7 +25,11 @@
  * loop only -- with collapse(k) over the coincident tile loops nested in
  * it when it alone has fewer iterations than four per core (below) --
  * "#pragma omp simd" on innermost coincident loops, and scalar
- * accumulators for reductions into one element per innermost loop. */
+ * accumulators for reductions into one element per innermost loop.  The
+ * outer loop of a band under layer 1's FL_ALL_REDUCE_MARK (a kernel in
+ * canonical all-reduce form) takes those accumulators across the threads
+ * instead: "#pragma omp parallel for reduction(...)" on it, "omp simd
+ * reduction(...)" on the innermost loop inside it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +344,29 @@ static void flag_parallel(__isl_keep isl_ast_node *child,
 	isl_ast_node_free(n);
 }
 
+/* Flags the loop directly under layer 1's FL_ALL_REDUCE_MARK (through
+ * an if without else): the outer loop of an all-reduce band. */
+static void flag_all_reduce(__isl_keep isl_ast_node *child)
+{
+	isl_ast_node *n = isl_ast_node_copy(child);
+	fl_cg_loop *l;
+
+	while (n && isl_ast_node_get_type(n) == isl_ast_node_if &&
+	       isl_ast_node_if_has_else_node(n) == isl_bool_false) {
+		isl_ast_node *then = isl_ast_node_if_get_then_node(n);
+
+		isl_ast_node_free(n);
+		n = then;
+	}
+	if (n && isl_ast_node_get_type(n) == isl_ast_node_for &&
+	    isl_ast_node_for_is_degenerate(n) == isl_bool_false) {
+		l = fl_cg_loop_of(n);
+		if (l)
+			l->all_reduce = true;
+	}
+	isl_ast_node_free(n);
+}
+
 /* Flags the for loops under an "fl_band" mark that run one of its
  * coincident members (loops of inner bands have larger depths). */
 static isl_bool flag_coincident(__isl_keep isl_ast_node *node, void *user)
@@ -376,6 +403,8 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 	    isl_id_get_user(id))
 		isl_ast_node_foreach_descendant_top_down(child,
 			&flag_coincident, isl_id_get_user(id));
+	if (id && strcmp(isl_id_get_name(id), FL_ALL_REDUCE_MARK) == 0)
+		flag_all_reduce(child);
 	isl_id_free(id);
 	isl_ast_node_free(node);
 	return child;
@@ -858,6 +887,62 @@ static void keep_plan(fl_cg_loop *l, const fl_cg_acc *plan)
 	}
 }
 
+/* Whether every accumulated update of plan writes an element that does
+ * not move with loop `depth` either, and none has an init in the body:
+ * the accumulators may then live across that loop too. */
+static bool plan_invariant_in(const fl_cg_acc *plan, int depth)
+{
+	for (int k = 0; k < plan->n; k++) {
+		const fl_cg_stmt *u = plan->upd[k];
+		int d = sched_pos(u, depth);
+
+		if (plan->init[k] || d < 0 || !invariant_in(u->wsched, d))
+			return false;
+	}
+	return plan->n > 0;
+}
+
+/* The outer loop of an all-reduce band (l, node; not inside a parallel
+ * loop): its accumulators go across the threads -- each thread sums its
+ * iterations into a private copy and OpenMP combines the copies at the
+ * end (reduction(+:), or max/min over partials that the NaN-skipping
+ * update keeps free of NaN) -- either on the loop itself when it is
+ * innermost, or over the one innermost loop it holds, which then keeps
+ * "omp simd reduction" on the same accumulators.  true when planned. */
+static bool plan_all_reduce(__isl_keep isl_ast_node *node, fl_cg_loop *l,
+			    bool inner)
+{
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	isl_ast_node *in_body = NULL;
+	fl_cg_loop *in = NULL;
+	acc_body b;
+	bool ok;
+
+	if (inner) {
+		ok = plan_accumulators(&b, body, l->depth) > 0;
+	} else {
+		in = isl_ast_node_get_type(body) == isl_ast_node_for ?
+		     fl_cg_loop_of(body) : NULL;
+		ok = in && innermost(body) && canonical_cond(body) &&
+		     isl_ast_node_for_is_degenerate(body) == isl_bool_false;
+		in_body = ok ? isl_ast_node_for_get_body(body) : NULL;
+		ok = ok && plan_accumulators(&b, in_body, in->depth) > 0 &&
+		     plan_invariant_in(&b.plan, l->depth) &&
+		     no_carried(&b, l->depth);
+	}
+	isl_ast_node_free(in_body);
+	isl_ast_node_free(body);
+	if (!ok)
+		return false;
+	keep_plan(l, &b.plan);
+	if (!l->acc)
+		return false;
+	l->acc_team = true;
+	if (in)
+		in->acc_simd = l->acc;
+	return true;
+}
+
 /* Decides for node (keep), a for node inside `in_parallel` loops with a
  * pragma or not: the pragma on the outermost parallel loop, "omp simd" on
  * an innermost coincident one, and accumulators for an innermost one
@@ -872,10 +957,14 @@ static void decide_for(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	acc_body b;
 
-	if (l) {
+	if (l && l->all_reduce && loop && !in_parallel &&
+	    plan_all_reduce(node, l, inner)) {
+		l->simd = inner;
+		in_parallel = true;
+	} else if (l) {
 		l->pragma = l->parallel && loop && !in_parallel;
 		l->simd = l->coincident && inner;
-		if (!l->pragma && inner &&
+		if (!l->pragma && inner && !l->acc_simd &&
 		    plan_accumulators(&b, body, l->depth))
 			keep_plan(l, &b.plan);
 		if (l->pragma && !inner)

@@ -80,6 +80,14 @@ typedef struct fl_cg_loop {
 				   this one and the tile loops nested in
 				   it; 0 or 1: this loop alone */
 	fl_cg_acc *acc;		/* scalar accumulators, or NULL (owned) */
+	bool all_reduce;	/* under layer 1's FL_ALL_REDUCE_MARK: the
+				   band reduces everything into one element */
+	bool acc_team;		/* acc spans the threads: "omp parallel for
+				   reduction", each thread a partial result
+				   that OpenMP combines at the loop's end */
+	const fl_cg_acc *acc_simd;	/* inner loop of an acc_team loop: "omp
+				   simd reduction" over the outer loop's
+				   accumulators (borrowed) */
 	fl_cg_contract *contract;	/* the loop, with everything under
 					   it, is a contraction printed by
 					   contract.c; NULL: none (owned) */

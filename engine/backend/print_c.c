@@ -590,11 +590,33 @@ static __isl_give isl_printer *print_expr_str(__isl_take isl_printer *p,
 	return p;
 }
 
-/* "{ float fl_acc0 = <element or identity>; ...", before the loop. */
+/* `what` (an OpenMP directive) with one reduction clause per
+ * accumulator of b. */
+static __isl_give isl_printer *print_acc_pragma(__isl_take isl_printer *p,
+						const char *what,
+						const fl_cg_acc *b)
+{
+	char buf[64];
+
+	p = isl_printer_start_line(p);
+	p = isl_printer_print_str(p, what);
+	for (int k = 0; k < b->n; k++) {	/* one clause per accumulator */
+		snprintf(buf, sizeof buf, " reduction(%s:fl_acc%d)",
+			 fl_cg_acc_kind(b->upd[k]->op->kind), k);
+		p = isl_printer_print_str(p, buf);
+	}
+	return isl_printer_end_line(p);
+}
+
+/* "{ float fl_acc0 = <element or identity>; ...", before loop l: its
+ * pragma is "omp simd" with the reductions, or for an all-reduce loop
+ * (acc_team) "omp parallel for" (with simd when it is innermost): the
+ * threads' partial results are combined by OpenMP at the loop's end. */
 static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
 					      fl_cg_kernel *cg,
-					      const fl_cg_acc *b)
+					      const fl_cg_loop *l)
 {
+	const fl_cg_acc *b = l->acc;
 	char buf[160];
 
 	p = line(p, "{");
@@ -613,14 +635,10 @@ static __isl_give isl_printer *print_acc_open(__isl_take isl_printer *p,
 		p = isl_printer_print_str(p, ";");
 		p = isl_printer_end_line(p);
 	}
-	p = isl_printer_start_line(p);
-	p = isl_printer_print_str(p, "#pragma omp simd");
-	for (int k = 0; k < b->n; k++) {	/* one clause per accumulator */
-		snprintf(buf, sizeof buf, " reduction(%s:fl_acc%d)",
-			 fl_cg_acc_kind(b->upd[k]->op->kind), k);
-		p = isl_printer_print_str(p, buf);
-	}
-	return isl_printer_end_line(p);
+	if (!l->acc_team)
+		return print_acc_pragma(p, "#pragma omp simd", b);
+	return print_acc_pragma(p, l->simd ? "#pragma omp parallel for simd" :
+				"#pragma omp parallel for", b);
 }
 
 /* "<element> = fl_acc0; ... }", after the loop. */
@@ -717,7 +735,9 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		return fl_cg_print_contract(p, cg, l->contract);
 	}
 	if (l && l->acc)
-		p = print_acc_open(p, cg, l->acc);
+		p = print_acc_open(p, cg, l);
+	else if (l && l->acc_simd)
+		p = print_acc_pragma(p, "#pragma omp simd", l->acc_simd);
 	else if (team)
 		p = print_team_open(p, cg, l);
 	else if (l && l->pragma)

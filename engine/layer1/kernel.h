@@ -85,6 +85,12 @@ typedef enum fl_reduce_form {
 	FL_REDUCE_Y,		/* reduced along the inner one */
 } fl_reduce_form;
 
+/* The mark layer 1 puts above the reduction band of a kernel in the
+ * canonical all-reduce form (engine/layer1/reduce_form.c): the loops of
+ * the band reduce everything into one element, so a backend may give
+ * each thread a partial result and combine them at the end. */
+#define FL_ALL_REDUCE_MARK "all-reduce"
+
 /* "all-reduce", "x-reduce", "y-reduce" or "none". */
 const char *fl_reduce_form_name(fl_reduce_form f);
 
@@ -118,6 +124,10 @@ typedef struct fl_kernel {
 	char *schedule_text;	/* isl's block YAML of the final tree */
 	fl_tree_node *tree;
 	fl_reduce_form reduce_form;
+	bool reduce_moved;	/* the tree is the canonical form's rewrite
+				   of the scheduler's (reduce_form.c) */
+	char reduce_why[512];	/* what the canonical form moved, or why
+				   nothing: the "reduce-form" event's text */
 	int n_tensors;
 	fl_kernel_tensor *tensors;
 	int64_t tile[FL_MAX_RANK];	/* tile sizes used, 0: untiled */

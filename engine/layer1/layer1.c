@@ -5,13 +5,18 @@
  * every member op from engine/poly.c, original schedule = the statements
  * in op order, each with its identity band), computes the dependences and
  * asks isl's scheduler for a maximize-coincidence schedule under an
- * operation budget.  Then tile-then-fuse (tile.c), the canonical reduction
- * form and the placement of every tensor.  Each step is a decision (the
- * examples are from samples/micro2020_fig1.json and softmax.json):
+ * operation budget.  Then the canonical reduction form (reduce_form.c),
+ * tile-then-fuse (tile.c) and the placement of every tensor.  Each step
+ * is a decision (the examples are from samples/micro2020_fig1.json and
+ * softmax.json):
  *
  *   scheduled  G3 -> fl_k1: 3 ops, 4 statements, 1 loop nest; outer
  *              coincidence (maximize coincidence split the live-outs);
  *              softmax.sum [4096 x r1024]: y-reduce
+ *   reduce-form fl_k0: x-reduce: moved reduced i0 outside kept i1
+ *              (innermost, vectorised: a row of partials); ... /
+ *              y-reduce: canonical as scheduled ... (reduce_form.c;
+ *              a kernel rewritten here is left untiled)
  *   tiled      fl_k0: tiled S3_relu (3 of 4 band members parallel) by
  *              64 x 8 x 16: 28 tiles for 2 threads; contraction (K 576,
  *              KC 256): A 64 x KC + B KC x 128 + C = 224 KiB, within 1/2
@@ -555,7 +560,9 @@ typedef struct l1_memo {
 	char what[112];		/* why the schedule fails (feedback) */
 	char form[128];
 	fl_reduce_form reduce_form;
+	fl_l1_rform rform;	/* what the canonical form did */
 	l1_view first;		/* the kernel's schedule before tiling */
+	l1_view canon;		/* rform.moved: the canonical tree */
 	fl_l1_tiling t;
 	l1_view *steps;		/* per tiling step */
 	fl_kernel_tensor *tensors;
@@ -582,6 +589,7 @@ void fl_l1_memo_entry_free(void *value, void *ctx)
 		fl_l1_model_clear(&e->m);
 	isl_schedule_free(e->sched);
 	view_clear(&e->first);
+	view_clear(&e->canon);
 	if (e->steps)
 		for (int i = 0; i < e->t.n_steps; i++)
 			view_clear(&e->steps[i]);
@@ -788,6 +796,7 @@ static l1_memo *memo_entry(fl_state *st, const fl_micro_graph *mg,
  * every step, the placement of every tensor. */
 static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
 {
+	isl_union_pw_multi_aff *i2t = NULL;	/* canonical x-reduce tiles */
 	isl_schedule *s;
 	char why[192];
 	int child = e->child;
@@ -804,23 +813,44 @@ static int kernel_path(l1_memo *e, const fl_layer1_opts *o, fl_error *err)
 	if (view_make(&e->first, s, NULL) < 0)
 		goto isl_failed;
 	snprintf(why, sizeof why, "not tiled: %s", e->sched_note);
-	if (fl_l1_tile(&e->m, isl_schedule_copy(s), child,
-		       child == L1_SPLIT ? why : NULL, o, &e->t, err) < 0)
+	s = fl_l1_reduce_canonical(&e->m, isl_schedule_copy(s),
+				   e->reduce_form, o, &e->rform);
+	if (e->rform.moved) {
+		/* the canonical form already cut the kept dims for the
+		 * threads; tile-then-fuse would undo the loop order */
+		i2t = fl_l1_reduce_tiles(s);
+		if (view_make(&e->canon, s, i2t) < 0) {
+			isl_schedule_free(s);
+			goto isl_failed;
+		}
+		snprintf(why, sizeof why, "not tiled: in canonical %s form, "
+			 "which splits the kept dims among the threads itself",
+			 fl_reduce_form_name(e->reduce_form));
+		child = L1_SPLIT;
+	}
+	if (fl_l1_tile(&e->m, s, child, child == L1_SPLIT ? why : NULL, o,
+		       &e->t, err) < 0) {
+		isl_union_pw_multi_aff_free(i2t);
 		return -1;
+	}
 	e->steps = calloc((size_t)e->t.n_steps + 1, sizeof *e->steps);
 	if (!e->steps) {
+		isl_union_pw_multi_aff_free(i2t);
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
 	for (int i = 0; i < e->t.n_steps; i++)
 		if (view_make(&e->steps[i], e->t.steps[i].schedule,
+			      e->rform.moved ? i2t :
 			      e->t.steps[i].inst2tile) < 0)
 			goto isl_failed;
+	i2t = isl_union_pw_multi_aff_free(i2t);
 	if (fl_l1_place(&e->m, &e->t, &e->tensors, &e->n_tensors, err) < 0)
 		return -1;
 	e->kernel_ready = true;
 	return 0;
 isl_failed:
+	isl_union_pw_multi_aff_free(i2t);
 	fl_error_set(err, "layer 1: could not record the schedule of a "
 		     "micro-graph of %d ops", e->m.n_ops);
 	return -1;
@@ -898,6 +928,34 @@ static int decide_schedule(fl_state *st, const fl_micro_graph *mg,
 		ev->duration = e->seconds;
 	free(names);
 	return rc;
+}
+
+/* The canonical reduction form decision of a kernel whose nest holds a
+ * reduction: the rewritten tree becomes the kernel's, or the event says
+ * why the scheduler's stays. */
+static int decide_reduce_form(fl_state *st, const fl_micro_graph *mg,
+			      const l1_memo *e, fl_kernel *k, fl_error *err)
+{
+	const char *op;
+
+	if (e->reduce_form == FL_REDUCE_NONE)
+		return FL_PASS_DONE;
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED;
+	if (e->rform.moved && kernel_show(k, &e->canon, err) < 0)
+		return -1;
+	k->reduce_moved = e->rform.moved;
+	snprintf(k->reduce_why, sizeof k->reduce_why, "%s", e->rform.why);
+	op = st->graph->ops[e->m.ops[e->m.n_ops - 1]].name;
+	for (int i = e->m.n_ops - 1; i >= 0; i--)
+		if (is_reduction(st->graph->ops[e->m.ops[i]].kind)) {
+			op = st->graph->ops[e->m.ops[i]].name;
+			break;
+		}
+	fl_state_log(st, FL_EV_REDUCE_FORM, "", &op, 1, mg->id, -1,
+		     "%s: %s: %s", k->name, fl_reduce_form_name(e->reduce_form),
+		     e->rform.why);
+	return FL_PASS_DONE;
 }
 
 /* The tile-then-fuse decisions: tiled, then one per candidate producer. */
@@ -1066,6 +1124,8 @@ static int layer1_group(fl_state *st, int gid, fl_error *err)
 		return layer1_custom(st, mg, err);
 	rc = decide_schedule(st, mg, &e, &k, err);
 
+	if (rc == FL_PASS_DONE)
+		rc = decide_reduce_form(st, mg, e, k, err);
 	if (rc == FL_PASS_DONE)
 		rc = decide_tiling(st, mg, e, k, err);
 	if (rc == FL_PASS_DONE)

@@ -165,6 +165,31 @@ typedef struct fl_l1_sizes {
 int fl_l1_choose_sizes(const fl_l1_band *b, const fl_layer1_opts *o,
 		       fl_l1_sizes *out, fl_error *err);
 
+/* ---- canonical reduction forms (reduce_form.c) -------------------------- */
+
+/* What the canonical form did to a kernel's tree. */
+typedef struct fl_l1_rform {
+	fl_reduce_form form;
+	bool moved;		/* the tree was rewritten */
+	char why[512];		/* what moved, or why nothing did */
+} fl_l1_rform;
+
+/* The tree of m in its canonical reduction form `form` (from the shapes):
+ * sched (taken) rewritten when the form moves loops (all-reduce,
+ * x-reduce) and the dependences allow it, else sched itself; *out says
+ * which and why.  o gives the machine (threads) the x-reduce's chunks are
+ * cut for. */
+__isl_give isl_schedule *fl_l1_reduce_canonical(const fl_l1_model *m,
+	__isl_take isl_schedule *sched, fl_reduce_form form,
+	const fl_layer1_opts *o, fl_l1_rform *out);
+
+/* The tile coordinates of a canonical x-reduce tree (keep): every
+ * instance -> its point of the outer band (kept outer dims, thread
+ * chunk), which the C backend treats as the kernel's tiles; NULL when the
+ * tree has no outer band (an all-reduce). */
+__isl_give isl_union_pw_multi_aff *fl_l1_reduce_tiles(
+	__isl_keep isl_schedule *canon);
+
 /* ---- placement (place.c) ------------------------------------------------- */
 
 /* Placement of every tensor the kernel touches (kernel.h conventions). */
