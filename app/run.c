@@ -203,7 +203,7 @@ static void print_conditions(const fl_ladder *l)
 	printf("\n");
 	if (l->interleaved)
 		printf("timing: %d strateg%s interleaved in one process, %d "
-		       "rounds in rotated order, fused kernels alternating "
+		       "rounds in a balanced order, fused kernels alternating "
 		       "with their unfused kernels; threads %s (%d: %s)\n",
 		       l->n_timed, l->n_timed == 1 ? "y" : "ies", l->rounds,
 		       l->pinned ? "pinned" : "not pinned", l->n_threads,

@@ -1,5 +1,5 @@
 /* Trustworthy timings (issue 11): the noise label rule; the interleaved
- * timing child (rounds in rotated order, fused kernels alternating with
+ * timing child (rounds in a balanced order, fused kernels alternating with
  * their unfused group, the copy probe); the ladder's timings coming from
  * it; --pin taking effect on the child's threads; an interrupt during the
  * interleaved phase leaving no process and no directory; the CLI printing
@@ -556,7 +556,7 @@ static void test_timing_cli(void **state)
 	t_assert_contains(out, " after timing; copy bandwidth ");
 	t_assert_contains(out, "GB/s (");
 	t_assert_contains(out, "timing: 3 strategies interleaved in one "
-			  "process, 3 rounds in rotated order");
+			  "process, 3 rounds in a balanced order");
 	t_assert_contains(out, "threads pinned");
 	t_assert_contains(out, "% copy");
 	t_assert_contains(out, ", interleaved  [softmax.sub .. softmax.sum]");

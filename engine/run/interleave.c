@@ -601,7 +601,7 @@ static void round_item(il_child *c, int item, int r, bool timed)
 			    pl->rounds);
 }
 
-/* Warm-up rounds, then the timed rounds in rotated order. */
+/* Warm-up rounds, then the timed rounds in fl_timing_order's order. */
 static void child_rounds(il_child *c)
 {
 	const il_plan *pl = c->pl;
