@@ -273,13 +273,15 @@ void fl_x_run_progress(fl_explorer *x, char *buf, size_t n, double *frac)
 		int s = j->strategy < n_all ? j->strategy : n_all - 1;
 		double inner = j->n > 0 ? (double)j->k / j->n : 0;
 
-		*frac = (s + (strcmp(j->phase, "strategy") ? inner : 0)) / n_all;
+		*frac = (s + (strcmp(j->phase, "strategy") ? inner : 0)) /
+			n_all;
 		/* "time" and "pairs" come from the one timing process that
 		 * runs every strategy (the ladder times them together) */
 		bool together = !strcmp(j->phase, "time") ||
 				!strcmp(j->phase, "pairs");
 
-		snprintf(buf, n, "running kernels %.0f s: %s (%d/%d) %s %d/%d%s",
+		snprintf(buf, n,
+			 "running kernels %.0f s: %s (%d/%d) %s %d/%d%s",
 			 fl_now() - j->started_at, together ? "all, interleaved"
 			 : fl_strategy_name((fl_strategy)s), s + 1, n_all,
 			 j->phase, j->k, j->n,

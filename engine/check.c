@@ -258,9 +258,8 @@ static int check_cover(const fl_state *st, const fl_kernel *k,
 	    memcmp(k->ops, p->groups[k->group].members,
 		   (size_t)n * sizeof *k->ops))) {
 		fl_error_set(err, "%s does not cover exactly %s G%d", k->name,
-			     n == p->groups[k->group].n_members ?
-			     "micro-graph" : "the micro-graphs of its ops, from",
-			     k->group);
+			     n == p->groups[k->group].n_members ? "micro-graph"
+			     : "the micro-graphs of its ops, from", k->group);
 		return -1;
 	}
 	return 0;

@@ -85,7 +85,8 @@ static void test_layer2_softmax_one_kernel(void **state)
 			 "softmax");
 	/* max -> sub/exp/sum (R8, both y-reduce), then -> div (R7) */
 	t_assert_contains(out, "layer2 merged [softmax.max softmax.sub "
-			  "softmax.exp softmax.sum] R8: fl_k0 -> fl_k1 stitched");
+			  "softmax.exp softmax.sum] R8: fl_k0 -> fl_k1 "
+			  "stitched");
 	t_assert_contains(out, "softmax.div] R7: fl_k0 -> fl_k1 stitched");
 	t_assert_contains(out, "softmax.exp tile-local: stitched edge: "
 			  "per-tile footprint 10 x 1024 = 40960 B <= capacity");
@@ -213,24 +214,26 @@ static const char cycle_graph[] =
 
 static void test_layer2_rejections_say_why(void **state)
 {
-	char dir[256], *out;
+	char dir[256], path[512], *out;
+	const char *args = "--stage layer2 --events --strategy apollo-l2";
 
 	(void)state;
-	out = fuselab_on("--stage layer2 --events --strategy apollo-l2",
-			 graph_file(dir, sizeof dir, "forms.json", forms_graph));
+	out = fuselab_on(args, graph_file(dir, sizeof dir, "forms.json",
+					  forms_graph));
 	t_assert_contains(out, "layer2 rejected [rowsum scale colsum] R8: "
 			  "fl_k0 -> fl_k1 not stitched: canonical reduction "
 			  "forms differ: fl_k0 y-reduce, fl_k1 x-reduce");
 	free(out);
 	t_remove_dir(dir);
-	out = fuselab_on("--stage layer2 --events --strategy apollo-l2",
-			 graph_file(dir, sizeof dir, "cycle.json", cycle_graph));
+	snprintf(path, sizeof path, "%s", graph_file(dir, sizeof dir,
+		 "cycle.json", cycle_graph));
+	out = fuselab_on(args, path);
 	t_assert_contains(out, "layer2 rejected [rowsum join] R7: fl_k0 -> "
 			  "fl_k2 not stitched: stitching would create a cycle "
 			  "through fl_k1");
 	free(out);
 	out = fuselab_on("--run --strategy apollo-l2 --repeat 1 --warmup 0",
-			 graph_file(dir, sizeof dir, "cycle.json", cycle_graph));
+			 path);
 	if (!strstr(out, "verified yes") || strstr(out, "verified NO"))
 		fail_msg("cycle graph under apollo-l2:\n%s", out);
 	free(out);

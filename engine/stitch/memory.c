@@ -96,7 +96,7 @@ typedef struct l2_pass {
 	char why[FL_EVENT_REASON];	/* the failed condition */
 } l2_pass;
 
-/* ---- kernel relations --------------------------------------------------- */
+/* ---- kernel relations ---------------------------------------------------- */
 
 static bool kernel_writes(const fl_kernel *k, int t)
 {
@@ -117,9 +117,12 @@ static bool kernel_reads(const fl_kernel *k, int t)
 /* Whether kernel c reads a tensor kernel p writes. */
 static bool feeds(const fl_kernel *p, const fl_kernel *c)
 {
-	for (int i = 0; i < p->n_tensors; i++)
-		if (p->tensors[i].written && kernel_reads(c, p->tensors[i].tensor))
+	for (int i = 0; i < p->n_tensors; i++) {
+		const fl_kernel_tensor *kt = &p->tensors[i];
+
+		if (kt->written && kernel_reads(c, kt->tensor))
 			return true;
+	}
 	return false;
 }
 
@@ -351,8 +354,9 @@ static const char *dims_text(const int64_t *v, int n, char *buf, size_t len)
 
 /* Compares the tilings of producer p and consumer c; the common one into
  * *out.  false with the reason in l2->why. */
-static bool same_tiling(l2_pass *l2, const fl_kernel *p, const fl_kernel *c,
-			const l2_tiling *tp, const l2_tiling *tc, l2_tiling *out)
+static bool same_tiling(l2_pass *l2, const fl_kernel *p,
+			const fl_kernel *c, const l2_tiling *tp,
+			const l2_tiling *tc, l2_tiling *out)
 {
 	bool memory = p->tile_kind == FL_TILE_MEMORY &&
 		      c->tile_kind == FL_TILE_MEMORY;
@@ -391,7 +395,7 @@ static bool same_tiling(l2_pass *l2, const fl_kernel *p, const fl_kernel *c,
 	return true;
 }
 
-/* ---- the common tile band ------------------------------------------------- */
+/* ---- the common tile band ------------------------------------------------ */
 
 typedef struct tile_map_build {
 	const l2_tiling *t;
@@ -497,7 +501,7 @@ static __isl_give isl_union_map *both(__isl_keep isl_union_map *a,
 					       isl_union_set_copy(db)));
 }
 
-/* ---- the stitched schedule ------------------------------------------------ */
+/* ---- the stitched schedule ----------------------------------------------- */
 
 static __isl_give isl_schedule_node *drop_mark(
 	__isl_take isl_schedule_node *node, void *user)
@@ -553,7 +557,7 @@ static __isl_give isl_schedule *stitched_schedule(const fl_kernel *p,
 	return fl_l1_mark_parallel(s);
 }
 
-/* ---- the stitched kernel -------------------------------------------------- */
+/* ---- the stitched kernel ------------------------------------------------- */
 
 static int add_tensor(fl_kernel *k, const fl_kernel_tensor *src)
 {
@@ -596,8 +600,7 @@ static int merge_tensors(fl_kernel *k, const fl_kernel *p, const fl_kernel *c)
 			kt->place = FL_PLACE_GLOBAL;
 			kt->why[0] = '\0';
 		}
-		/* a tile-local box of the old tiling no longer holds:
-		 * the backend computes one from the new tile band */
+		/* a box over the old tile band no longer holds (rebox) */
 		kt->box_isl = isl_fixed_box_free(kt->box_isl);
 	}
 	return 0;
@@ -631,6 +634,70 @@ static void set_tiling(fl_kernel *k, const fl_kernel *p, const fl_kernel *c,
 		 dims_text(t->size, t->n, sz, sizeof sz), p->name, c->name);
 }
 
+/* Per-tile footprint box of tensor t (array "T<t>" of `rank` dims) in
+ * kernel k, through its tile map; NULL when isl gives none. */
+static __isl_give isl_fixed_box *tile_box(const fl_kernel *k, int t, int rank)
+{
+	isl_union_map *acc = isl_union_map_union(
+		isl_union_map_copy(k->reads), isl_union_map_copy(k->writes));
+	isl_union_map *tile2t;
+	isl_fixed_box *box = NULL;
+	isl_space *sp;
+	char name[32];
+
+	snprintf(name, sizeof name, "T%d", t);
+	sp = isl_space_set_alloc(isl_union_map_get_ctx(acc), 0,
+				 (unsigned)rank);
+	sp = isl_space_set_tuple_name(sp, isl_dim_set, name);
+	acc = isl_union_map_intersect_domain(acc,
+					     isl_union_set_copy(k->domain));
+	acc = isl_union_map_intersect_range(acc,
+		isl_union_set_from_set(isl_set_universe(sp)));
+	tile2t = isl_union_map_apply_range(isl_union_map_reverse(
+		isl_union_map_from_union_pw_multi_aff(
+			isl_union_pw_multi_aff_copy(k->inst2tile))), acc);
+	if (isl_union_map_n_map(tile2t) == 1) {
+		isl_map *m = isl_map_from_union_map(tile2t);
+
+		box = isl_map_get_range_simple_fixed_box_hull(m);
+		isl_map_free(m);
+	} else {
+		isl_union_map_free(tile2t);
+	}
+	return box;
+}
+
+/* Tile-local tensors inside one part keep their place with a box over
+ * the common tile band; one without a fixed box goes global. */
+static void rebox(fl_kernel *k)
+{
+	for (int i = 0; i < k->n_tensors; i++) {
+		fl_kernel_tensor *kt = &k->tensors[i];
+		isl_fixed_box *box;
+		isl_multi_val *size;
+
+		if (kt->place != FL_PLACE_TILE_LOCAL)
+			continue;
+		box = tile_box(k, kt->tensor, kt->rank);
+		if (!box || isl_fixed_box_is_valid(box) != isl_bool_true) {
+			isl_fixed_box_free(box);
+			kt->place = FL_PLACE_GLOBAL;
+			snprintf(kt->why, sizeof kt->why, "no fixed per-tile "
+				 "footprint box under the stitched tiles");
+			continue;
+		}
+		size = isl_fixed_box_get_size(box);
+		for (int d = 0; d < kt->rank; d++) {
+			isl_val *v = isl_multi_val_get_at(size, d);
+
+			kt->box[d] = isl_val_get_num_si(v);
+			isl_val_free(v);
+		}
+		isl_multi_val_free(size);
+		kt->box_isl = box;
+	}
+}
+
 /* The kernel stitching p and c under tiling t and tile map `tiles`
  * (taken); -1 when out of memory or isl fails. */
 static int stitch_kernel(fl_kernel *k, const fl_kernel *p, const fl_kernel *c,
@@ -657,13 +724,14 @@ static int stitch_kernel(fl_kernel *k, const fl_kernel *p, const fl_kernel *c,
 	k->schedule = stitched_schedule(p, c, t, tiles);
 	k->inst2tile = tiles;
 	set_tiling(k, p, c, t);
+	rebox(k);
 	k->schedule_text = k->schedule ? fl_l1_schedule_text(k->schedule)
 				       : NULL;
 	k->tree = k->schedule ? fl_l1_tree(k->schedule) : NULL;
 	return k->schedule_text && k->tree && k->domain ? 0 : -1;
 }
 
-/* ---- the program ---------------------------------------------------------- */
+/* ---- the program --------------------------------------------------------- */
 
 /* Puts the kernels into `order` (a permutation of the program's, with
  * n entries) and renumbers them. */
@@ -725,6 +793,7 @@ static int program_stitch(l2_pass *l2, int pi, int ci, fl_kernel *k)
 		fl_kernel_clear(&prog->kernels[pi]);
 		fl_kernel_clear(&prog->kernels[ci]);
 		prog->kernels[ci] = *k;
+		memset(k, 0, sizeof *k);	/* the program owns it now */
 		l2->type[ci] = FL_TYPE_R;	/* R7 and R8 give R */
 		for (int i = 0; i < n - 1; i++)
 			type[i] = l2->type[order[i]];
@@ -741,7 +810,7 @@ static int program_stitch(l2_pass *l2, int pi, int ci, fl_kernel *k)
 	return rc;
 }
 
-/* ---- placement of the stitched edge --------------------------------------- */
+/* ---- placement of the stitched edge -------------------------------------- */
 
 /* Who else needs tensor t, for the reason it stays global; NULL when
  * nobody outside kernel ki does. */
@@ -759,39 +828,6 @@ static const char *needed_outside(const l2_pass *l2, int ki, int t,
 			return buf;
 		}
 	return NULL;
-}
-
-/* Per-tile footprint box of tensor t (array "T<t>" of `rank` dims) in
- * kernel k, through its tile map; NULL when isl gives none. */
-static __isl_give isl_fixed_box *tile_box(const fl_kernel *k, int t, int rank)
-{
-	isl_union_map *acc = isl_union_map_union(
-		isl_union_map_copy(k->reads), isl_union_map_copy(k->writes));
-	isl_union_map *tile2t;
-	isl_fixed_box *box = NULL;
-	isl_space *sp;
-	char name[32];
-
-	snprintf(name, sizeof name, "T%d", t);
-	sp = isl_space_set_alloc(isl_union_map_get_ctx(acc), 0,
-				 (unsigned)rank);
-	sp = isl_space_set_tuple_name(sp, isl_dim_set, name);
-	acc = isl_union_map_intersect_domain(acc,
-					     isl_union_set_copy(k->domain));
-	acc = isl_union_map_intersect_range(acc,
-		isl_union_set_from_set(isl_set_universe(sp)));
-	tile2t = isl_union_map_apply_range(isl_union_map_reverse(
-		isl_union_map_from_union_pw_multi_aff(
-			isl_union_pw_multi_aff_copy(k->inst2tile))), acc);
-	if (isl_union_map_n_map(tile2t) == 1) {
-		isl_map *m = isl_map_from_union_map(tile2t);
-
-		box = isl_map_get_range_simple_fixed_box_hull(m);
-		isl_map_free(m);
-	} else {
-		isl_union_map_free(tile2t);
-	}
-	return box;
 }
 
 static int64_t tensor_elems(const fl_graph *g, int t)
@@ -880,7 +916,7 @@ static int decide_edges(l2_pass *l2, int ki, const int *edge, int n_edge)
 	return FL_PASS_DONE;
 }
 
-/* ---- one pair ------------------------------------------------------------- */
+/* ---- one pair ------------------------------------------------------------ */
 
 static bool seen_before(const l2_pass *l2, const fl_kernel *p,
 			const fl_kernel *c)
@@ -911,7 +947,8 @@ static void remember(l2_pass *l2, const fl_kernel *p, const fl_kernel *c)
 }
 
 /* Every condition of the pair (file comment); the common tiling and tile
- * map when they hold, else false with the reason in l2->why. */
+ * map (*tiles, __isl_give) when they hold, else false with the reason in
+ * l2->why. */
 static bool check_pair(l2_pass *l2, int pi, int ci, l2_tiling *t,
 		       isl_union_pw_multi_aff **tiles)
 {
@@ -933,7 +970,8 @@ static bool check_pair(l2_pass *l2, int pi, int ci, l2_tiling *t,
 	}
 	if (path_between(l2->st->program, pi, ci, &via)) {
 		snprintf(l2->why, sizeof l2->why, "stitching would create a "
-			 "cycle through %s", l2->st->program->kernels[via].name);
+			 "cycle through %s", via < 0 ? "(out of memory: not "
+			 "checked)" : l2->st->program->kernels[via].name);
 		return false;
 	}
 	if (kernel_tiling(l2, p, &tp) < 0 || kernel_tiling(l2, c, &tc) < 0 ||
