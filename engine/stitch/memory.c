@@ -1060,9 +1060,13 @@ static int stitch(l2_pass *l2, const fl_rule *r, int pi, int ci,
 	return at;
 }
 
+/* What trying a pair, or a scan, came to (the pass's own codes apart
+ * from FL_PASS_PAUSED). */
+enum { L2_NOTHING = 10, L2_STITCHED = 11 };
+
 /* Tries the pair producer pi -> consumer ci: nothing when no layer-2 rule
  * matches or it was rejected before; else one rejected or merged event
- * (and the placements).  1 when stitched, 0 when not, FL_PASS_PAUSED or
+ * (and the placements).  L2_STITCHED, L2_NOTHING, FL_PASS_PAUSED or
  * -1. */
 static int try_pair(l2_pass *l2, int pi, int ci)
 {
@@ -1074,35 +1078,31 @@ static int try_pair(l2_pass *l2, int pi, int ci)
 	const char **names;
 	int n_names = 0, n_edge, at, *edge;
 	l2_tiling t;
-	bool ok;
 
 	if (!r || seen_before(l2, p, c))
-		return 0;
-	ok = check_pair(l2, pi, ci, &t, &tiles);
+		return L2_NOTHING;
+	if (!fl_state_decide(st))
+		return FL_PASS_PAUSED;
 	names = pair_names(st, p, c, &n_names);
 	edge = malloc(((size_t)p->n_tensors + 1) * sizeof *edge);
 	if (!names || !edge) {
-		isl_union_pw_multi_aff_free(tiles);
 		free(names);
 		free(edge);
 		fl_error_set(l2->err, "out of memory");
 		return -1;
 	}
 	n_edge = edge_tensors(p, c, edge);
-	if (!fl_state_decide(st)) {
-		at = FL_PASS_PAUSED;
-		isl_union_pw_multi_aff_free(tiles);
-	} else if (!ok) {
+	if (!check_pair(l2, pi, ci, &t, &tiles)) {
 		fl_state_log(st, FL_EV_REJECTED, r->id, names, n_names,
 			     p->group, c->group, "%s: %s -> %s not stitched: "
 			     "%s", r->id, p->name, c->name, l2->why);
 		remember(l2, p, c);
-		at = 0;
+		at = L2_NOTHING;
 	} else {
 		at = stitch(l2, r, pi, ci, &t, tiles, names, n_names);
 		if (at >= 0)
 			at = decide_edges(l2, at, edge, n_edge) ==
-			     FL_PASS_PAUSED ? FL_PASS_PAUSED : 1;
+			     FL_PASS_PAUSED ? FL_PASS_PAUSED : L2_STITCHED;
 	}
 	free(names);
 	free(edge);
@@ -1110,8 +1110,8 @@ static int try_pair(l2_pass *l2, int pi, int ci)
 }
 
 /* One scan over the producer -> consumer pairs in program order; the
- * first stitch ends it.  1 when something was stitched, 0 when not,
- * FL_PASS_PAUSED or -1. */
+ * first stitch ends it.  L2_STITCHED, L2_NOTHING, FL_PASS_PAUSED or
+ * -1. */
 static int scan(l2_pass *l2)
 {
 	const fl_program *prog = l2->st->program;
@@ -1123,10 +1123,10 @@ static int scan(l2_pass *l2)
 			if (!feeds(&prog->kernels[pi], &prog->kernels[ci]))
 				continue;
 			rc = try_pair(l2, pi, ci);
-			if (rc != 0)
+			if (rc != L2_NOTHING)
 				return rc;
 		}
-	return 0;
+	return L2_NOTHING;
 }
 
 static int64_t stitch_capacity(const fl_engine_opts *o)
@@ -1161,8 +1161,8 @@ int fl_pass_layer2(fl_state *st, fl_error *err)
 	}
 	do
 		rc = scan(&l2);
-	while (rc == 1);
+	while (rc == L2_STITCHED);
 	free(l2.type);
 	free(l2.seen);
-	return rc == 0 ? FL_PASS_DONE : rc;
+	return rc == L2_NOTHING ? FL_PASS_DONE : rc;
 }
