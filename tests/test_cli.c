@@ -9,6 +9,7 @@
 #include <cJSON.h>
 
 #include "events.h"
+#include "kernel.h"
 #include "test_util.h"
 
 static void test_help_and_version(void **state)
