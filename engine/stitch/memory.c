@@ -266,7 +266,11 @@ static bool is_tile_band(const fl_kernel *k, __isl_keep isl_schedule_node *band)
 		isl_union_pw_multi_aff_copy(k->inst2tile));
 	i2t = isl_union_map_intersect_domain(i2t,
 		isl_schedule_node_get_domain(band));
-	eq = isl_union_map_is_equal(anon_range(own), anon_range(i2t));
+	own = anon_range(own);
+	i2t = anon_range(i2t);
+	eq = isl_union_map_is_equal(own, i2t);
+	isl_union_map_free(own);
+	isl_union_map_free(i2t);
 	return eq == isl_bool_true;
 }
 
@@ -475,7 +479,7 @@ static bool inside_tiles(__isl_keep isl_union_map *reads,
 	isl_union_map *d = conflicts(reads, writes);
 	isl_set *zero = isl_set_universe(isl_space_set_alloc(
 		isl_union_map_get_ctx(reads), 0, n));
-	isl_union_set *delta;
+	isl_union_set *delta, *origin;
 	isl_bool ok;
 
 	for (int i = 0; i < n; i++)
@@ -483,7 +487,9 @@ static bool inside_tiles(__isl_keep isl_union_map *reads,
 	d = isl_union_map_apply_domain(d, isl_union_map_copy(m));
 	d = isl_union_map_apply_range(d, m);
 	delta = isl_union_map_deltas(d);
-	ok = isl_union_set_is_subset(delta, isl_union_set_from_set(zero));
+	origin = isl_union_set_from_set(zero);
+	ok = isl_union_set_is_subset(delta, origin);
+	isl_union_set_free(origin);
 	isl_union_set_free(delta);
 	return ok == isl_bool_true;
 }
