@@ -33,7 +33,7 @@ static void export_cli_graph_file_and_dir(void **state)
 	snprintf(args, sizeof args, "--dot %s", path);
 	assert_int_equal(fuselab_on(args, "apollo_fig3", &out), 0);
 	t_assert_contains(out, "wrote ");
-	t_assert_contains(out, "the graph at step 41 (dot)");
+	t_assert_contains(out, "the graph at step 43 (dot)");
 	free(out);
 	t_assert_dot_accepts(path);
 	/* a directory gets <graph>.svg; --stage picks the step */

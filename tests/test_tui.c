@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "kernel.h"
 #include "test_util.h"
 #include "tmux_driver.h"
 
@@ -35,12 +36,12 @@ static void tui_steps_back_and_forth(void **state)
 
 	(void)state;
 	t_tmux_start(&t, 100, 30, sample_path("softmax"));
-	t_tmux_wait_for(&t, "step 0/30", 20);
+	t_tmux_wait_for(&t, "step 0/32", 20);
 	t_tmux_keys(&t, "n n n n");
-	t_tmux_wait_for(&t, "step 4/30", 5);
+	t_tmux_wait_for(&t, "step 4/32", 5);
 	t_tmux_wait_for(&t, "softmax.sub (sub) is broadcast", 5);
 	t_tmux_keys(&t, "N");
-	t_tmux_wait_for(&t, "step 3/30", 5);
+	t_tmux_wait_for(&t, "step 3/32", 5);
 	t_tmux_wait_for(&t, "softmax.max (reduce_max) is reduction", 5);
 	t_tmux_keys(&t, "g");
 	t_tmux_type(&t, "11");
@@ -99,6 +100,7 @@ static void tui_resizes_and_helps(void **state)
 static void tui_runs_and_cancels_kernels(void **state)
 {
 	t_tmux t;
+	char want[96];
 
 	(void)state;
 	t_tmux_start(&t, 120, 30, sample_path("layernorm"));
@@ -107,7 +109,9 @@ static void tui_runs_and_cancels_kernels(void **state)
 	t_tmux_keys(&t, "Escape");
 	t_tmux_wait_for(&t, "kernel run cancelled", 60);
 	t_tmux_keys(&t, "R");
-	t_tmux_wait_for(&t, "kernels ran: 3 of 3 strategies verified", 300);
+	snprintf(want, sizeof want, "kernels ran: %d of %d strategies "
+		 "verified", FL_STRATEGY_COUNT, FL_STRATEGY_COUNT);
+	t_tmux_wait_for(&t, want, 300);
 	quit_cleanly(&t);
 }
 
