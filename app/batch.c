@@ -344,6 +344,8 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 		eo->layer1.max_stmts = o->l1_max_stmts;
 	if (o->local_budget > 0)
 		eo->layer1.local_budget = o->local_budget;
+	if (o->stitch_capacity > 0)
+		eo->stitch_capacity = o->stitch_capacity;
 	eo->layer1.n_tile = o->n_tile;
 	for (int i = 0; i < o->n_tile; i++)
 		eo->layer1.tile[i] = o->tile[i];
@@ -394,14 +396,35 @@ static void print_partition(const fl_session *s)
 			print_micro_graph(g, &p->groups[i]);
 }
 
+/* The stitches layer 2 made so far (each one kernel fewer). */
+static int count_stitches(const fl_session *s)
+{
+	const fl_event_log *log = fl_engine_events(s);
+	int n = 0;
+
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		n += e->pass == FL_PASS_LAYER2 && e->kind == FL_EV_MERGED;
+	}
+	return n;
+}
+
 static void print_layer1(const fl_session *s)
 {
 	const fl_program *p = fl_engine_program(s);
 	const fl_graph *g = fl_engine_graph(s);
+	int stitched = count_stitches(s);
 
 	if (!p)
 		return;
-	printf("layer 1: %d kernels\n", p->n_kernels);
+	if (fl_engine_options(s)->strategy == FL_STRATEGY_APOLLO_L2 &&
+	    fl_engine_options(s)->stop_after >= FL_PASS_LAYER2)
+		printf("layer 2: %d kernels, %d fewer than layer 1's %d "
+		       "(stitched pairs)\n", p->n_kernels, stitched,
+		       p->n_kernels + stitched);
+	else
+		printf("layer 1: %d kernels\n", p->n_kernels);
 	for (int k = 0; k < p->n_kernels; k++) {
 		const fl_kernel *kn = &p->kernels[k];
 

@@ -134,11 +134,13 @@ static void run_progress(void *user, const char *phase, int k, int n)
 static void *run_main(void *arg)
 {
 	static const fl_strategy all[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA,
-					  FL_STRATEGY_APOLLO_L1};
+					  FL_STRATEGY_APOLLO_L1,
+					  FL_STRATEGY_APOLLO_L2};
 	fl_run_job *j = arg;
 	fl_ladder ladder = {0};
 	fl_error err = {""};
-	int rc = fl_ladder_run(j->graph, &j->opts, all, 3, &ladder, &err);
+	int rc = fl_ladder_run(j->graph, &j->opts, all, FL_STRATEGY_COUNT,
+			       &ladder, &err);
 
 	pthread_mutex_lock(&j->mu);
 	j->rc = rc;
@@ -259,7 +261,7 @@ bool fl_x_run_poll(fl_explorer *x)
 void fl_x_run_progress(fl_explorer *x, char *buf, size_t n, double *frac)
 {
 	fl_run_job *j = x->run;
-	const char *names[] = {"unfused", "xla", "apollo-l1"};
+	const int n_all = FL_STRATEGY_COUNT;
 
 	*frac = 0;
 	if (!j) {
@@ -268,18 +270,20 @@ void fl_x_run_progress(fl_explorer *x, char *buf, size_t n, double *frac)
 	}
 	pthread_mutex_lock(&j->mu);
 	{
-		int s = j->strategy < 3 ? j->strategy : 2;
+		int s = j->strategy < n_all ? j->strategy : n_all - 1;
 		double inner = j->n > 0 ? (double)j->k / j->n : 0;
 
-		*frac = (s + (strcmp(j->phase, "strategy") ? inner : 0)) / 3.0;
+		*frac = (s + (strcmp(j->phase, "strategy") ? inner : 0)) /
+			n_all;
 		/* "time" and "pairs" come from the one timing process that
 		 * runs every strategy (the ladder times them together) */
 		bool together = !strcmp(j->phase, "time") ||
 				!strcmp(j->phase, "pairs");
 
-		snprintf(buf, n, "running kernels %.0f s: %s (%d/3) %s %d/%d%s",
-			 fl_now() - j->started_at,
-			 together ? "all, interleaved" : names[s], s + 1,
+		snprintf(buf, n,
+			 "running kernels %.0f s: %s (%d/%d) %s %d/%d%s",
+			 fl_now() - j->started_at, together ? "all, interleaved"
+			 : fl_strategy_name((fl_strategy)s), s + 1, n_all,
 			 j->phase, j->k, j->n,
 			 j->stop ? "  cancelling..." : "  Esc cancels");
 	}

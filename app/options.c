@@ -21,6 +21,7 @@ typedef enum opt_id {
 	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
+	OPT_STITCH_CAPACITY,
 } opt_id;
 
 typedef struct opt_spec {
@@ -51,7 +52,7 @@ static const opt_spec specs[] = {
 	{OPT_STAGE, "stage", 0, "NAME",
 	 "with --batch: run the engine through pass NAME and print the state: "
 	 "preprocess, cluster, open, classify, constrain, aggregate (or "
-	 "partition), layer1, codegen, compile or run"},
+	 "partition), layer1, layer2, codegen, compile or run"},
 	{OPT_STEP, "step", 0, "N",
 	 "with --batch: stop after N decisions and print the state there "
 	 "(with --stage, --events, --format)"},
@@ -79,7 +80,7 @@ static const opt_spec specs[] = {
 	 "with --batch: generate, compile, run and verify the kernels of each "
 	 "strategy against the interpreter"},
 	{OPT_STRATEGY, "strategy", 0, "S",
-	 "unfused, xla, apollo-l1 or all (default all)"},
+	 "unfused, xla, apollo-l1, apollo-l2 or all (default all)"},
 	{OPT_EMIT, "emit", 0, "DIR",
 	 "with --batch: write the generated C of each strategy to DIR, "
 	 "without running it"},
@@ -115,6 +116,10 @@ static const opt_spec specs[] = {
 	 "bytes the tile-local buffers of one tile may take together "
 	 "(default: the per-core L2; K, M, G suffixes); past it the largest "
 	 "stay in main memory"},
+	{OPT_STITCH_CAPACITY, "stitch-capacity", 0, "SIZE",
+	 "bytes per tile a tensor on an edge that layer 2 stitches may take "
+	 "to be tile-local (default: the per-core L2; K, M, G suffixes); a "
+	 "larger one stays in main memory"},
 	{OPT_TILE, "tile", 0, "T1,T2,...",
 	 "tile sizes of the live-out band, outermost first (default: from "
 	 "the machine's cores and caches, per kernel; the tiled event says "
@@ -422,8 +427,8 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		if (fl_pass_parse(arg, &p) < 0) {
 			snprintf(err, err_len, "--stage: unknown stage \"%s\" "
 				 "(known: preprocess, cluster, open, classify, "
-				 "constrain, aggregate, partition, layer1, codegen, "
-				 "compile, run)", arg);
+				 "constrain, aggregate, partition, layer1, layer2, "
+				 "codegen, compile, run)", arg);
 			return -1;
 		}
 		o->stage = arg;
@@ -474,9 +479,10 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		return parse_fixed(arg, o, err, err_len);
 	case OPT_STRATEGY:
 		if (strcmp(arg, "all") && strcmp(arg, "unfused") &&
-		    strcmp(arg, "xla") && strcmp(arg, "apollo-l1")) {
+		    strcmp(arg, "xla") && strcmp(arg, "apollo-l1") &&
+		    strcmp(arg, "apollo-l2")) {
 			snprintf(err, err_len, "--strategy: expected unfused, xla, "
-				 "apollo-l1 or all, got \"%s\"", arg);
+				 "apollo-l1, apollo-l2 or all, got \"%s\"", arg);
 			return -1;
 		}
 		o->strategy = arg;
@@ -559,6 +565,17 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 			snprintf(err, err_len, "--local-budget: %s, got \"%s\"",
 				 o->local_budget == -2 ? "more than the largest "
 				 "size, 8 EiB" : o->local_budget == -3 ?
+				 "the size must be more than 0" :
+				 "expected a size such as 256K or 1M", arg);
+			return -1;
+		}
+		break;
+	case OPT_STITCH_CAPACITY:
+		o->stitch_capacity = parse_size(arg);
+		if (o->stitch_capacity <= 0) {
+			snprintf(err, err_len, "--stitch-capacity: %s, got \"%s\"",
+				 o->stitch_capacity == -2 ? "more than the "
+				 "largest size, 8 EiB" : o->stitch_capacity == -3 ?
 				 "the size must be more than 0" :
 				 "expected a size such as 256K or 1M", arg);
 			return -1;

@@ -53,6 +53,7 @@ typedef struct fl_options {
 	double l1_time_budget;	/* seconds; 0: default */
 	int l1_max_stmts;	/* 0: default */
 	int64_t local_budget;	/* --local-budget bytes; 0: default */
+	int64_t stitch_capacity;	/* --stitch-capacity bytes; 0: default */
 	int n_tile;
 	int64_t tile[8];
 	/* exports (DESIGN 8) */

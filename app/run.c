@@ -215,6 +215,26 @@ static void print_conditions(const fl_ladder *l)
 		printf("timing: none (nothing to time)\n");
 }
 
+/* What layer 2 saved: apollo-l2's kernel count against apollo-l1's, when
+ * the ladder ran both. */
+static void print_stitching(const fl_ladder *l)
+{
+	const fl_ladder_step *l1 = NULL, *l2 = NULL;
+
+	for (int i = 0; i < l->n; i++) {
+		const fl_ladder_step *st = &l->steps[i];
+
+		if (st->ran && st->strategy == FL_STRATEGY_APOLLO_L1)
+			l1 = st;
+		if (st->ran && st->strategy == FL_STRATEGY_APOLLO_L2)
+			l2 = st;
+	}
+	if (l1 && l2)
+		printf("layer 2: apollo-l2 runs %d kernels, %d fewer than "
+		       "apollo-l1's %d\n", l2->n_kernels,
+		       l1->n_kernels - l2->n_kernels, l1->n_kernels);
+}
+
 int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 			const fl_options *o, fl_ladder *keep)
 {
@@ -241,6 +261,8 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 			       "kernels", "median", "(min..max)", "speedup");
 		}
 		failed |= print_step(g, &ladder, st);
+		if (i == ladder.n - 1)
+			print_stitching(&ladder);
 	}
 	if (keep)
 		*keep = ladder;

@@ -1,6 +1,8 @@
 #!/bin/sh
 # make bench, part 2: generated kernels against the unfused ladder, in one
-# run on this machine, beside its measured copy bandwidth.
+# run on this machine, beside its measured copy bandwidth.  --strategy all
+# includes apollo-l2, so softmax and layernorm show layer 2's one kernel
+# against apollo-l1's three.
 # usage: bench_kernels.sh FUSELAB STREAM_PROBE
 set -eu
 fuselab=$1
@@ -12,9 +14,9 @@ for s in softmax layernorm bias_gelu chain8; do
 		sed -n '/^strategy/,$p'
 done
 # BERT's FFN output dense with its neighbours: its matmul is a kernel of
-# its own under every strategy, so the three times of that kernel should
+# its own under every strategy, so the four times of that kernel should
 # agree (layer 1 keeps a lone op's unfused loop nest).
 echo "== bench/ffn_output.json (BERT FFN output dense, a lone matmul)"
 $fuselab --batch bench/ffn_output.json --run --strategy all --repeat 5 \
 	--warmup 1 --timeout 300 |
-	grep -E '^(strategy|unfused|xla|apollo-l1) |\[ffn_output\.matmul\]'
+	grep -E '^(strategy|unfused|xla|apollo-l1|apollo-l2) |\[ffn_output\.matmul\]'

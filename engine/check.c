@@ -212,26 +212,64 @@ static int check_custom(const fl_state *st, const fl_kernel *k,
 	return 0;
 }
 
+/* Marks micro-graph gid covered by kernel k and counts its members into
+ * *n_ops; -1 when it is not alive or another kernel covers it. */
+static int cover_group(const fl_state *st, const fl_kernel *k, int gid,
+		       bool *covered, int *n_ops, fl_error *err)
+{
+	const fl_partition *p = &st->part;
+
+	if (gid < 0 || gid >= p->n_groups || !p->groups[gid].alive ||
+	    covered[gid]) {
+		fl_error_set(err, "%s: micro-graph G%d is not alive or has "
+			     "another kernel", k->name, gid);
+		return -1;
+	}
+	covered[gid] = true;
+	*n_ops += p->groups[gid].n_members;
+	return 0;
+}
+
+/* A kernel covers whole micro-graphs: exactly one up to layer 1 (its
+ * ops in member order), one or more once layer 2 may have stitched
+ * them (its ops are then the union of their members). */
+static int check_cover(const fl_state *st, const fl_kernel *k,
+		       bool *covered, fl_error *err)
+{
+	const fl_partition *p = &st->part;
+	int n = 0;
+
+	if (cover_group(st, k, k->group, covered, &n, err) < 0)
+		return -1;
+	for (int i = 0; st->pass > FL_PASS_LAYER1 && p->group_of &&
+			i < k->n_ops; i++) {
+		int gid = p->group_of[k->ops[i]];
+
+		if (gid != k->group && (gid < 0 || !covered[gid]) &&
+		    cover_group(st, k, gid, covered, &n, err) < 0)
+			return -1;
+	}
+	for (int i = 0; i < k->n_ops && n == k->n_ops; i++)
+		if (k->ops[i] < 0 || k->ops[i] >= st->graph->n_ops ||
+		    p->group_of[k->ops[i]] < 0 ||
+		    !covered[p->group_of[k->ops[i]]])
+			n = -1;
+	if (n != k->n_ops || (n == p->groups[k->group].n_members &&
+	    memcmp(k->ops, p->groups[k->group].members,
+		   (size_t)n * sizeof *k->ops))) {
+		fl_error_set(err, "%s does not cover exactly %s G%d", k->name,
+			     n == p->groups[k->group].n_members ? "micro-graph"
+			     : "the micro-graphs of its ops, from", k->group);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_kernel(const fl_state *st, const fl_kernel *k,
 			bool *covered, fl_error *err)
 {
-	const fl_partition *p = &st->part;
-	const fl_micro_graph *m;
-
-	if (k->group < 0 || k->group >= p->n_groups ||
-	    !p->groups[k->group].alive || covered[k->group]) {
-		fl_error_set(err, "%s: micro-graph G%d is not alive or has "
-			     "another kernel", k->name, k->group);
+	if (check_cover(st, k, covered, err) < 0)
 		return -1;
-	}
-	covered[k->group] = true;
-	m = &p->groups[k->group];
-	if (k->n_ops != m->n_members ||
-	    memcmp(k->ops, m->members, (size_t)k->n_ops * sizeof *k->ops)) {
-		fl_error_set(err, "%s does not cover exactly micro-graph G%d",
-			     k->name, m->id);
-		return -1;
-	}
 	for (int i = 0; i < k->n_tensors; i++) {
 		for (int j = 0; j < i; j++)
 			if (k->tensors[j].tensor == k->tensors[i].tensor) {

@@ -42,6 +42,7 @@ static const struct {
 	{FL_PASS_CONSTRAIN, fl_pass_constrain},
 	{FL_PASS_AGGREGATE, fl_pass_aggregate},
 	{FL_PASS_LAYER1, fl_pass_layer1},
+	{FL_PASS_LAYER2, fl_pass_layer2},
 	{FL_PASS_CODEGEN, fl_pass_codegen},
 	{FL_PASS_COMPILE, fl_pass_compile},
 	{FL_PASS_RUN, fl_pass_run},

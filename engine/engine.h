@@ -54,6 +54,9 @@ typedef struct fl_engine_opts {
 	fl_pass stop_after;
 	bool run_kernels;		/* default false */
 	fl_layer1_opts layer1;
+	/* Bytes a tensor on a stitched edge may take per tile to be
+	 * tile-local (layer 2); 0: the machine's per-core L2. */
+	int64_t stitch_capacity;
 	fl_run_opts run;		/* compiler, time limit, repeats,
 					   tolerance, progress */
 	fl_interp_opts interp;		/* the reference values' seed and

@@ -13,7 +13,7 @@ struct fl_event_log {
 
 static const char *const pass_names[FL_PASS_COUNT] = {
 	"preprocess", "cluster", "open", "classify", "constrain", "aggregate",
-	"layer1", "codegen", "compile", "run",
+	"layer1", "layer2", "codegen", "compile", "run",
 };
 
 static const char *const kind_names[FL_EV_KIND_COUNT] = {

@@ -9,6 +9,7 @@
 #include <cJSON.h>
 
 #include "events.h"
+#include "kernel.h"
 #include "test_util.h"
 
 static void test_help_and_version(void **state)
@@ -255,7 +256,8 @@ static char *event_reasons(char *out, bool *pass_seen, int *n)
 }
 
 /* --step N prints the log of a complete run cut at N, with every pass
- * up to the run: events in JSONL, text and JSON. */
+ * up to the run: events in JSONL, text and JSON.  Under apollo-l2, so
+ * that layer 2 decides too (step 30 falls among its decisions). */
 static void test_step_equals_cut(void **state)
 {
 	static const int steps[] = {0, 3, 9, 20, 30, 33};
@@ -265,7 +267,8 @@ static void test_step_equals_cut(void **state)
 
 	(void)state;
 	assert_int_equal(sample_run("softmax", "--stage run --repeat 1 --warmup 0 "
-				    "--events --format jsonl", &out), 0);
+				    "--events --format jsonl --strategy apollo-l2",
+				    &out), 0);
 	all = event_reasons(out, seen, &n_all);
 	free(out);
 	for (int p = FL_PASS_CLUSTER; p < FL_PASS_COUNT; p++)
@@ -277,7 +280,8 @@ static void test_step_equals_cut(void **state)
 		size_t len = 0;
 
 		snprintf(args, sizeof args, "--stage run --repeat 1 --warmup 0 "
-			 "--events --format jsonl --step %d", steps[i]);
+			 "--events --format jsonl --strategy apollo-l2 "
+			 "--step %d", steps[i]);
 		assert_int_equal(sample_run("softmax", args, &out), 0);
 		cut = event_reasons(out, none, &n);
 		assert_int_equal(n, steps[i]);
@@ -554,12 +558,13 @@ static void test_run_ladder(void **state)
 	t_assert_contains(out, "unfused");
 	t_assert_contains(out, "xla");
 	t_assert_contains(out, "apollo-l1");
-	assert_int_equal(count(out, "verified yes"), 3);
+	t_assert_contains(out, "apollo-l2");
+	assert_int_equal(count(out, "verified yes"), FL_STRATEGY_COUNT);
 	/* a fused kernel is compared with its ops unfused */
 	t_assert_contains(out, "unfused ");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --strategy bogus", &out), 2);
-	t_assert_contains(out, "--strategy: expected unfused, xla, apollo-l1 or all");
+	t_assert_contains(out, "--strategy: expected unfused, xla, apollo-l1, apollo-l2 or all");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --tile 0,4", &out), 2);
 	t_assert_contains(out, "--tile: expected");

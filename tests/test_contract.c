@@ -121,7 +121,7 @@ static void verifies(const char *name, const char *json, const char *env)
 		 "--repeat 1 --warmup 0 --workdir '%s'", env, t_fuselab_bin(),
 		 path, dir);
 	rc = t_run(cmd, &out);
-	if (rc != 0 || count(out, "verified yes") != 3)
+	if (rc != 0 || count(out, "verified yes") != FL_STRATEGY_COUNT)
 		fail_msg("%s: rc %d\n%s", name, rc, out);
 	free(out);
 	t_remove_dir(dir);

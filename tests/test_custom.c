@@ -345,7 +345,7 @@ static void test_custom_cli(void **state)
 	snprintf(args, sizeof args, "--batch --run --warmup 0 --repeat 1 %s", path);
 	if (t_fuselab(args, &out) != 0)
 		fail_msg("--run: %s", out);
-	assert_int_equal(count(out, "verified yes"), 3);
+	assert_int_equal(count(out, "verified yes"), FL_STRATEGY_COUNT);
 	assert_int_equal(count(out, "verified no"), 0);
 	free(out);
 	unlink(path);

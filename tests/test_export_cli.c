@@ -122,10 +122,10 @@ static void export_cli_trace_and_report_of_a_run(void **state)
 		 "assert all(isinstance(e[\"pid\"],int) and isinstance(e[\"tid\"],int) for e in ev)\n"
 		 "assert all(e[\"dur\"]>=0 for e in ev if e[\"ph\"]==\"X\")\n"
 		 "names={e[\"args\"][\"name\"] for e in ev if e[\"ph\"]==\"M\" and e[\"name\"]==\"process_name\"}\n"
-		 "assert {\"unfused\",\"xla\",\"apollo-l1\"} <= names, names\n"
+		 "assert {\"unfused\",\"xla\",\"apollo-l1\",\"apollo-l2\"} <= names, names\n"
 		 "r=json.load(open(sys.argv[2]))\n"
 		 "assert r[\"format\"]==\"fuselab-report/1\"\n"
-		 "assert len(r[\"strategies\"])==3\n"
+		 "assert len(r[\"strategies\"])==4\n"
 		 "assert all(s[\"verified\"] for s in r[\"strategies\"])\n"
 		 "' %s/t.json %s/r.json", dir, dir);
 	if (t_run(cmd, &out) != 0)

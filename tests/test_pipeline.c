@@ -195,12 +195,13 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 		will move: keep the complete log */
 	assert_non_null(all);
 	/* passes that decide on every graph (preprocess, open, constrain
-	 * and aggregate may have nothing to do) */
+	 * and aggregate may have nothing to do; layer 2 decides only under
+	 * apollo-l2, on a reduction kernel feeding another kernel) */
 	for (int p = FL_PASS_CLUSTER; p <= (int)o->stop_after; p++) {
 		bool seen = false;
 
 		if (p == FL_PASS_OPEN || p == FL_PASS_CONSTRAIN ||
-		    p == FL_PASS_AGGREGATE ||
+		    p == FL_PASS_AGGREGATE || p == FL_PASS_LAYER2 ||
 		    ((p == FL_PASS_COMPILE || p == FL_PASS_RUN) && !o->run_kernels))
 			continue;
 		for (int i = 0; i < fl_event_log_count(all); i++)
@@ -274,6 +275,25 @@ static void test_every_sample_steps_equal_cut(void **state)
 		fl_engine_opts o = pipeline_opts(true);
 
 		o.run.repeat = 0;	/* verification only: no timed runs */
+		assert_steps_equal_cut(g, &o);
+		fl_graph_free(g);
+	}
+}
+
+/* Under apollo-l2 too, where layer 2 stitches kernels (renumbering
+ * them) between layer 1 and codegen: each step equals the cut of the
+ * complete run, and the stitched programs verify. */
+static void test_stitched_steps_equal_cut(void **state)
+{
+	static const char *const names[] = {"softmax", "layernorm"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		fl_graph *g = t_load_sample(names[i]);
+		fl_engine_opts o = pipeline_opts(true);
+
+		o.strategy = FL_STRATEGY_APOLLO_L2;
+		o.run.repeat = 0;	/* verification only */
 		assert_steps_equal_cut(g, &o);
 		fl_graph_free(g);
 	}
@@ -531,6 +551,7 @@ static void test_ladder(void **state)
 
 FL_SUITE(pipeline,
 	 cmocka_unit_test(test_every_sample_steps_equal_cut),
+	 cmocka_unit_test(test_stitched_steps_equal_cut),
 	 cmocka_unit_test(test_steps_reuse_memo),
 	 cmocka_unit_test(test_run_pass_events),
 	 cmocka_unit_test(test_missing_compiler_is_a_decision),

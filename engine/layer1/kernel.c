@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const char *const strategy_names[FL_STRATEGY_COUNT] = {
-	"unfused", "xla", "apollo-l1",
+	"unfused", "xla", "apollo-l1", "apollo-l2",
 };
 
 const char *fl_strategy_name(fl_strategy s)
@@ -81,7 +81,7 @@ void fl_tree_free(fl_tree_node *t)
 	free(t);
 }
 
-static void kernel_clear(fl_kernel *k)
+void fl_kernel_clear(fl_kernel *k)
 {
 	free(k->ops);
 	isl_union_set_free(k->domain);
@@ -101,7 +101,7 @@ void fl_program_free(fl_program *p)
 	if (!p)
 		return;
 	for (int i = 0; i < p->n_kernels; i++)
-		kernel_clear(&p->kernels[i]);
+		fl_kernel_clear(&p->kernels[i]);
 	free(p->kernels);
 	free(p);
 }

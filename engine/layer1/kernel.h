@@ -1,6 +1,6 @@
 /* Kernels: what layer 1 hands to code generation and the runner.
  *
- * A strategy (unfused, xla, apollo-l1) turns the engine's micro-graphs
+ * A strategy (unfused, xla, apollo-l1, apollo-l2) turns the engine's micro-graphs
  * into a program: a list of kernels in execution order.  Each kernel
  * carries its primitive ops, its polyhedral model (domain, accesses), its
  * final isl schedule tree (tiled, with extension nodes for fused
@@ -34,6 +34,7 @@ typedef enum fl_strategy {
 	FL_STRATEGY_UNFUSED,	/* one kernel per primitive op */
 	FL_STRATEGY_XLA,	/* memory-bound only: R1-R4 */
 	FL_STRATEGY_APOLLO_L1,	/* all partition rules + layer 1 */
+	FL_STRATEGY_APOLLO_L2,	/* + layer 2: memory stitching (R7, R8) */
 	FL_STRATEGY_COUNT
 } fl_strategy;
 
@@ -179,6 +180,10 @@ typedef struct fl_layer1_opts {
 void fl_layer1_opts_default(fl_layer1_opts *o);
 
 void fl_program_free(fl_program *p);
+
+/* Frees what kernel k owns (not k itself): layer 2 replaces two kernels
+ * by their stitched one. */
+void fl_kernel_clear(fl_kernel *k);
 
 /* A deep copy of p whose graph is g (the same graph as p's, copied);
  * isl objects are shared by reference count.  NULL when out of memory. */
