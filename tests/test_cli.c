@@ -564,7 +564,7 @@ static void test_run_ladder(void **state)
 	t_assert_contains(out, "unfused ");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --strategy bogus", &out), 2);
-	t_assert_contains(out, "--strategy: expected unfused, xla, apollo-l1, apollo-l2 or all");
+	t_assert_contains(out, "--strategy: expected unfused, xla, apollo-l1, apollo-l2, apollo or all");
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --tile 0,4", &out), 2);
 	t_assert_contains(out, "--tile: expected");
