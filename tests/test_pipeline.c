@@ -299,6 +299,22 @@ static void test_stitched_steps_equal_cut(void **state)
 	}
 }
 
+/* Under apollo, where layer 3 makes independent kernels one kernel
+ * between layer 2 and codegen: each step (inside layer 3 too, where the
+ * decisions taken so far are applied) equals the cut of the complete
+ * run, and the stitched program verifies. */
+static void test_parallel_steps_equal_cut(void **state)
+{
+	fl_graph *g = t_load_sample("apollo_fig1");
+	fl_engine_opts o = pipeline_opts(true);
+
+	(void)state;
+	o.strategy = FL_STRATEGY_APOLLO;
+	o.run.repeat = 0;	/* verification only */
+	assert_steps_equal_cut(g, &o);
+	fl_graph_free(g);
+}
+
 /* Going back and forth redoes no work: after one complete run, walking
  * every step both ways schedules no micro-graph and generates no kernel
  * again. */
@@ -552,6 +568,7 @@ static void test_ladder(void **state)
 FL_SUITE(pipeline,
 	 cmocka_unit_test(test_every_sample_steps_equal_cut),
 	 cmocka_unit_test(test_stitched_steps_equal_cut),
+	 cmocka_unit_test(test_parallel_steps_equal_cut),
 	 cmocka_unit_test(test_steps_reuse_memo),
 	 cmocka_unit_test(test_run_pass_events),
 	 cmocka_unit_test(test_missing_compiler_is_a_decision),
