@@ -486,8 +486,8 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		    strcmp(arg, "xla") && strcmp(arg, "apollo-l1") &&
 		    strcmp(arg, "apollo-l2") && strcmp(arg, "apollo")) {
 			snprintf(err, err_len, "--strategy: expected unfused, xla, "
-				 "apollo-l1, apollo-l2, apollo or all, got \"%s\"",
-				 arg);
+				 "apollo-l1, apollo-l2, apollo or all, got "
+				 "\"%s\"", arg);
 			return -1;
 		}
 		o->strategy = arg;

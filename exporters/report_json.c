@@ -788,7 +788,8 @@ static cJSON *par_groups_json(const fl_par_analysis *a)
 				cJSON_AddNumberToObject(g, "gain_s", tr->gain);
 				/* false when layer 3 did not run, or found the
 				 * set would be a cycle */
-				cJSON_AddBoolToObject(g, "stitched", tr->stitched);
+				cJSON_AddBoolToObject(g, "stitched",
+						      tr->stitched);
 				if (tr->stitched)
 					cJSON_AddStringToObject(g, "kernel",
 								tr->kernel);

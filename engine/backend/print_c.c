@@ -1088,8 +1088,9 @@ static void branches_wrapper(fl_strbuf *out, const fl_kernel *k,
 		fl_strbuf_printf(out, "#pragma omp section\n    {\n"
 				 "      int share = cores / %d + "
 				 "(%d < cores %% %d);\n\n"
-				 "      omp_set_num_threads(share > 0 ? share : 1);"
-				 "\n      %s(bufs);\n    }\n", n, b, n, bname);
+				 "      omp_set_num_threads(share > 0 ? "
+				 "share : 1);\n      %s(bufs);\n    }\n", n, b, n,
+				 bname);
 	}
 	fl_strbuf_printf(out, "  }\n  omp_set_max_active_levels(levels);\n"
 			 "}\n\n");

@@ -1,8 +1,8 @@
 /* Kernels: what layer 1 hands to code generation and the runner.
  *
  * A strategy (unfused, xla, apollo-l1, apollo-l2, apollo) turns the
- * engine's micro-graphs into a program: a list of kernels in execution order.  Each kernel
- * carries its primitive ops, its polyhedral model (domain, accesses), its
+ * engine's micro-graphs into a program: a list of kernels in execution
+ * order.  Each kernel carries its primitive ops, its polyhedral model (domain, accesses), its
  * final isl schedule tree (tiled, with extension nodes for fused
  * producers), a walkable copy of that tree for views, and the placement of
  * every tensor it touches.  Everything isl in here is owned by the kernel

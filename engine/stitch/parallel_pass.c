@@ -72,7 +72,8 @@ static bool kernel_reads(const fl_kernel *k, int t)
 static bool kernel_feeds(const fl_kernel *p, const fl_kernel *c)
 {
 	for (int i = 0; i < p->n_tensors; i++)
-		if (p->tensors[i].written && kernel_reads(c, p->tensors[i].tensor))
+		if (p->tensors[i].written &&
+		    kernel_reads(c, p->tensors[i].tensor))
 			return true;
 	return false;
 }
@@ -90,7 +91,8 @@ static int feeds_matrix(l3_pass *l3)
 		l3->set_of[i] = -1;
 		for (int j = 0; j < n; j++)
 			l3->feeds[i * n + j] = i != j &&
-				kernel_feeds(&prog->kernels[i], &prog->kernels[j]);
+				kernel_feeds(&prog->kernels[i],
+					     &prog->kernels[j]);
 	}
 	return 0;
 }
