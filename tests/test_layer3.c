@@ -82,6 +82,29 @@ static void test_layer3_fig1_parallel_group(void **state)
 	assert_parallel_group("apollo_fig1", 3, 3);
 }
 
+/* More threads than branches: each branch's nested parallel loops get
+ * their share (2, 2 and 1 of 5), and the results still verify. */
+static void test_layer3_nested_shares_verify(void **state)
+{
+	const char *was = getenv("OMP_NUM_THREADS");
+	char *keep = was ? strdup(was) : NULL;
+	char *out;
+
+	(void)state;
+	assert_int_equal(setenv("OMP_NUM_THREADS", "5", 1), 0);
+	out = fuselab_on("--run --strategy apollo --repeat 1 --warmup 0",
+			 "apollo_fig1");
+	if (keep)
+		setenv("OMP_NUM_THREADS", keep, 1);
+	else
+		unsetenv("OMP_NUM_THREADS");
+	free(keep);
+	t_assert_contains(out, "threads not pinned (5:");
+	if (!strstr(out, "verified yes") || strstr(out, "verified NO"))
+		fail_msg("apollo_fig1 on 5 threads:\n%s", out);
+	free(out);
+}
+
 /* The C of the stitched kernel: one parallel region of sections, each
  * calling its branch's kernel with its share of the cores. */
 static void test_layer3_codegen_sections(void **state)
@@ -189,6 +212,7 @@ static void test_layer3_report_says_stitched(void **state)
 FL_SUITE(layer3,
 	cmocka_unit_test(test_layer3_inception_parallel_group),
 	cmocka_unit_test(test_layer3_fig1_parallel_group),
+	cmocka_unit_test(test_layer3_nested_shares_verify),
 	cmocka_unit_test(test_layer3_codegen_sections),
 	cmocka_unit_test(test_layer3_rejections_say_why),
 	cmocka_unit_test(test_layer3_launch_cost_errors),
