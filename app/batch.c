@@ -346,6 +346,10 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 		eo->layer1.local_budget = o->local_budget;
 	if (o->stitch_capacity > 0)
 		eo->stitch_capacity = o->stitch_capacity;
+	if (o->launch_cost_set) {
+		eo->launch_cost_set = true;
+		eo->launch_cost = o->launch_cost_us * 1e-6;
+	}
 	eo->layer1.n_tile = o->n_tile;
 	for (int i = 0; i < o->n_tile; i++)
 		eo->layer1.tile[i] = o->tile[i];
@@ -410,6 +414,21 @@ static int count_stitches(const fl_session *s)
 	return n;
 }
 
+/* The kernels layer 3 made of several running side by side, and the
+ * kernels inside them. */
+static int count_parallel(const fl_program *p, int *branches)
+{
+	int n = 0;
+
+	*branches = 0;
+	for (int k = 0; k < p->n_kernels; k++)
+		if (p->kernels[k].n_branches > 0) {
+			n++;
+			*branches += p->kernels[k].n_branches;
+		}
+	return n;
+}
+
 static void print_layer1(const fl_session *s)
 {
 	const fl_program *p = fl_engine_program(s);
@@ -423,7 +442,14 @@ static void print_layer1(const fl_session *s)
 		printf("layer 2: %d kernels, %d fewer than layer 1's %d "
 		       "(stitched pairs)\n", p->n_kernels, stitched,
 		       p->n_kernels + stitched);
-	else
+	else if (fl_engine_options(s)->strategy == FL_STRATEGY_APOLLO &&
+		 fl_engine_options(s)->stop_after >= FL_PASS_LAYER3) {
+		int branches, n_par = count_parallel(p, &branches);
+
+		printf("layer 3: %d kernels, %d of them running %d kernels side "
+		       "by side (%d fewer)\n", p->n_kernels, n_par, branches,
+		       branches - n_par);
+	} else
 		printf("layer 1: %d kernels\n", p->n_kernels);
 	for (int k = 0; k < p->n_kernels; k++) {
 		const fl_kernel *kn = &p->kernels[k];

@@ -135,7 +135,8 @@ static void *run_main(void *arg)
 {
 	static const fl_strategy all[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA,
 					  FL_STRATEGY_APOLLO_L1,
-					  FL_STRATEGY_APOLLO_L2};
+					  FL_STRATEGY_APOLLO_L2,
+					  FL_STRATEGY_APOLLO};
 	fl_run_job *j = arg;
 	fl_ladder ladder = {0};
 	fl_error err = {""};

@@ -24,7 +24,7 @@ const fl_xkey fl_xkeys[] = {
 	{'R', FL_X_RUN, 0, "R", "compile and run every strategy (background)"},
 	{FL_KEY_ESC, FL_X_CANCEL, 0, "Esc", "cancel the run, the prompt or the overlay"},
 	{'e', FL_X_EXPORT, 0, "e", "export: the view's picture (.svg .png .dot) or the report (.json)"},
-	{'s', FL_X_STRATEGY, 0, "s", "switch strategy (unfused, xla, apollo-l1, apollo-l2)"},
+	{'s', FL_X_STRATEGY, 0, "s", "switch strategy (unfused, xla, apollo-l1, apollo-l2, apollo)"},
 	{'t', FL_X_TOUR, 0, "t", "next tour stop"},
 	{'x', FL_X_SWAP, 0, "x", "switch pane focus (or to the other view)"},
 	{FL_KEY_TAB, FL_X_NEXT_VIEW, 0, "Tab", "next view"},

@@ -21,7 +21,7 @@ typedef enum opt_id {
 	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
-	OPT_STITCH_CAPACITY,
+	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST,
 } opt_id;
 
 typedef struct opt_spec {
@@ -52,7 +52,7 @@ static const opt_spec specs[] = {
 	{OPT_STAGE, "stage", 0, "NAME",
 	 "with --batch: run the engine through pass NAME and print the state: "
 	 "preprocess, cluster, open, classify, constrain, aggregate (or "
-	 "partition), layer1, layer2, codegen, compile or run"},
+	 "partition), layer1, layer2, layer3, codegen, compile or run"},
 	{OPT_STEP, "step", 0, "N",
 	 "with --batch: stop after N decisions and print the state there "
 	 "(with --stage, --events, --format)"},
@@ -80,7 +80,7 @@ static const opt_spec specs[] = {
 	 "with --batch: generate, compile, run and verify the kernels of each "
 	 "strategy against the interpreter"},
 	{OPT_STRATEGY, "strategy", 0, "S",
-	 "unfused, xla, apollo-l1, apollo-l2 or all (default all)"},
+	 "unfused, xla, apollo-l1, apollo-l2, apollo or all (default all)"},
 	{OPT_EMIT, "emit", 0, "DIR",
 	 "with --batch: write the generated C of each strategy to DIR, "
 	 "without running it"},
@@ -120,6 +120,10 @@ static const opt_spec specs[] = {
 	 "bytes per tile a tensor on an edge that layer 2 stitches may take "
 	 "to be tile-local (default: the per-core L2; K, M, G suffixes); a "
 	 "larger one stays in main memory"},
+	{OPT_LAUNCH_COST, "launch-cost", 0, "US",
+	 "microseconds one kernel costs beyond its memory and compute time "
+	 "in layer 3's cost model (default 5); a set of kernels run side by "
+	 "side pays it once"},
 	{OPT_TILE, "tile", 0, "T1,T2,...",
 	 "tile sizes of the live-out band, outermost first (default: from "
 	 "the machine's cores and caches, per kernel; the tiled event says "
@@ -428,7 +432,7 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 			snprintf(err, err_len, "--stage: unknown stage \"%s\" "
 				 "(known: preprocess, cluster, open, classify, "
 				 "constrain, aggregate, partition, layer1, layer2, "
-				 "codegen, compile, run)", arg);
+				 "layer3, codegen, compile, run)", arg);
 			return -1;
 		}
 		o->stage = arg;
@@ -480,9 +484,10 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_STRATEGY:
 		if (strcmp(arg, "all") && strcmp(arg, "unfused") &&
 		    strcmp(arg, "xla") && strcmp(arg, "apollo-l1") &&
-		    strcmp(arg, "apollo-l2")) {
+		    strcmp(arg, "apollo-l2") && strcmp(arg, "apollo")) {
 			snprintf(err, err_len, "--strategy: expected unfused, xla, "
-				 "apollo-l1, apollo-l2 or all, got \"%s\"", arg);
+				 "apollo-l1, apollo-l2, apollo or all, got "
+				 "\"%s\"", arg);
 			return -1;
 		}
 		o->strategy = arg;
@@ -529,6 +534,16 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 				 "seconds > 0, got \"%s\"", arg);
 			return -1;
 		}
+		break;
+	case OPT_LAUNCH_COST:
+		o->launch_cost_us = strtod(arg, &end);
+		if (end == arg || *end || !(o->launch_cost_us >= 0) ||
+		    !(o->launch_cost_us <= 1e9)) {
+			snprintf(err, err_len, "--launch-cost: expected "
+				 "microseconds >= 0, got \"%s\"", arg);
+			return -1;
+		}
+		o->launch_cost_set = true;
 		break;
 	case OPT_MAX_RECOMPUTE:
 		o->max_recompute = strtod(arg, &end);

@@ -54,6 +54,8 @@ typedef struct fl_options {
 	int l1_max_stmts;	/* 0: default */
 	int64_t local_budget;	/* --local-budget bytes; 0: default */
 	int64_t stitch_capacity;	/* --stitch-capacity bytes; 0: default */
+	bool launch_cost_set;		/* --launch-cost given */
+	double launch_cost_us;
 	int n_tile;
 	int64_t tile[8];
 	/* exports (DESIGN 8) */

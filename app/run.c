@@ -216,10 +216,10 @@ static void print_conditions(const fl_ladder *l)
 }
 
 /* What layer 2 saved: apollo-l2's kernel count against apollo-l1's, when
- * the ladder ran both. */
+ * the ladder ran both; likewise layer 3 (apollo against apollo-l2). */
 static void print_stitching(const fl_ladder *l)
 {
-	const fl_ladder_step *l1 = NULL, *l2 = NULL;
+	const fl_ladder_step *l1 = NULL, *l2 = NULL, *l3 = NULL;
 
 	for (int i = 0; i < l->n; i++) {
 		const fl_ladder_step *st = &l->steps[i];
@@ -228,11 +228,17 @@ static void print_stitching(const fl_ladder *l)
 			l1 = st;
 		if (st->ran && st->strategy == FL_STRATEGY_APOLLO_L2)
 			l2 = st;
+		if (st->ran && st->strategy == FL_STRATEGY_APOLLO)
+			l3 = st;
 	}
 	if (l1 && l2)
 		printf("layer 2: apollo-l2 runs %d kernels, %d fewer than "
 		       "apollo-l1's %d\n", l2->n_kernels,
 		       l1->n_kernels - l2->n_kernels, l1->n_kernels);
+	if (l2 && l3)
+		printf("layer 3: apollo runs %d kernels, %d fewer than "
+		       "apollo-l2's %d\n", l3->n_kernels,
+		       l2->n_kernels - l3->n_kernels, l2->n_kernels);
 }
 
 int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,

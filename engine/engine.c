@@ -43,6 +43,7 @@ static const struct {
 	{FL_PASS_AGGREGATE, fl_pass_aggregate},
 	{FL_PASS_LAYER1, fl_pass_layer1},
 	{FL_PASS_LAYER2, fl_pass_layer2},
+	{FL_PASS_LAYER3, fl_pass_layer3},
 	{FL_PASS_CODEGEN, fl_pass_codegen},
 	{FL_PASS_COMPILE, fl_pass_compile},
 	{FL_PASS_RUN, fl_pass_run},
@@ -544,6 +545,11 @@ const fl_engine_opts *fl_engine_options(const fl_session *s)
 const fl_program *fl_engine_program(const fl_session *s)
 {
 	return s->st.program;
+}
+
+const struct fl_par_analysis *fl_engine_parallel(const fl_session *s)
+{
+	return s->st.par;
 }
 
 const char *fl_engine_kernel_source(const fl_session *s, int k)

@@ -57,6 +57,10 @@ typedef struct fl_engine_opts {
 	/* Bytes a tensor on a stitched edge may take per tile to be
 	 * tile-local (layer 2); 0: the machine's per-core L2. */
 	int64_t stitch_capacity;
+	/* Seconds one kernel costs beyond its roofline time in layer 3's
+	 * cost model, when set; else the model's default (stitch.h). */
+	bool launch_cost_set;
+	double launch_cost;
 	fl_run_opts run;		/* compiler, time limit, repeats,
 					   tolerance, progress */
 	fl_interp_opts interp;		/* the reference values' seed and
@@ -118,6 +122,10 @@ const fl_partition *fl_engine_partition(const fl_session *s);
 const fl_engine_opts *fl_engine_options(const fl_session *s);
 /* The kernels layer 1 made (NULL before it ran). */
 const fl_program *fl_engine_program(const fl_session *s);
+/* The parallel-stitching analysis layer 3 acted on, its tries marked
+ * stitched where the pass made them one kernel (NULL before the pass
+ * ran, and under strategies other than apollo). */
+const struct fl_par_analysis *fl_engine_parallel(const fl_session *s);
 /* The C of kernel k once generated (NULL before), and the whole
  * translation unit once the codegen pass is complete (NULL before). */
 const char *fl_engine_kernel_source(const fl_session *s, int k);

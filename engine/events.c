@@ -13,14 +13,14 @@ struct fl_event_log {
 
 static const char *const pass_names[FL_PASS_COUNT] = {
 	"preprocess", "cluster", "open", "classify", "constrain", "aggregate",
-	"layer1", "layer2", "codegen", "compile", "run",
+	"layer1", "layer2", "layer3", "codegen", "compile", "run",
 };
 
 static const char *const kind_names[FL_EV_KIND_COUNT] = {
 	"simplified", "cse", "folded", "eliminated", "clustered", "opened",
 	"classified", "constrained", "merged", "rejected", "feedback",
 	"scheduled", "tiled", "extended", "placed", "generated", "compiled",
-	"ran", "verified", "reduce-form",
+	"ran", "verified", "reduce-form", "parallelised",
 };
 
 const char *fl_pass_name(fl_pass p)

@@ -21,6 +21,7 @@ typedef enum fl_pass {
 	FL_PASS_AGGREGATE,
 	FL_PASS_LAYER1,
 	FL_PASS_LAYER2,
+	FL_PASS_LAYER3,
 	FL_PASS_CODEGEN,
 	FL_PASS_COMPILE,
 	FL_PASS_RUN,
@@ -48,6 +49,7 @@ typedef enum fl_event_kind {
 	FL_EV_RAN,		/* a kernel ran and was timed */
 	FL_EV_VERIFIED,		/* a kernel's or an output's values checked */
 	FL_EV_REDUCE_FORM,	/* a reduction's nest put in canonical form */
+	FL_EV_PARALLELISED,	/* layer 3: kernels run side by side */
 	FL_EV_KIND_COUNT
 } fl_event_kind;
 

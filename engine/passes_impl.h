@@ -19,6 +19,7 @@ int fl_pass_constrain(fl_state *st, fl_error *err);
 int fl_pass_aggregate(fl_state *st, fl_error *err);
 int fl_pass_layer1(fl_state *st, fl_error *err);	/* layer1/ */
 int fl_pass_layer2(fl_state *st, fl_error *err);	/* stitch/ */
+int fl_pass_layer3(fl_state *st, fl_error *err);
 int fl_pass_codegen(fl_state *st, fl_error *err);	/* backend/ */
 int fl_pass_compile(fl_state *st, fl_error *err);	/* run/ */
 int fl_pass_run(fl_state *st, fl_error *err);

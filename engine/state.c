@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "groups_impl.h"
+#include "stitch.h"
 
 const char **fl_state_op_names(const fl_state *st, const int *ops, int n)
 {
@@ -147,6 +148,7 @@ void fl_state_clear(fl_state *st)
 	fl_partition_free(&st->part);
 	fl_groups_free(st->groups);
 	fl_program_free(st->program);
+	fl_par_analysis_free(st->par);
 	free_sources(st);
 	free(st->feedback);
 	free(st->feedback_reason);
@@ -227,6 +229,7 @@ int fl_state_copy(fl_state *dst, const fl_state *src)
 	dst->log = fl_event_log_copy(src->log, -1);
 	dst->groups = src->groups ? fl_groups_copy(src->groups) : NULL;
 	dst->program = NULL;
+	fl_par_analysis_ref(dst->par);
 	ok = partition_copy(&dst->part, &src->part) & sources_copy(dst, src) &
 	     dup_into(&dst->feedback, src->feedback, (size_t)src->n_feedback,
 		      sizeof *dst->feedback) &

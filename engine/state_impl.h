@@ -35,6 +35,9 @@ typedef struct fl_state {
 	struct fl_classify_cache *cache;	/* borrowed */
 	struct fl_groups *groups;	/* owned; merge bookkeeping */
 	fl_program *program;		/* owned; made by layer 1 */
+	struct fl_par_analysis *par;	/* shared (reference counted): the
+					   analysis layer 3 acted on, NULL
+					   before it ran */
 	struct fl_memo *memo;		/* borrowed: the session's results of
 					   costly work, by key (memo_impl.h) */
 	/* codegen */

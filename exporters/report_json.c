@@ -717,6 +717,7 @@ static cJSON *par_try_json(const fl_par_try *t)
 	cJSON_AddNumberToObject(o, "together_s", t->together);
 	cJSON_AddNumberToObject(o, "gain_s", t->gain);
 	cJSON_AddBoolToObject(o, "accepted", t->accepted);
+	cJSON_AddBoolToObject(o, "stitched", t->stitched);
 	return o;
 }
 
@@ -785,19 +786,30 @@ static cJSON *par_groups_json(const fl_par_analysis *a)
 				cJSON_AddItemToObject(g, "units", unit_names(
 					a, rd->cand + tr->first, tr->count));
 				cJSON_AddNumberToObject(g, "gain_s", tr->gain);
+				/* false when layer 3 did not run, or found the
+				 * set would be a cycle */
+				cJSON_AddBoolToObject(g, "stitched",
+						      tr->stitched);
+				if (tr->stitched)
+					cJSON_AddStringToObject(g, "kernel",
+								tr->kernel);
+				else
+					cJSON_AddNullToObject(g, "kernel");
 				cJSON_AddItemToArray(arr, g);
 			}
 		}
 	return arr;
 }
 
-static cJSON *parallel_json(const fl_par_analysis *a)
+/* by_pass: a is the analysis the layer-3 pass acted on (its units are
+ * the kernels before the pass; a group's "kernel" is the one it became),
+ * else one made for the report on the session's state. */
+static cJSON *parallel_json(const fl_par_analysis *a, bool by_pass)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *units = cJSON_CreateArray(), *sets = cJSON_CreateArray();
 
-	/* layer 3 is analysed, not run: no kernel in "kernels" is stitched */
-	cJSON_AddBoolToObject(o, "stitched", false);
+	cJSON_AddBoolToObject(o, "stitched", by_pass);
 	cJSON_AddStringToObject(o, "units_are", fl_par_unit_kind_name(a->kind));
 	cJSON_AddItemToObject(o, "machine", machine_json(&a->machine));
 	for (int i = 0; i < a->n_units; i++)
@@ -1021,21 +1033,28 @@ static cJSON *generator_json(void)
 	return o;
 }
 
-/* The parallel analysis at the session's step; when it cannot be made
+/* The analysis layer 3 acted on, else one made at the session's step;
+ * when it cannot be made
  * (out of memory) the field is null and errors says why. */
 static void add_parallel(cJSON *root, cJSON *errors, const fl_session *s)
 {
 	fl_error err = {""};
-	fl_par_analysis *a = fl_stitch_parallel_analyze(
-		fl_engine_graph(s), fl_engine_partition(s),
-		fl_engine_program(s), NULL, &err);
+	fl_par_analysis *a;
 
+	if (fl_engine_parallel(s)) {
+		cJSON_AddItemToObject(root, "parallel_groups", parallel_json(
+			fl_engine_parallel(s), true));
+		return;
+	}
+	a = fl_stitch_parallel_analyze(fl_engine_graph(s),
+				       fl_engine_partition(s),
+				       fl_engine_program(s), NULL, &err);
 	if (!a) {
 		cJSON_AddNullToObject(root, "parallel_groups");
 		add_error(errors, "parallel analysis", NULL, err.msg);
 		return;
 	}
-	cJSON_AddItemToObject(root, "parallel_groups", parallel_json(a));
+	cJSON_AddItemToObject(root, "parallel_groups", parallel_json(a, false));
 	fl_par_analysis_free(a);
 }
 

@@ -263,8 +263,9 @@ static void check_kernels(const cJSON *r, const fl_session *s)
 	assert_true(tiled > 0);
 }
 
-/* parallel_groups: the same analysis as fl_stitch_parallel_analyze, and
- * never stitched. */
+/* parallel_groups: the same analysis as fl_stitch_parallel_analyze, not
+ * stitched (these sessions stop before layer 3; test_layer3.c checks a
+ * report after it). */
 static void check_parallel(const cJSON *r, const fl_session *s)
 {
 	const cJSON *pg = get(r, "parallel_groups");

@@ -42,6 +42,7 @@ FL_SUITE_DECL(math_rt);
 FL_SUITE_DECL(timing);
 FL_SUITE_DECL(placement);
 FL_SUITE_DECL(layer2);
+FL_SUITE_DECL(layer3);
 FL_SUITE_DECL(bench);
 FL_SUITE_DECL(reduce_form);
 
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
 		{fl_suite_timing, &fl_suite_timing_n},
 		{fl_suite_placement, &fl_suite_placement_n},
 		{fl_suite_layer2, &fl_suite_layer2_n},
+		{fl_suite_layer3, &fl_suite_layer3_n},
 		{fl_suite_bench, &fl_suite_bench_n},
 		{fl_suite_reduce_form, &fl_suite_reduce_form_n},
 	};

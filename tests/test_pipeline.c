@@ -196,12 +196,14 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 	assert_non_null(all);
 	/* passes that decide on every graph (preprocess, open, constrain
 	 * and aggregate may have nothing to do; layer 2 decides only under
-	 * apollo-l2, on a reduction kernel feeding another kernel) */
+	 * apollo-l2, on a reduction kernel feeding another kernel; layer 3
+	 * only under apollo, where the graph has a branch set) */
 	for (int p = FL_PASS_CLUSTER; p <= (int)o->stop_after; p++) {
 		bool seen = false;
 
 		if (p == FL_PASS_OPEN || p == FL_PASS_CONSTRAIN ||
 		    p == FL_PASS_AGGREGATE || p == FL_PASS_LAYER2 ||
+		    (p == FL_PASS_LAYER3 && o->strategy != FL_STRATEGY_APOLLO) ||
 		    ((p == FL_PASS_COMPILE || p == FL_PASS_RUN) && !o->run_kernels))
 			continue;
 		for (int i = 0; i < fl_event_log_count(all); i++)
@@ -297,6 +299,22 @@ static void test_stitched_steps_equal_cut(void **state)
 		assert_steps_equal_cut(g, &o);
 		fl_graph_free(g);
 	}
+}
+
+/* Under apollo, where layer 3 makes independent kernels one kernel
+ * between layer 2 and codegen: each step (inside layer 3 too, where the
+ * decisions taken so far are applied) equals the cut of the complete
+ * run, and the stitched program verifies. */
+static void test_parallel_steps_equal_cut(void **state)
+{
+	fl_graph *g = t_load_sample("apollo_fig1");
+	fl_engine_opts o = pipeline_opts(true);
+
+	(void)state;
+	o.strategy = FL_STRATEGY_APOLLO;
+	o.run.repeat = 0;	/* verification only */
+	assert_steps_equal_cut(g, &o);
+	fl_graph_free(g);
 }
 
 /* Going back and forth redoes no work: after one complete run, walking
@@ -552,6 +570,7 @@ static void test_ladder(void **state)
 FL_SUITE(pipeline,
 	 cmocka_unit_test(test_every_sample_steps_equal_cut),
 	 cmocka_unit_test(test_stitched_steps_equal_cut),
+	 cmocka_unit_test(test_parallel_steps_equal_cut),
 	 cmocka_unit_test(test_steps_reuse_memo),
 	 cmocka_unit_test(test_run_pass_events),
 	 cmocka_unit_test(test_missing_compiler_is_a_decision),

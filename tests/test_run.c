@@ -58,7 +58,7 @@ static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
 
 	o = *base;
 	o.strategy = s;
-	o.stop_after = FL_PASS_LAYER2;	/* apollo-l2 stitches there */
+	o.stop_after = FL_PASS_LAYER3;	/* apollo-l2, apollo stitch there */
 	ses = fl_engine_open(g, &o, &err);
 	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_program(ses))
 		fail_msg("%s/%s: %s", g->name, fl_strategy_name(s), err.msg);
@@ -97,7 +97,7 @@ static int kernel_count(const fl_graph *g, fl_strategy s)
 
 	fl_engine_opts_default(&o);
 	o.strategy = s;
-	o.stop_after = FL_PASS_LAYER2;	/* apollo-l2 stitches there */
+	o.stop_after = FL_PASS_LAYER3;	/* apollo-l2, apollo stitch there */
 	ses = fl_engine_open(g, &o, &err);
 	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_program(ses))
 		fail_msg("%s/%s: %s", g->name, fl_strategy_name(s), err.msg);
@@ -125,6 +125,7 @@ static void verify_ladder_of(const char *name, bool run_apollo)
 	assert_true(k[FL_STRATEGY_XLA] <= k[FL_STRATEGY_UNFUSED]);
 	assert_true(k[FL_STRATEGY_APOLLO_L1] <= k[FL_STRATEGY_XLA]);
 	assert_true(k[FL_STRATEGY_APOLLO_L2] <= k[FL_STRATEGY_APOLLO_L1]);
+	assert_true(k[FL_STRATEGY_APOLLO] <= k[FL_STRATEGY_APOLLO_L2]);
 	fl_graph_free(g);
 }
 

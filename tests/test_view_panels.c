@@ -615,6 +615,39 @@ static void view_panels_parallel_view(void **state)
 	t_view_close(&f);
 }
 
+/* Under apollo, once layer 3 ran: the analysis it acted on, with the
+ * group it stitched; stepping back before the pass shows the analysis of
+ * the state there again. */
+static void view_panels_parallel_view_after_layer3(void **state)
+{
+	t_view f;
+	void *st = fl_view_parallel.create();
+	char *text;
+	int before = -1;
+	const fl_event_log *log;
+
+	(void)state;
+	t_view_open_strategy(&f, "inception_block", -1, FL_STRATEGY_APOLLO);
+	text = t_view_render(&f, &fl_view_parallel, st, 140, 50);
+	assert_true(fl_grid_find_look(f.grid, "Layer 3 ran", FL_LOOK_OK));
+	t_assert_contains(text, "accept, stitched as fl_k3 {(b4_pad) + "
+			  "(b2_pad) + (b3_pad)}");
+	t_assert_contains(text, "1 of 1 accepted group stitched");
+	free(text);
+	log = fl_engine_events(f.s);
+	for (int i = 0; i < fl_event_log_count(log) && before < 0; i++)
+		if (fl_event_log_get(log, i)->pass == FL_PASS_LAYER3)
+			before = i;
+	assert_true(before > 0);
+	t_view_goto(&f, before - 1);	/* the last decision before layer 3 */
+	text = t_view_render(&f, &fl_view_parallel, st, 140, 50);
+	assert_true(fl_grid_find_look(f.grid, "has NOT run", FL_LOOK_WARN));
+	t_assert_contains(text, "1 group would run together");
+	free(text);
+	fl_view_parallel.destroy(st);
+	t_view_close(&f);
+}
+
 /* ---- timings ------------------------------------------------------------ */
 
 static fl_ladder_kernel *kernels(int n, const char *first, const char *last,
@@ -870,6 +903,7 @@ FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_memory_placements),
 	 cmocka_unit_test(view_panels_memory_kernels),
 	 cmocka_unit_test(view_panels_parallel_view),
+	 cmocka_unit_test(view_panels_parallel_view_after_layer3),
 	 cmocka_unit_test(view_panels_timings_ladder),
 	 cmocka_unit_test(view_panels_timings_compare),
 	 cmocka_unit_test(view_panels_sizes));

@@ -20,12 +20,8 @@ static const fl_machine view_machine = {
 	.isa = "avx2+fma", .model = "test machine",
 };
 
-void t_view_open(t_view *f, const char *sample, int step)
-{
-	t_view_open_tiles(f, sample, step, 0);
-}
-
-void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
+static void view_open(t_view *f, const char *sample, int step, int tile,
+		      fl_strategy strategy)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -33,6 +29,7 @@ void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
 	memset(f, 0, sizeof *f);
 	f->g = t_load_sample(sample);
 	fl_engine_opts_default(&o);
+	o.strategy = strategy;
 	o.stop_after = FL_PASS_CODEGEN;
 	o.layer1.machine = &view_machine;
 	if (tile > 0) {
@@ -46,6 +43,22 @@ void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
 	f->grid = fl_grid_new(0, 0);
 	assert_non_null(f->grid);
 	t_view_goto(f, step);
+}
+
+void t_view_open(t_view *f, const char *sample, int step)
+{
+	view_open(f, sample, step, 0, FL_STRATEGY_APOLLO_L1);
+}
+
+void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
+{
+	view_open(f, sample, step, tile, FL_STRATEGY_APOLLO_L1);
+}
+
+void t_view_open_strategy(t_view *f, const char *sample, int step,
+			  fl_strategy strategy)
+{
+	view_open(f, sample, step, 0, strategy);
 }
 
 void t_view_goto(t_view *f, int step)

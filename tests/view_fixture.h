@@ -22,6 +22,9 @@ void t_view_open(t_view *f, const char *sample, int step);
 /* t_view_open with --tile tile,tile (0: the machine's sizes): for the
  * tests whose pictures were drawn around given tiles. */
 void t_view_open_tiles(t_view *f, const char *sample, int step, int tile);
+/* t_view_open under another strategy. */
+void t_view_open_strategy(t_view *f, const char *sample, int step,
+			  fl_strategy strategy);
 /* Moves the session to `step` (-1: the end) and refreshes ctx. */
 void t_view_goto(t_view *f, int step);
 /* Recomputes ctx (current decision, highlighted ops) for the session's

@@ -1,7 +1,10 @@
 /* The parallel groups view (DESIGN 7, 1.5): what layer 3, parallel
- * stitching, would run together.  Layer 3 is not built yet, so a banner
- * says plainly that it has not run; the view shows the analysis it will
- * act on (engine/stitch: fl_stitch_parallel_analyze): the branch sets,
+ * stitching, runs together.  Once the layer-3 pass ran (strategy apollo)
+ * the view shows the analysis it acted on (fl_engine_parallel), each
+ * accepted group with the kernel it became; before that, or under
+ * another strategy, a banner says layer 3 has not run and the view shows
+ * what it would consider (fl_stitch_parallel_analyze on the state at
+ * the step).  Either way: the branch sets,
  * each branch's units with their roofline costs (compute-bound ones
  * dropped), every round's candidates sorted by cost, each evaluation of
  * the gain with its numbers, and the groups accepted.
@@ -34,7 +37,8 @@ typedef struct parallel {
 	const fl_program *prog;
 	const fl_event *last_ev;	/* the log's last event (a replay after
 				   an override rebuilds the log) */
-	fl_par_analysis *a;
+	fl_par_analysis *a;	/* owned, or one reference to the pass's */
+	bool by_pass;		/* a is the analysis layer 3 acted on */
 	char error[FL_ERROR_MAX];
 	par_line *lines;
 	int n_lines, cap_lines;
@@ -116,6 +120,31 @@ static void unit_line(parallel *p, const fl_par_unit *u, int ui,
 	     u->flops / 1e9, u->cores);
 }
 
+/* The tries layer 3 made one kernel. */
+static int stitched_count(const fl_par_analysis *a)
+{
+	int n = 0;
+
+	for (int s = 0; s < a->n_sets; s++)
+		for (int r = 0; r < a->sets[s].n_rounds; r++)
+			for (int t = 0; t < a->sets[s].rounds[r].n_tries; t++)
+				n += a->sets[s].rounds[r].tries[t].stitched;
+	return n;
+}
+
+/* What layer 3 made of an accepted try, when it ran. */
+static const char *try_fate(const parallel *p, const fl_par_try *t)
+{
+	static char buf[48];
+
+	if (!p->by_pass || !t->accepted)
+		return "";
+	if (!t->stitched)
+		return ", not stitched (see the decisions)";
+	snprintf(buf, sizeof buf, ", stitched as %s", t->kernel);
+	return buf;
+}
+
 /* One evaluation: the units it took and the gain formula's numbers. */
 static void try_lines(parallel *p, const fl_par_round *r,
 		      const fl_par_try *t)
@@ -133,8 +162,8 @@ static void try_lines(parallel *p, const fl_par_round *r,
 					 n ? n : u->name);
 	}
 	line(p, t->accepted ? FL_LOOK_OK : FL_LOOK_DIM, -1,
-	     "      %s {%s}: gain = %s sum - %s together = %s",
-	     t->accepted ? "accept" : "reject", names,
+	     "      %s%s {%s}: gain = %s sum - %s together = %s",
+	     t->accepted ? "accept" : "reject", try_fate(p, t), names,
 	     secs(t->sum, a, sizeof a), secs(t->together, b, sizeof b),
 	     secs(t->gain, c, sizeof c));
 }
@@ -192,9 +221,14 @@ static void refresh(parallel *p, const fl_view_ctx *c)
 	p->n_lines = 0;
 	p->cursor = p->top = 0;
 	fl_par_analysis_free(p->a);
-	p->a = fl_stitch_parallel_analyze(fl_engine_graph(c->s),
-					  fl_engine_partition(c->s), prog,
-					  NULL, &err);
+	/* the pass's analysis is shared read-only; one more reference keeps
+	 * it alive while the session moves on */
+	p->by_pass = fl_engine_parallel(c->s) != NULL;
+	p->a = p->by_pass ? fl_par_analysis_ref((fl_par_analysis *)
+						fl_engine_parallel(c->s))
+		: fl_stitch_parallel_analyze(fl_engine_graph(c->s),
+					     fl_engine_partition(c->s), prog,
+					     NULL, &err);
 	snprintf(p->error, sizeof p->error, "%s", p->a ? "" : err.msg);
 	if (!p->a)
 		return;
@@ -210,10 +244,17 @@ static void refresh(parallel *p, const fl_view_ctx *c)
 		     "can run side by side", fl_par_unit_kind_name(p->a->kind));
 	for (int i = 0; i < p->a->n_sets; i++)
 		set_lines(p, &p->a->sets[i], i);
-	line(p, p->a->n_groups ? FL_LOOK_OK : FL_LOOK_NORMAL, -1,
-	     "%d group%s would run together; estimated gain %s",
-	     p->a->n_groups, p->a->n_groups == 1 ? "" : "s",
-	     secs(p->a->total_gain, a, sizeof a));
+	if (p->by_pass)
+		line(p, p->a->n_groups ? FL_LOOK_OK : FL_LOOK_NORMAL, -1,
+		     "%d of %d accepted group%s stitched; estimated gain %s",
+		     stitched_count(p->a), p->a->n_groups,
+		     p->a->n_groups == 1 ? "" : "s",
+		     secs(p->a->total_gain, a, sizeof a));
+	else
+		line(p, p->a->n_groups ? FL_LOOK_OK : FL_LOOK_NORMAL, -1,
+		     "%d group%s would run together; estimated gain %s",
+		     p->a->n_groups, p->a->n_groups == 1 ? "" : "s",
+		     secs(p->a->total_gain, a, sizeof a));
 }
 
 static void parallel_render(void *st, const fl_view_ctx *c, fl_grid *g)
@@ -223,8 +264,11 @@ static void parallel_render(void *st, const fl_view_ctx *c, fl_grid *g)
 
 	refresh(p, c);
 	fl_grid_fill(g, 0, 0, g->w, 1, ' ', FL_LOOK_WARN);
-	fl_grid_text(g, 0, y++, -1, "Layer 3 has NOT run (not built yet): "
-		     "what parallel stitching would consider", FL_LOOK_WARN);
+	fl_grid_text(g, 0, y++, -1, p->by_pass ? "Layer 3 ran: the groups it "
+		     "accepted run as one kernel each (units: the kernels "
+		     "before it)" : "Layer 3 has NOT run (strategy apollo "
+		     "runs it): what parallel stitching would consider",
+		     p->by_pass ? FL_LOOK_OK : FL_LOOK_WARN);
 	if (!p->a) {
 		fl_view_empty(g, p->error);
 		return;
@@ -253,7 +297,8 @@ static int select_unit(parallel *p, fl_view_action *act)
 	if (l->unit < 0)
 		return 1;
 	u = &p->a->units[l->unit];
-	if (p->a->kind == FL_PAR_KERNELS) {
+	/* the pass's units are the kernels before it renumbered them */
+	if (p->a->kind == FL_PAR_KERNELS && !p->by_pass) {
 		act->kind = FL_VIEW_ACT_SELECT_KERNEL;
 		act->arg = u->id;
 	} else if (u->first_op >= 0) {

@@ -994,8 +994,7 @@ static int note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
 {
 	const fl_kernel *k = cg->k;
 
-	*d = NULL;
-	*n = 0;
+	/* appended: a layer-3 kernel notes those of each branch */
 	for (int i = 0; i < k->n_tensors; i++) {
 		const fl_kernel_tensor *kt = &k->tensors[i];
 		fl_codegen_demotion *grown;
@@ -1053,6 +1052,69 @@ static bool is_custom_kernel(const fl_program *p, const fl_kernel *k)
 	return k->n_ops == 1 && p->graph->ops[k->ops[0]].kind == FL_OP_CUSTOM;
 }
 
+/* ---- layer 3: branches side by side ----------------------------------- */
+
+/* The C function of branch b of kernel cname. */
+static void branch_cname(const char *cname, int b, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s_b%d", cname, b);
+}
+
+/* The kernel that runs the branches of a layer-3 kernel side by side:
+ * one parallel region whose threads take different branches (one
+ * OpenMP section each).  The branches' own parallel loops are nested
+ * regions: nesting is off by default (OMP_MAX_ACTIVE_LEVELS), so it is
+ * allowed here for the call, one level deeper, and each section gives
+ * its nested regions its share of the cores, so that the branches
+ * together use the machine once and do not oversubscribe it.  With
+ * fewer cores than branches, a thread runs several sections in turn. */
+static void branches_wrapper(fl_strbuf *out, const fl_kernel *k,
+			     const char *cname)
+{
+	char bname[80];
+	int n = k->n_branches;
+
+	fl_strbuf_printf(out, "/* %s: layer 3 runs %d kernels side by side,"
+			 " each on its share of the cores */\n"
+			 "void %s(float *const *bufs)\n{\n"
+			 "  int cores = omp_get_max_threads();\n"
+			 "  int levels = omp_get_max_active_levels();\n"
+			 "  int teams = cores < %d ? cores : %d;\n\n"
+			 "  omp_set_max_active_levels(levels + 1);\n"
+			 "#pragma omp parallel sections num_threads(teams)\n"
+			 "  {\n", cname, n, cname, n, n);
+	for (int b = 0; b < n; b++) {
+		branch_cname(cname, b, bname, sizeof bname);
+		fl_strbuf_printf(out, "#pragma omp section\n    {\n"
+				 "      int share = cores / %d + "
+				 "(%d < cores %% %d);\n\n"
+				 "      omp_set_num_threads(share > 0 ? "
+				 "share : 1);\n      %s(bufs);\n    }\n", n, b, n,
+				 bname);
+	}
+	fl_strbuf_printf(out, "  }\n  omp_set_max_active_levels(levels);\n"
+			 "}\n\n");
+}
+
+/* Each branch as a kernel function of its own, then the kernel that runs
+ * them together. */
+static int branches_kernel(fl_strbuf *out, const fl_program *p,
+			   const fl_kernel *k, const char *cname,
+			   int64_t budget, fl_codegen_demotion **demoted,
+			   int *n_demoted, fl_error *err)
+{
+	char bname[80];
+
+	for (int b = 0; b < k->n_branches; b++) {
+		branch_cname(cname, b, bname, sizeof bname);
+		if (polyhedral_kernel(out, p, &k->branches[b], bname, budget,
+				      demoted, n_demoted, err) < 0)
+			return -1;
+	}
+	branches_wrapper(out, k, cname);
+	return 0;
+}
+
 static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 			   int64_t budget, fl_codegen_demotion **demoted,
 			   int *n_demoted, fl_error *err)
@@ -1061,6 +1123,9 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 	char cname[64];
 
 	kernel_cname(k, i, cname, sizeof cname);
+	if (k->n_branches > 0)
+		return branches_kernel(out, p, k, cname, budget, demoted,
+				       n_demoted, err);
 	for (int j = 0; j < k->n_ops; j++)
 		if (k->ops[j] < 0 || k->ops[j] >= p->graph->n_ops) {
 			fl_error_set(err, "kernel %s: op %d out of range",
@@ -1217,6 +1282,16 @@ static bool uses_contractions(const fl_program *p,
 	return false;
 }
 
+/* Whether some kernel runs layer-3 branches (and calls the OpenMP
+ * runtime). */
+static bool uses_branches(const fl_program *p)
+{
+	for (int i = 0; i < p->n_kernels; i++)
+		if (p->kernels[i].n_branches > 0)
+			return true;
+	return false;
+}
+
 char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 			fl_error *err)
 {
@@ -1232,6 +1307,8 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 		fl_strbuf_printf(&out, "void %s(float *const *bufs);\n",
 			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
 	fl_strbuf_printf(&out, "\n");
+	if (uses_branches(p))
+		fl_strbuf_printf(&out, "#include <omp.h>\n\n");
 	if (uses_contractions(p, kernels))
 		fl_strbuf_printf(&out, "#define FL_L1D %lld\n%s\n",
 				 (long long)fl_machine_get()->l1d,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const char *const strategy_names[FL_STRATEGY_COUNT] = {
-	"unfused", "xla", "apollo-l1", "apollo-l2",
+	"unfused", "xla", "apollo-l1", "apollo-l2", "apollo",
 };
 
 const char *fl_strategy_name(fl_strategy s)
@@ -94,6 +94,9 @@ void fl_kernel_clear(fl_kernel *k)
 	for (int i = 0; i < k->n_tensors; i++)
 		isl_fixed_box_free(k->tensors[i].box_isl);
 	free(k->tensors);
+	for (int i = 0; i < k->n_branches; i++)
+		fl_kernel_clear(&k->branches[i]);
+	free(k->branches);
 }
 
 void fl_program_free(fl_program *p)
@@ -150,10 +153,45 @@ fl_tree_node *fl_tree_copy(const fl_tree_node *t)
 	return c;
 }
 
+static int kernel_copy_into(fl_kernel *dst, const fl_kernel *src);
+
+/* The branches of a layer-3 kernel src into dst (whose branch fields
+ * are still src's); -1 when out of memory, with what was copied owned
+ * by dst. */
+static int branches_copy_into(fl_kernel *dst, const fl_kernel *src)
+{
+	dst->n_branches = 0;
+	dst->branches = NULL;
+	if (!src->n_branches)
+		return 0;
+	dst->branches = calloc((size_t)src->n_branches,
+			       sizeof *dst->branches);
+	if (!dst->branches)
+		return -1;
+	for (int i = 0; i < src->n_branches; i++) {
+		dst->n_branches = i + 1;
+		if (kernel_copy_into(&dst->branches[i], &src->branches[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Deep copy of kernel src (isl objects shared by reference count). */
 static int kernel_copy_into(fl_kernel *dst, const fl_kernel *src)
 {
 	*dst = *src;
+	if (branches_copy_into(dst, src) < 0) {
+		dst->ops = NULL;
+		dst->tensors = NULL;
+		dst->n_tensors = 0;
+		dst->schedule_text = NULL;
+		dst->tree = NULL;
+		dst->domain = NULL;
+		dst->reads = dst->writes = NULL;
+		dst->schedule = NULL;
+		dst->inst2tile = NULL;
+		return -1;
+	}
 	dst->ops = malloc(((size_t)src->n_ops + 1) * sizeof *dst->ops);
 	dst->tensors = calloc((size_t)src->n_tensors + 1, sizeof *dst->tensors);
 	dst->schedule_text = src->schedule_text ? strdup(src->schedule_text)

@@ -1,8 +1,8 @@
 /* Kernels: what layer 1 hands to code generation and the runner.
  *
- * A strategy (unfused, xla, apollo-l1, apollo-l2) turns the engine's micro-graphs
- * into a program: a list of kernels in execution order.  Each kernel
- * carries its primitive ops, its polyhedral model (domain, accesses), its
+ * A strategy (unfused, xla, apollo-l1, apollo-l2, apollo) turns the
+ * engine's micro-graphs into a program: a list of kernels in execution
+ * order.  Each kernel carries its primitive ops, its polyhedral model (domain, accesses), its
  * final isl schedule tree (tiled, with extension nodes for fused
  * producers), a walkable copy of that tree for views, and the placement of
  * every tensor it touches.  Everything isl in here is owned by the kernel
@@ -35,6 +35,7 @@ typedef enum fl_strategy {
 	FL_STRATEGY_XLA,	/* memory-bound only: R1-R4 */
 	FL_STRATEGY_APOLLO_L1,	/* all partition rules + layer 1 */
 	FL_STRATEGY_APOLLO_L2,	/* + layer 2: memory stitching (R7, R8) */
+	FL_STRATEGY_APOLLO,	/* + layer 3: parallel stitching */
 	FL_STRATEGY_COUNT
 } fl_strategy;
 
@@ -143,6 +144,14 @@ typedef struct fl_kernel {
 	double n_tiles;		/* tiles the instances reach, 0: untiled */
 	char tile_why[256];	/* the sizes and why: the "tiled" event's text,
 				   "" when untiled */
+	/* Layer 3 (engine/stitch/parallel_pass.c): a kernel made of
+	 * independent kernels that run side by side, each on its own
+	 * threads.  The fields above are the union of the branches' (ops,
+	 * domain, accesses, tensors; the schedule is a set node over the
+	 * branches' trees); code generation works from the branches.
+	 * 0 and NULL for any other kernel. */
+	int n_branches;
+	struct fl_kernel *branches;	/* owned, n_branches */
 } fl_kernel;
 
 typedef struct fl_program {

@@ -3,7 +3,8 @@
  * Needs: st->program (layer 1's kernels, in execution order), st->part
  * (the micro-graph type of each kernel), the rule table's layer-2 rules
  * (R7: R -> E or B, R8: R -> R with the same canonical reduction form).
- * Changes: st->program, only under strategy apollo-l2; under any other
+ * Changes: st->program, only under strategies apollo-l2 and apollo (which
+ * adds layer 3); under any other
  * strategy the pass makes no decision.
  *
  * Greedy, as Algorithm 2: scan the producer -> consumer pairs of kernels
@@ -1152,7 +1153,9 @@ int fl_pass_layer2(fl_state *st, fl_error *err)
 	fl_program *prog = st->program;
 	int rc;
 
-	if (st->opts->strategy != FL_STRATEGY_APOLLO_L2 || !prog)
+	/* apollo is apollo-l2 and layer 3 */
+	if ((st->opts->strategy != FL_STRATEGY_APOLLO_L2 &&
+	     st->opts->strategy != FL_STRATEGY_APOLLO) || !prog)
 		return FL_PASS_DONE;
 	l2.type = malloc(((size_t)prog->n_kernels + 1) * sizeof *l2.type);
 	if (!l2.type) {

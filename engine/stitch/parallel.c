@@ -671,10 +671,21 @@ fl_par_analysis *fl_stitch_parallel_analyze(const fl_graph *g,
 	return a;
 }
 
+fl_par_analysis *fl_par_analysis_ref(fl_par_analysis *a)
+{
+	if (a)
+		a->refs++;
+	return a;
+}
+
 void fl_par_analysis_free(fl_par_analysis *a)
 {
 	if (!a)
 		return;
+	if (a->refs > 0) {
+		a->refs--;
+		return;
+	}
 	for (int i = 0; i < a->n_sets; i++) {
 		fl_par_set *s = &a->sets[i];
 

@@ -1,7 +1,9 @@
 /* Stitching (DESIGN 1.4, 1.5): layers 2 and 3 of APOLLO.
  *
- * What is here so far is the *analysis* of layer 3, parallel stitching
- * (APOLLO 4.3, Algorithm 3); the pass that acts on it is not built yet.
+ * The *analysis* of layer 3, parallel stitching (APOLLO 4.3, Algorithm
+ * 3), is here; the pass that acts on it is parallel_pass.c (the pass
+ * FL_PASS_LAYER3, strategy apollo), which keeps the analysis it acted
+ * on in the engine state (fl_engine_parallel).
  * fl_stitch_parallel_analyze reads a graph, its partition and (when
  * layer 1 ran) its program, and works out which independent units (the
  * program's kernels, else the alive micro-graphs, else the ops) layer 3
@@ -111,6 +113,11 @@ typedef struct fl_par_try {
 	double together;
 	double gain;
 	bool accepted;
+	/* Set by the layer-3 pass (parallel_pass.c) when it made the
+	 * accepted set one kernel; an accepted set it could not stitch (a
+	 * cycle through other kernels) stays false. */
+	bool stitched;
+	char kernel[32];	/* the stitched kernel's name then */
 } fl_par_try;
 
 typedef struct fl_par_round {
@@ -139,6 +146,8 @@ typedef struct fl_par_analysis {
 	fl_par_set *sets;
 	int n_groups;		/* accepted tries over all sets */
 	double total_gain;	/* their gains summed, seconds */
+	int refs;		/* owners besides the first (engine states
+				   share the layer-3 pass's analysis) */
 } fl_par_analysis;
 
 /* Analyses graph g (the engine's graph as rewritten) with its partition
@@ -151,7 +160,10 @@ fl_par_analysis *fl_stitch_parallel_analyze(const fl_graph *g,
 					    const fl_program *prog,
 					    const fl_roofline *m,
 					    fl_error *err);
+/* Frees a, or drops one reference when fl_par_analysis_ref added one. */
 void fl_par_analysis_free(fl_par_analysis *a);
+/* One more owner of a (read-only from then on); returns a. */
+fl_par_analysis *fl_par_analysis_ref(fl_par_analysis *a);
 
 /* The cost model on its own: n units with costs cost[i], roofline
  * times roof[i] and cores[i] used; returns the gain of running them
