@@ -28,24 +28,6 @@ static const char *graph_file(char *dir, size_t n, const char *name,
 	return path;
 }
 
-/* Output of fuselab with `args` on sample `sample` (a path when it has a
- * '/'); fails the test when fuselab fails.  malloc'd. */
-static char *fuselab_on(const char *args, const char *sample)
-{
-	char cmd[1024], *out = NULL;
-	int rc;
-
-	if (strchr(sample, '/'))
-		snprintf(cmd, sizeof cmd, "--batch %s %s", args, sample);
-	else
-		snprintf(cmd, sizeof cmd, "--batch %s %s/%s.json", args,
-			 t_samples_dir(), sample);
-	rc = t_fuselab(cmd, &out);
-	if (rc != 0)
-		fail_msg("fuselab %s (rc %d):\n%s", cmd, rc, out);
-	return out;
-}
-
 /* The kernel count printed by --stage layer2 under strategy s. */
 static int kernels_after_layer2(const char *sample, const char *s)
 {
@@ -53,7 +35,7 @@ static int kernels_after_layer2(const char *sample, const char *s)
 	int n = -1;
 
 	snprintf(args, sizeof args, "--stage layer2 --strategy %s", s);
-	out = fuselab_on(args, sample);
+	out = t_fuselab_ok(args, sample);
 	at = strstr(out, "\nlayer 2: ");
 	if (!at)
 		at = strstr(out, "\nlayer 1: ");
@@ -67,7 +49,7 @@ static int kernels_after_layer2(const char *sample, const char *s)
  * verified as one kernel. */
 static void assert_one_verified_kernel(const char *sample)
 {
-	char *out = fuselab_on("--run --strategy apollo-l2 --repeat 1 "
+	char *out = t_fuselab_ok("--run --strategy apollo-l2 --repeat 1 "
 			       "--warmup 0", sample);
 
 	if (!strstr(out, "apollo-l2    1 kernels") ||
@@ -81,7 +63,7 @@ static void test_layer2_softmax_one_kernel(void **state)
 	char *out;
 
 	(void)state;
-	out = fuselab_on("--stage layer2 --events --strategy apollo-l2",
+	out = t_fuselab_ok("--stage layer2 --events --strategy apollo-l2",
 			 "softmax");
 	/* max -> sub/exp/sum (R8, both y-reduce), then -> div (R7) */
 	t_assert_contains(out, "layer2 merged [softmax.max softmax.sub "
@@ -123,7 +105,7 @@ static void test_layer2_bert_fewer_kernels(void **state)
 	l2 = kernels_after_layer2("bert_encoder", "apollo-l2");
 	assert_true(l2 < l1);
 	/* the summary says by how much */
-	out = fuselab_on("--stage layer2 --strategy apollo-l2",
+	out = t_fuselab_ok("--stage layer2 --strategy apollo-l2",
 			 "bert_encoder");
 	snprintf(want, sizeof want, "layer 2: %d kernels, %d fewer than "
 		 "layer 1's %d", l2, l1 - l2, l1);
@@ -137,7 +119,7 @@ static void test_layer2_run_reports_saving(void **state)
 	char *out;
 
 	(void)state;
-	out = fuselab_on("--run --repeat 1 --warmup 0", "softmax");
+	out = t_fuselab_ok("--run --repeat 1 --warmup 0", "softmax");
 	t_assert_contains(out, "layer 2: apollo-l2 runs 1 kernels, 2 fewer "
 			  "than apollo-l1's 3");
 	if (strstr(out, "verified NO"))
@@ -152,7 +134,7 @@ static void test_layer2_capacity_keeps_global(void **state)
 	char *out;
 
 	(void)state;
-	out = fuselab_on("--stage layer2 --events --strategy apollo-l2 "
+	out = t_fuselab_ok("--stage layer2 --events --strategy apollo-l2 "
 			 "--stitch-capacity 1K", "softmax");
 	t_assert_contains(out, "softmax.exp global: stitched edge, stays in "
 			  "main memory: per-tile footprint 10 x 1024 = 40960 B "
@@ -160,7 +142,7 @@ static void test_layer2_capacity_keeps_global(void **state)
 	t_assert_contains(out, "softmax.max tile-local: stitched edge: "
 			  "per-tile footprint 10 x 1 = 40 B <= capacity 1 KiB");
 	free(out);
-	out = fuselab_on("--run --strategy apollo-l2 --repeat 1 --warmup 0 "
+	out = t_fuselab_ok("--run --strategy apollo-l2 --repeat 1 --warmup 0 "
 			 "--stitch-capacity 1K", "softmax");
 	if (!strstr(out, "verified yes") || strstr(out, "verified NO"))
 		fail_msg("softmax with --stitch-capacity 1K:\n%s", out);
@@ -218,7 +200,7 @@ static void test_layer2_rejections_say_why(void **state)
 	const char *args = "--stage layer2 --events --strategy apollo-l2";
 
 	(void)state;
-	out = fuselab_on(args, graph_file(dir, sizeof dir, "forms.json",
+	out = t_fuselab_ok(args, graph_file(dir, sizeof dir, "forms.json",
 					  forms_graph));
 	t_assert_contains(out, "layer2 rejected [rowsum scale colsum] R8: "
 			  "fl_k0 -> fl_k1 not stitched: canonical reduction "
@@ -227,12 +209,12 @@ static void test_layer2_rejections_say_why(void **state)
 	t_remove_dir(dir);
 	snprintf(path, sizeof path, "%s", graph_file(dir, sizeof dir,
 		 "cycle.json", cycle_graph));
-	out = fuselab_on(args, path);
+	out = t_fuselab_ok(args, path);
 	t_assert_contains(out, "layer2 rejected [rowsum join] R7: fl_k0 -> "
 			  "fl_k2 not stitched: stitching would create a cycle "
 			  "through fl_k1");
 	free(out);
-	out = fuselab_on("--run --strategy apollo-l2 --repeat 1 --warmup 0",
+	out = t_fuselab_ok("--run --strategy apollo-l2 --repeat 1 --warmup 0",
 			 path);
 	if (!strstr(out, "verified yes") || strstr(out, "verified NO"))
 		fail_msg("cycle graph under apollo-l2:\n%s", out);
@@ -246,7 +228,7 @@ static void test_layer2_only_under_its_strategy(void **state)
 	char *out;
 
 	(void)state;
-	out = fuselab_on("--stage layer2 --events --strategy apollo-l1",
+	out = t_fuselab_ok("--stage layer2 --events --strategy apollo-l1",
 			 "softmax");
 	if (strstr(out, " layer2 "))
 		fail_msg("layer 2 decided under apollo-l1:\n%s", out);

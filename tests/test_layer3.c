@@ -16,21 +16,6 @@
 
 #include "test_util.h"
 
-/* Output of fuselab with `args` on sample `sample`; fails the test when
- * fuselab fails.  malloc'd. */
-static char *fuselab_on(const char *args, const char *sample)
-{
-	char cmd[1024], *out = NULL;
-	int rc;
-
-	snprintf(cmd, sizeof cmd, "--batch %s %s/%s.json", args,
-		 t_samples_dir(), sample);
-	rc = t_fuselab(cmd, &out);
-	if (rc != 0)
-		fail_msg("fuselab %s (rc %d):\n%s", cmd, rc, out);
-	return out;
-}
-
 /* The gain (us) of the first "parallelised" decision in out, failing
  * when there is none. */
 static double first_gain(const char *out)
@@ -51,14 +36,14 @@ static void assert_parallel_group(const char *sample, int kernels,
 {
 	char want[128], *out;
 
-	out = fuselab_on("--stage layer3 --events --strategy apollo", sample);
+	out = t_fuselab_ok("--stage layer3 --events --strategy apollo", sample);
 	assert_true(first_gain(out) > 0);
 	snprintf(want, sizeof want, "layer 3: %d kernels, 1 of them running "
 		 "%d kernels side by side (%d fewer)", kernels, branches,
 		 branches - 1);
 	t_assert_contains(out, want);
 	free(out);
-	out = fuselab_on("--run --strategy apollo --repeat 1 --warmup 0",
+	out = t_fuselab_ok("--run --strategy apollo --repeat 1 --warmup 0",
 			 sample);
 	snprintf(want, sizeof want, "apollo       %d kernels", kernels);
 	if (!strstr(out, want) || !strstr(out, "verified yes") ||
@@ -92,7 +77,7 @@ static void test_layer3_nested_shares_verify(void **state)
 
 	(void)state;
 	assert_int_equal(setenv("OMP_NUM_THREADS", "5", 1), 0);
-	out = fuselab_on("--run --strategy apollo --repeat 1 --warmup 0",
+	out = t_fuselab_ok("--run --strategy apollo --repeat 1 --warmup 0",
 			 "apollo_fig1");
 	if (keep)
 		setenv("OMP_NUM_THREADS", keep, 1);
@@ -114,7 +99,7 @@ static void test_layer3_codegen_sections(void **state)
 	(void)state;
 	t_make_dir(dir, sizeof dir);
 	snprintf(args, sizeof args, "--emit %s --strategy apollo", dir);
-	out = fuselab_on(args, "apollo_fig1");
+	out = t_fuselab_ok(args, "apollo_fig1");
 	free(out);
 	snprintf(path, sizeof path, "%s/apollo_fig1-apollo.c", dir);
 	src = t_read_file(path, NULL);
@@ -138,7 +123,7 @@ static void test_layer3_rejections_say_why(void **state)
 	char *out;
 
 	(void)state;
-	out = fuselab_on("--stage layer3 --events --strategy apollo "
+	out = t_fuselab_ok("--stage layer3 --events --strategy apollo "
 			 "--launch-cost 0", "apollo_fig1");
 	t_assert_contains(out, " layer3 rejected [op6 op7.square op7.sqsum "
 			  "op1 op2.sigmoid op2.mul] not stitched: no gain; "
@@ -170,7 +155,7 @@ static void test_layer3_only_under_its_strategy(void **state)
 	char *out;
 
 	(void)state;
-	out = fuselab_on("--stage layer3 --events --strategy apollo-l2",
+	out = t_fuselab_ok("--stage layer3 --events --strategy apollo-l2",
 			 "inception_block");
 	if (strstr(out, " layer3 "))
 		fail_msg("layer 3 decided under apollo-l2:\n%s", out);
@@ -190,7 +175,7 @@ static void test_layer3_report_says_stitched(void **state)
 	snprintf(path, sizeof path, "%s/r.json", dir);
 	snprintf(args, sizeof args, "--stage layer3 --strategy apollo "
 		 "--report %s", path);
-	out = fuselab_on(args, "inception_block");
+	out = t_fuselab_ok(args, "inception_block");
 	free(out);
 	text = t_read_file(path, NULL);
 	r = cJSON_Parse(text);

@@ -13,21 +13,6 @@
 
 #include "test_util.h"
 
-/* Writes text into <dir>/<name> and returns the path (static buffer). */
-static const char *write_graph(const char *dir, const char *name,
-			       const char *text)
-{
-	static char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
-
 /* The generated C of strategy `strategy` for graph `graph` (extra
  * options in `extra`), read back from an --emit folder.  malloc'd. */
 static char *emit_c(const char *graph, const char *strategy,
@@ -92,7 +77,7 @@ static void test_placement_max_min_accumulators_keep_nan_rule(void **state)
 
 	(void)state;
 	t_make_dir(dir, sizeof dir);
-	g = write_graph(dir, "nan_reduce.json", nan_graph);
+	g = t_write_graph(dir, "nan_reduce.json", nan_graph);
 	for (int s = 0; s < 2; s++) {
 		src = emit_c(g, s ? "unfused" : "apollo-l1", NULL);
 		t_assert_contains(src, "#pragma omp simd reduction(max:fl_acc0)");
@@ -129,7 +114,7 @@ static void test_placement_accumulators_past_fixed_dimensions(void **state)
 
 	(void)state;
 	t_make_dir(dir, sizeof dir);
-	g = write_graph(dir, "heads_softmax.json", heads_softmax_graph);
+	g = t_write_graph(dir, "heads_softmax.json", heads_softmax_graph);
 	src = emit_c(g, "apollo-l1", NULL);
 	t_assert_contains(src, "#pragma omp simd reduction(max:fl_acc0)");
 	t_assert_contains(src, "#pragma omp simd reduction(+:fl_acc0)");

@@ -17,33 +17,6 @@
 
 #include "test_util.h"
 
-/* Writes text into <dir>/<name> and returns the path (static buffer). */
-static const char *write_graph(const char *dir, const char *name,
-			       const char *text)
-{
-	static char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-	return path;
-}
-
-/* The output of fuselab with arguments `args` on graph g, which must
- * succeed.  malloc'd. */
-static char *fuselab_ok(const char *g, const char *args)
-{
-	char cmd[1024], *out = NULL;
-
-	snprintf(cmd, sizeof cmd, "--batch %s %s", g, args);
-	if (t_fuselab(cmd, &out) != 0)
-		fail_msg("fuselab %s failed:\n%s", cmd, out);
-	return out;
-}
-
 /* The generated C of apollo-l1 for graph g, from an --emit folder. */
 static char *emit_c(const char *g)
 {
@@ -51,7 +24,7 @@ static char *emit_c(const char *g)
 
 	t_make_dir(dir, sizeof dir);
 	snprintf(args, sizeof args, "--strategy apollo-l1 --emit %s", dir);
-	free(fuselab_ok(g, args));
+	free(t_fuselab_ok(args, g));
 	snprintf(cmd, sizeof cmd, "cat %s/*-apollo-l1.c", dir);
 	if (t_run(cmd, &src) != 0)
 		fail_msg("no C emitted in %s:\n%s", dir, src);
@@ -62,8 +35,8 @@ static char *emit_c(const char *g)
 /* Every strategy runs graph g and verifies. */
 static void run_verified(const char *g)
 {
-	char *out = fuselab_ok(g, "--run --strategy all --repeat 1 "
-			       "--warmup 0");
+	char *out = t_fuselab_ok("--run --strategy all --repeat 1 "
+			       "--warmup 0", g);
 
 	if (strstr(out, "verified no") || strstr(out, "NOT verified") ||
 	    !strstr(out, "verified yes"))
@@ -75,9 +48,9 @@ static void run_verified(const char *g)
  * apollo-l1, both asserted to hold each of the `n` strings of want[]. */
 static void assert_layer1(const char *g, const char *const *want, int n)
 {
-	char *out = fuselab_ok(g, "--strategy apollo-l1 --stage layer1 "
-			       "--events");
-	char *tree = fuselab_ok(g, "--strategy apollo-l1 --stage layer1");
+	char *out = t_fuselab_ok("--strategy apollo-l1 --stage layer1 "
+			       "--events", g);
+	char *tree = t_fuselab_ok("--strategy apollo-l1 --stage layer1", g);
 	size_t len = strlen(out) + strlen(tree) + 2;
 	char *both = malloc(len);
 
@@ -105,7 +78,7 @@ static const char *graph_of(const char *dir, const char *name,
 		 "  \"y\": {\"shape\": %s, \"dtype\": \"f32\", "
 		 "\"role\": \"output\"}},\n"
 		 " \"ops\": [%s]}\n", name, xshape, yshape, ops);
-	return write_graph(dir, "g.json", text);
+	return t_write_graph(dir, "g.json", text);
 }
 
 /* reduce_sum over both axes of [512, 1024]: an all-reduce.  The tree is
@@ -356,8 +329,8 @@ static void test_reduce_form_refused_by_dependence(void **state)
 		     "\"out\": \"s\", \"attrs\": {\"axes\": [0]}},\n"
 		     "{\"name\": \"d\", \"op\": \"sub\", \"in\": [\"x\", \"s\"], "
 		     "\"out\": \"y\"}");
-	out = fuselab_ok(g, "--strategy apollo-l1 --fuse s,d --stage layer1 "
-			 "--events");
+	out = t_fuselab_ok("--strategy apollo-l1 --fuse s,d --stage layer1 "
+			 "--events", g);
 	t_assert_contains(out, "reduce-form [s] fl_k0: x-reduce: left as "
 			  "scheduled: the canonical order would break a "
 			  "dependence of the kernel");
@@ -365,7 +338,7 @@ static void test_reduce_form_refused_by_dependence(void **state)
 	free(out);
 	snprintf(cmd, sizeof cmd, "--run --strategy all --fuse s,d "
 		 "--repeat 1 --warmup 0");
-	out = fuselab_ok(g, cmd);
+	out = t_fuselab_ok(cmd, g);
 	if (strstr(out, "verified no") || !strstr(out, "verified yes"))
 		fail_msg("a strategy did not verify:\n%s", out);
 	free(out);

@@ -168,6 +168,36 @@ int t_fuselab(const char *args, char **out)
 	return rc;
 }
 
+char *t_fuselab_ok(const char *args, const char *graph)
+{
+	char cmd[1536], *out = NULL;
+	int rc;
+
+	if (strchr(graph, '/'))
+		snprintf(cmd, sizeof cmd, "--batch %s %s", args, graph);
+	else
+		snprintf(cmd, sizeof cmd, "--batch %s %s/%s.json", args,
+			 t_samples_dir(), graph);
+	rc = t_fuselab(cmd, &out);
+	if (rc != 0)
+		fail_msg("fuselab %s (rc %d):\n%s", cmd, rc, out);
+	return out;
+}
+
+const char *t_write_graph(const char *dir, const char *name,
+			  const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
 void t_make_dir(char *dir, size_t n)
 {
 	const char *tmp = getenv("TMPDIR");

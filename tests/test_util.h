@@ -60,6 +60,15 @@ int t_run(const char *cmd, char **output);
  * t_run does, stdout+stderr in *out (malloc'd). */
 int t_fuselab(const char *args, char **out);
 
+/* The output of "fuselab --batch ARGS GRAPH", GRAPH a path when it has a
+ * '/', else the name of a sample; fails the test when fuselab fails.
+ * malloc'd. */
+char *t_fuselab_ok(const char *args, const char *graph);
+
+/* Writes text into <dir>/<name>; the path (a static buffer). */
+const char *t_write_graph(const char *dir, const char *name,
+			  const char *text);
+
 /* The contents of file `path` (malloc'd, NUL-terminated; *len its length
  * when len is not NULL); fails the test when it cannot be read. */
 char *t_read_file(const char *path, size_t *len);
