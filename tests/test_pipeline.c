@@ -197,13 +197,14 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 	/* passes that decide on every graph (preprocess, open, constrain
 	 * and aggregate may have nothing to do; layer 2 decides only under
 	 * apollo-l2, on a reduction kernel feeding another kernel; layer 3
-	 * only under apollo, where the graph has a branch set) */
+	 * only under apollo, on a graph with a branch set -- a chain has
+	 * none) */
 	for (int p = FL_PASS_CLUSTER; p <= (int)o->stop_after; p++) {
 		bool seen = false;
 
 		if (p == FL_PASS_OPEN || p == FL_PASS_CONSTRAIN ||
 		    p == FL_PASS_AGGREGATE || p == FL_PASS_LAYER2 ||
-		    (p == FL_PASS_LAYER3 && o->strategy != FL_STRATEGY_APOLLO) ||
+		    p == FL_PASS_LAYER3 ||
 		    ((p == FL_PASS_COMPILE || p == FL_PASS_RUN) && !o->run_kernels))
 			continue;
 		for (int i = 0; i < fl_event_log_count(all); i++)
