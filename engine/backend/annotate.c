@@ -319,52 +319,46 @@ static __isl_give isl_ast_node *after_for(__isl_take isl_ast_node *node,
 	return node;
 }
 
-/* Flags the loop directly under an "fl_par" mark (through an if without
- * else) when it runs one of the band's coincident members. */
+/* The loop directly under a mark's child (through ifs without else),
+ * when it is a real (not degenerate) for loop; NULL otherwise. */
+static fl_cg_loop *loop_under_mark(__isl_keep isl_ast_node *child)
+{
+	isl_ast_node *n = isl_ast_node_copy(child);
+	fl_cg_loop *l = NULL;
+
+	while (n && isl_ast_node_get_type(n) == isl_ast_node_if &&
+	       isl_ast_node_if_has_else_node(n) == isl_bool_false) {
+		isl_ast_node *then = isl_ast_node_if_get_then_node(n);
+
+		isl_ast_node_free(n);
+		n = then;
+	}
+	if (n && isl_ast_node_get_type(n) == isl_ast_node_for &&
+	    isl_ast_node_for_is_degenerate(n) == isl_bool_false)
+		l = fl_cg_loop_of(n);
+	isl_ast_node_free(n);
+	return l;
+}
+
+/* Flags the loop directly under an "fl_par" mark when it runs one of the
+ * band's coincident members. */
 static void flag_parallel(__isl_keep isl_ast_node *child,
 			  const fl_cg_par_mark *pi)
 {
-	isl_ast_node *n = isl_ast_node_copy(child);
-	fl_cg_loop *l;
+	fl_cg_loop *l = loop_under_mark(child);
 
-	while (n && isl_ast_node_get_type(n) == isl_ast_node_if &&
-	       isl_ast_node_if_has_else_node(n) == isl_bool_false) {
-		isl_ast_node *then = isl_ast_node_if_get_then_node(n);
-
-		isl_ast_node_free(n);
-		n = then;
-	}
-	if (n && isl_ast_node_get_type(n) == isl_ast_node_for &&
-	    isl_ast_node_for_is_degenerate(n) == isl_bool_false) {
-		l = fl_cg_loop_of(n);
-		if (l && l->depth >= pi->depth &&
-		    l->depth < pi->depth + pi->ncoinc)
-			l->parallel = true;
-	}
-	isl_ast_node_free(n);
+	if (l && l->depth >= pi->depth && l->depth < pi->depth + pi->ncoinc)
+		l->parallel = true;
 }
 
-/* Flags the loop directly under layer 1's FL_ALL_REDUCE_MARK (through
- * an if without else): the outer loop of an all-reduce band. */
+/* Flags the loop directly under layer 1's FL_ALL_REDUCE_MARK: the outer
+ * loop of an all-reduce band. */
 static void flag_all_reduce(__isl_keep isl_ast_node *child)
 {
-	isl_ast_node *n = isl_ast_node_copy(child);
-	fl_cg_loop *l;
+	fl_cg_loop *l = loop_under_mark(child);
 
-	while (n && isl_ast_node_get_type(n) == isl_ast_node_if &&
-	       isl_ast_node_if_has_else_node(n) == isl_bool_false) {
-		isl_ast_node *then = isl_ast_node_if_get_then_node(n);
-
-		isl_ast_node_free(n);
-		n = then;
-	}
-	if (n && isl_ast_node_get_type(n) == isl_ast_node_for &&
-	    isl_ast_node_for_is_degenerate(n) == isl_bool_false) {
-		l = fl_cg_loop_of(n);
-		if (l)
-			l->all_reduce = true;
-	}
-	isl_ast_node_free(n);
+	if (l)
+		l->all_reduce = true;
 }
 
 /* Flags the for loops under an "fl_band" mark that run one of its
