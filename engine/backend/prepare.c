@@ -186,27 +186,6 @@ __isl_give isl_schedule *fl_cg_prepare_schedule(__isl_keep isl_schedule *s)
 
 /* ---- the tile band ------------------------------------------------- */
 
-/* Drops the range tuple ids of a union map, so that relations into the
- * tile space compare whatever that space is called. */
-static isl_stat add_anon_range(__isl_take isl_map *m, void *user)
-{
-	isl_union_map **acc = user;
-
-	m = isl_map_reset_tuple_id(m, isl_dim_out);
-	*acc = isl_union_map_add_map(*acc, m);
-	return *acc ? isl_stat_ok : isl_stat_error;
-}
-
-static __isl_give isl_union_map *anon_range(__isl_take isl_union_map *u)
-{
-	isl_union_map *r = isl_union_map_empty(isl_union_map_get_space(u));
-
-	if (isl_union_map_foreach_map(u, &add_anon_range, &r) < 0)
-		r = isl_union_map_free(r);
-	isl_union_map_free(u);
-	return r;
-}
-
 typedef struct tile_search {
 	const fl_kernel *k;
 	int end;		/* -1 until found */
@@ -235,7 +214,7 @@ static isl_bool find_tile_band(__isl_keep isl_schedule_node *node,
 					     isl_schedule_node_get_domain(child));
 	isl_schedule_node_free(child);
 	r = isl_union_map_apply_range(isl_union_map_reverse(prefix),
-				      anon_range(i2t));
+				      fl_poly_anon_range(i2t));
 	empty = isl_union_map_is_empty(r);
 	sv = isl_union_map_is_single_valued(r);
 	inj = isl_union_map_is_injective(r);
@@ -319,7 +298,7 @@ static __isl_give isl_fixed_box *own_box(const fl_cg_kernel *cg, int t)
 
 	acc = isl_union_map_intersect_domain(accesses_to(cg, t),
 		isl_schedule_get_domain(cg->k->schedule));
-	i2t = anon_range(isl_union_map_from_union_pw_multi_aff(
+	i2t = fl_poly_anon_range(isl_union_map_from_union_pw_multi_aff(
 		isl_union_pw_multi_aff_copy(cg->k->inst2tile)));
 	tile2t = isl_union_map_apply_range(isl_union_map_reverse(i2t), acc);
 	if (isl_union_map_n_map(tile2t) == 1) {

@@ -797,3 +797,22 @@ isl_map *fl_poly_dataflow(const fl_poly_op *p, int k)
 	}
 	return f ? isl_map_coalesce(f) : NULL;
 }
+
+static isl_stat add_anon_range(__isl_take isl_map *m, void *user)
+{
+	isl_union_map **acc = user;
+
+	m = isl_map_reset_tuple_id(m, isl_dim_out);
+	*acc = isl_union_map_add_map(*acc, m);
+	return *acc ? isl_stat_ok : isl_stat_error;
+}
+
+__isl_give isl_union_map *fl_poly_anon_range(__isl_take isl_union_map *u)
+{
+	isl_union_map *r = isl_union_map_empty(isl_union_map_get_space(u));
+
+	if (isl_union_map_foreach_map(u, &add_anon_range, &r) < 0)
+		r = isl_union_map_free(r);
+	isl_union_map_free(u);
+	return r;
+}

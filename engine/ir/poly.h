@@ -15,6 +15,7 @@
 #include <isl/ctx.h>
 #include <isl/map.h>
 #include <isl/set.h>
+#include <isl/union_map.h>
 
 #include "graph.h"
 
@@ -66,5 +67,10 @@ void fl_poly_op_free(fl_poly_op *p);
  * (reads of input k)^-1 . write, over every statement; NULL if input k is
  * not read.  __isl_give. */
 isl_map *fl_poly_dataflow(const fl_poly_op *p, int k);
+
+/* u with the range tuples' names dropped, so that relations into a tile
+ * or band space compare whatever that space is called (band schedules
+ * are anonymous, inst2tile's need not be). */
+__isl_give isl_union_map *fl_poly_anon_range(__isl_take isl_union_map *u);
 
 #endif

@@ -232,27 +232,6 @@ static int64_t loop_extent(const fl_kernel *k, int d)
 	return ext[1];
 }
 
-static isl_stat add_anon(__isl_take isl_map *m, void *user)
-{
-	isl_union_map **r = user;
-
-	m = isl_map_reset_tuple_id(m, isl_dim_out);
-	*r = isl_union_map_add_map(*r, m);
-	return *r ? isl_stat_ok : isl_stat_error;
-}
-
-/* u with the range tuples' names dropped (band schedules are anonymous,
- * inst2tile's may not be).  __isl_take u, __isl_give. */
-static __isl_give isl_union_map *anon_range(__isl_take isl_union_map *u)
-{
-	isl_union_map *r = isl_union_map_empty(isl_union_map_get_space(u));
-
-	if (isl_union_map_foreach_map(u, &add_anon, &r) < 0)
-		r = isl_union_map_free(r);
-	isl_union_map_free(u);
-	return r;
-}
-
 /* Whether band node `band` is k's tile band: its partial schedule is k's
  * instance -> tile map on the band's instances. */
 static bool is_tile_band(const fl_kernel *k, __isl_keep isl_schedule_node *band)
@@ -267,8 +246,8 @@ static bool is_tile_band(const fl_kernel *k, __isl_keep isl_schedule_node *band)
 		isl_union_pw_multi_aff_copy(k->inst2tile));
 	i2t = isl_union_map_intersect_domain(i2t,
 		isl_schedule_node_get_domain(band));
-	own = anon_range(own);
-	i2t = anon_range(i2t);
+	own = fl_poly_anon_range(own);
+	i2t = fl_poly_anon_range(i2t);
 	eq = isl_union_map_is_equal(own, i2t);
 	isl_union_map_free(own);
 	isl_union_map_free(i2t);
