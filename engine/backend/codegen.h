@@ -20,6 +20,7 @@
 #define FL_CODEGEN_H
 
 #include "kernel.h"
+#include "target.h"
 
 /* The C source of program p (malloc'd), or NULL with a message: the
  * unit of every kernel's function. */
@@ -64,5 +65,35 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
  * ("*" followed by "/", "/" followed by "*") and non-printable bytes
  * replaced; for user names inside comments. */
 void fl_sanitize_comment(const char *s, char *buf, size_t n);
+
+/* ---- the CUDA backend (print_cuda.c; target.h has the unit's ABI) ---- */
+
+/* The CUDA of kernel i of p: its phases as __global__ functions (one
+ * launch per top-level part of its schedule, so that what one part
+ * writes is complete before the next reads it: the grid has no barrier)
+ * and the host function fl_k<id>(bufs) that launches them.  The tile
+ * band's outermost parallel loops run over blocks, the point band's
+ * outermost coincident loops over the block's 32 x 8 threads; tile-local
+ * arrays outside the thread loops are __shared__ when the kernel's fit
+ * shared_budget bytes (0: FL_CUDA_SHARED_DEFAULT), else global, each a
+ * demotion; reductions the C backend keeps in scalar accumulators run as
+ * block-level tree reductions (warp shuffles).  *demoted as for
+ * fl_codegen_c_kernel_placed (demoted may be NULL).  malloc'd. */
+char *fl_codegen_cuda_kernel(const fl_program *p, int i,
+			     int64_t shared_budget,
+			     fl_codegen_demotion **demoted, int *n_demoted,
+			     fl_error *err);
+
+/* The .cu translation unit around kernels[0..n_kernels-1] made by
+ * fl_codegen_cuda_kernel: prologue, device maths, the device copies of
+ * the tensors, the kernels, the table and entry points of target.h. */
+char *fl_codegen_cuda_unit(const fl_program *p, const char *const *kernels,
+			   fl_error *err);
+
+/* Both steps for every kernel of p (default budget). */
+char *fl_codegen_cuda(const fl_program *p, fl_error *err);
+
+/* The unit for target t: fl_codegen_c or fl_codegen_cuda. */
+char *fl_codegen_target(const fl_program *p, fl_target t, fl_error *err);
 
 #endif
