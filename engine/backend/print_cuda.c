@@ -22,12 +22,19 @@
  *                         perfectly nested ones over the 8 x 32 threads
  *                         (the inner one over threadIdx.x: neighbouring
  *                         threads touch neighbouring elements);
- *       REDUCE            a loop whose body only updates the scalar
- *                         accumulators annotate.c planned: each thread
- *                         a partial result over its share of the
- *                         iterations, combined by a block-level tree
- *                         reduction (warp shuffles, then one warp over
- *                         the warps' results), stored by thread 0;
+ *       REDUCE            a loop with the scalar accumulators annotate.c
+ *                         planned: each thread a partial result over
+ *                         its share of the iterations, combined by a
+ *                         block-level tree reduction (warp shuffles,
+ *                         then one warp over the warps' results),
+ *                         stored by thread 0; REDUCE_GRID the same over
+ *                         the whole grid when the loop is a phase of its
+ *                         own (an all-reduce), each block's result added
+ *                         into the element with an atomic operation;
+ *       WARP_REDUCE       a row reduction (a shareable loop whose body
+ *                         is inits and a REDUCE loop): rows over
+ *                         threadIdx.y, one per warp, the reduction over
+ *                         the warp's lanes with shuffles;
  *       SERIAL            a loop with nothing to share out runs in
  *                         thread 0;
  *       UNIFORM           a sequential loop around shared-out loops runs
@@ -46,9 +53,9 @@
  *     and as many blocks as the block loop has iterations (evaluated
  *     from the AST; a default when it cannot be), times the launches
  *     with CUDA events, and downloads what the kernel wrote.
- * A layer-3 kernel launches its branches as one grid whose blocks are
- * split among them (a dispatcher on blockIdx.x), when each branch is a
- * single phase; otherwise one after another.  Custom ops get a hand-
+ * A layer-3 kernel launches its branches together, the blocks of each
+ * grid split among them (a dispatcher on blockIdx.x): the i-th grid
+ * runs the i-th phase of each branch.  Custom ops get a hand-
  * written kernel, one row (cumsum) or element (copy) per thread. */
 #include <limits.h>
 #include <stdio.h>
@@ -72,6 +79,8 @@ enum gpu_map {
 	GPU_THREAD_Y,
 	GPU_THREAD_X,
 	GPU_REDUCE,
+	GPU_REDUCE_GRID,
+	GPU_WARP_REDUCE,
 	GPU_SERIAL,
 	GPU_UNIFORM,
 };
@@ -81,6 +90,9 @@ enum gpu_map {
 #define DEFAULT_BLOCKS 1024
 #define MAX_BLOCKS_X (1L << 20)
 #define MAX_BLOCKS_Y 65535L
+/* Blocks of an all-reduce at most: enough to fill a GPU, few
+ * atomics. */
+#define GRID_REDUCE_BLOCKS 1024L
 
 /* Where map_node is: above the block loop, in the block's uniform code,
  * or inside work one thread does. */
@@ -124,6 +136,8 @@ static long floor_div(long a, long b)
 
 static bool eval_expr(__isl_keep isl_ast_expr *e, const bound_env *env,
 		      long *v);
+static long counted_trip_count(__isl_keep isl_ast_node *node,
+			       bound_env *env, long cap);
 
 static bool eval_arg(__isl_keep isl_ast_expr *e, int i, const bound_env *env,
 		     long *v)
@@ -212,10 +226,48 @@ static bool eval_expr(__isl_keep isl_ast_expr *e, const bound_env *env,
 	return true;
 }
 
+/* Iterations of a canonical loop ("c <= e", "c < e") whose bounds do
+ * not depend on its own iterator, in closed form; -1 when they cannot be
+ * evaluated. */
+static long closed_trip_count(__isl_keep isl_ast_node *node,
+			      const bound_env *env)
+{
+	isl_ast_expr *init = isl_ast_node_for_get_init(node);
+	isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+	isl_ast_expr *inc = isl_ast_node_for_get_inc(node);
+	isl_ast_expr *ub = NULL;
+	long c, step, e, n = -1;
+
+	if (fl_cg_canonical_cond(node))
+		ub = isl_ast_expr_op_get_arg(cond, 1);
+	if (ub && eval_expr(init, env, &c) && eval_expr(inc, env, &step) &&
+	    step > 0 && eval_expr(ub, env, &e)) {
+		if (isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_lt)
+			e--;
+		n = e < c ? 0 : (e - c) / step + 1;
+	}
+	isl_ast_expr_free(ub);
+	isl_ast_expr_free(init);
+	isl_ast_expr_free(cond);
+	isl_ast_expr_free(inc);
+	return n;
+}
+
 /* Iterations of for node `node` (keep) with env's iterators, counted up
  * to cap; -1 when its bounds cannot be evaluated. */
 static long trip_count(__isl_keep isl_ast_node *node, bound_env *env,
 		       long cap)
+{
+	long closed = closed_trip_count(node, env);
+
+	if (closed >= 0)
+		return closed < cap ? closed : cap;
+	return counted_trip_count(node, env, cap);
+}
+
+/* trip_count by stepping through the iterations. */
+static long counted_trip_count(__isl_keep isl_ast_node *node,
+			       bound_env *env, long cap)
 {
 	isl_ast_expr *init = isl_ast_node_for_get_init(node);
 	isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
@@ -309,32 +361,17 @@ static bool shareable(__isl_keep isl_ast_node *node)
 	       !is_degenerate(node) && fl_cg_canonical_cond(node);
 }
 
-/* Whether every statement under node (keep) updates a scalar accumulator
- * (or is an init hoisted into one). */
-static isl_bool only_acc_stmt(__isl_keep isl_ast_node *node, void *user)
-{
-	const fl_cg_stmt *st;
-
-	if (isl_ast_node_get_type(node) != isl_ast_node_user)
-		return isl_bool_true;
-	st = fl_cg_stmt_of(node);
-	if (!st || st->acc < 0)
-		*(bool *)user = false;
-	return isl_bool_true;
-}
-
-/* Whether for node `node` runs as a block-level reduction: its
- * accumulators are planned and nothing else happens in it. */
+/* Whether for node `node` runs as a block-level reduction: annotate.c
+ * planned its accumulators, which the C backend turns into an "omp simd
+ * reduction" (or, for an all-reduce, an "omp parallel for reduction"):
+ * apart from them its iterations are independent, so threads may take
+ * them with partial results. */
 static bool reducible(__isl_keep isl_ast_node *node)
 {
 	const fl_cg_loop *l = fl_cg_loop_of(node);
-	bool only = true;
 
-	if (!l || !l->acc || is_degenerate(node) ||
-	    !fl_cg_canonical_cond(node))
-		return false;
-	isl_ast_node_foreach_descendant_top_down(node, &only_acc_stmt, &only);
-	return only;
+	return l && l->acc && !is_degenerate(node) &&
+	       fl_cg_canonical_cond(node);
 }
 
 static isl_bool find_mappable(__isl_keep isl_ast_node *node, void *user)
@@ -412,12 +449,63 @@ static void map_blocks(__isl_keep isl_ast_node *node, phase_map *pm)
 	isl_ast_node_free(in);
 }
 
+/* Whether user node `node` (keep) is the init of a reduction: the same
+ * value whichever thread writes it, so the threads of a warp may all
+ * run it. */
+static bool is_init_stmt(__isl_keep isl_ast_node *node)
+{
+	const fl_cg_stmt *st;
+
+	if (isl_ast_node_get_type(node) != isl_ast_node_user)
+		return false;
+	st = fl_cg_stmt_of(node);
+	return st && st->ps->role == FL_STMT_INIT;
+}
+
+/* The reducible loop that ends the body of for node `node` (keep), when
+ * only inits come before it: a row reduction (x-reduce) whose rows may
+ * go to warps and whose iterations may go to the warp's lanes.
+ * __isl_give. */
+static __isl_give isl_ast_node *row_reduction(__isl_keep isl_ast_node *node)
+{
+	isl_ast_node *body = isl_ast_node_for_get_body(node), *last = NULL;
+	isl_ast_node_list *list;
+	isl_size n;
+	bool ok = true;
+
+	if (isl_ast_node_get_type(body) != isl_ast_node_block) {
+		last = body;
+	} else {
+		list = isl_ast_node_block_get_children(body);
+		n = isl_ast_node_list_n_ast_node(list);
+		for (int i = 0; ok && i + 1 < n; i++) {
+			isl_ast_node *c = isl_ast_node_list_get_at(list, i);
+
+			ok = is_init_stmt(c);
+			isl_ast_node_free(c);
+		}
+		last = ok && n > 0 ? isl_ast_node_list_get_at(list, n - 1) : NULL;
+		isl_ast_node_list_free(list);
+		isl_ast_node_free(body);
+	}
+	if (last && isl_ast_node_get_type(last) == isl_ast_node_for &&
+	    reducible(last))
+		return last;
+	isl_ast_node_free(last);
+	return NULL;
+}
+
 /* A loop in the block's uniform code. */
 static void map_uniform_for(__isl_keep isl_ast_node *node, phase_map *pm)
 {
 	isl_ast_node *in;
 
-	if (is_degenerate(node)) {
+	if (shareable(node) && (in = row_reduction(node))) {
+		set_map(node, GPU_THREAD_Y);
+		set_map(in, GPU_WARP_REDUCE);
+		map_body(in, CTX_INNER, pm);
+		isl_ast_node_free(in);
+	} else if (is_degenerate(node)) {
 		set_map(node, GPU_UNIFORM);
 		map_body(node, CTX_UNIFORM, pm);
 	} else if (reducible(node)) {
@@ -517,10 +605,34 @@ static void map_node(__isl_keep isl_ast_node *node, enum map_ctx ctx,
 	}
 }
 
+/* A phase that is one reducible loop (an all-reduce: the whole tensor
+ * into one element) spans the grid: each block a partial result, added
+ * into the element with atomics (the element is set to its start value
+ * by a launch before, when its init was hoisted). */
+static bool map_grid_reduce(__isl_keep isl_ast_node *node, phase_map *pm)
+{
+	long n;
+
+	memset(pm, 0, sizeof *pm);
+	if (isl_ast_node_get_type(node) != isl_ast_node_for ||
+	    !reducible(node))
+		return false;
+	set_map(node, GPU_REDUCE_GRID);
+	map_body(node, CTX_INNER, pm);
+	n = trip_count(node, &pm->env, MAX_BLOCKS_X * BLOCK_THREADS);
+	n = n > 0 ? (n + BLOCK_THREADS - 1) / BLOCK_THREADS : 1;
+	pm->blocks = true;
+	pm->grid_x = n < 1 ? 1 : n > GRID_REDUCE_BLOCKS ? GRID_REDUCE_BLOCKS : n;
+	pm->grid_y = 1;
+	return true;
+}
+
 /* Maps phase node; work above the block loop alongside a block loop
  * would run in every block, so then the phase runs in one block. */
 static void map_phase(__isl_keep isl_ast_node *node, phase_map *pm)
 {
+	if (map_grid_reduce(node, pm))
+		return;
 	memset(pm, 0, sizeof *pm);
 	pm->allow_blocks = true;
 	map_node(node, CTX_TOP, pm);
@@ -779,6 +891,88 @@ static __isl_give isl_printer *print_reduce(__isl_take isl_printer *p,
 	return line(p, "}");
 }
 
+/* A row reduction over the lanes of a warp (its row loop is shared out
+ * over threadIdx.y, one row per warp): per-lane partial results, then a
+ * butterfly over the warp so that every lane holds the total, combined
+ * with the start value read before any lane stores (hence the
+ * __syncwarp between), and stored by every lane alike. */
+static __isl_give isl_printer *print_warp_reduce(__isl_take isl_printer *p,
+						 cu_printer *cp,
+						 __isl_keep isl_ast_node *node,
+						 __isl_keep isl_ast_print_options *o)
+{
+	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
+	char buf[128];
+
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
+			 k, combine_name(b->upd[k]));
+		p = line(p, buf);
+	}
+	p = print_loop(p, cp, node, o, "(int)threadIdx.x", "FL_BLOCK_X");
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "const float fl_start%d = ", k);
+		p = isl_printer_start_line(p);
+		p = isl_printer_print_str(p, buf);
+		p = print_acc_start(p, cp->cg, b, k);
+		p = isl_printer_print_str(p, ";");
+		p = isl_printer_end_line(p);
+	}
+	p = line(p, "__syncwarp();");
+	for (int k = 0; k < b->n; k++) {
+		p = isl_printer_start_line(p);
+		p = print_acc_element(p, cp->cg, b, k);
+		snprintf(buf, sizeof buf, " = fl_combine(%s, fl_start%d, "
+			 "fl_warp_reduce(fl_acc%d, %s));", combine_name(b->upd[k]),
+			 k, k, combine_name(b->upd[k]));
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = line(p, "__syncwarp();");
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
+/* An all-reduce over the grid: per-thread partial results over a
+ * grid-wide stride, combined in the block, then into the element with
+ * an atomic operation by each block's thread 0. */
+static __isl_give isl_printer *print_reduce_grid(__isl_take isl_printer *p,
+						 cu_printer *cp,
+						 __isl_keep isl_ast_node *node,
+						 __isl_keep isl_ast_print_options *o)
+{
+	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
+	char buf[128];
+
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
+			 k, combine_name(b->upd[k]));
+		p = line(p, buf);
+	}
+	cp->inner++;
+	p = print_loop(p, cp, node, o, "(fl_bid * FL_BLOCK_THREADS + fl_tid)",
+		       "(fl_nblk * FL_BLOCK_THREADS)");
+	cp->inner--;
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "fl_acc%d = fl_block_reduce(fl_acc%d, "
+			 "%s);", k, k, combine_name(b->upd[k]));
+		p = line(p, buf);
+		p = isl_printer_start_line(p);
+		p = isl_printer_print_str(p, "if (fl_tid == 0) fl_atomic_combine(&");
+		p = print_acc_element(p, cp->cg, b, k);
+		snprintf(buf, sizeof buf, ", fl_acc%d, %s);", k,
+			 combine_name(b->upd[k]));
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
 /* Work that thread 0 does for the block, then a barrier. */
 static __isl_give isl_printer *print_serial(__isl_take isl_printer *p,
 					    cu_printer *cp,
@@ -844,6 +1038,12 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		break;
 	case GPU_REDUCE:
 		p = print_reduce(p, cp, node, o);
+		break;
+	case GPU_REDUCE_GRID:
+		p = print_reduce_grid(p, cp, node, o);
+		break;
+	case GPU_WARP_REDUCE:
+		p = print_warp_reduce(p, cp, node, o);
 		break;
 	case GPU_SERIAL:
 		p = print_serial(p, cp, node, o);
@@ -913,6 +1113,8 @@ static char *print_phase_body(fl_cg_kernel *cg, __isl_keep isl_ast_node *node)
 typedef struct cu_phase {
 	char name[96];		/* its __device__ function */
 	long grid_x, grid_y;
+	bool init;		/* <name>_init runs first (one thread): the
+				   start values of a grid reduction */
 } cu_phase;
 
 /* What print_phases made of a kernel (or a branch). */
@@ -944,6 +1146,56 @@ static const char phase_params[] =
 	"(float *const *bufs, long fl_bid, long fl_nblk, long fl_bidy, "
 	"long fl_nblky)";
 
+/* "element = start;" for each accumulator of grid reduction node (keep)
+ * whose init was hoisted, into *text (malloc'd; NULL: none). */
+static int grid_reduce_starts(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
+			      char **text)
+{
+	const fl_cg_loop *l = fl_cg_loop_of(node);
+	isl_printer *p;
+	bool any = false;
+
+	*text = NULL;
+	if (!l || l->gpu != GPU_REDUCE_GRID)
+		return 0;
+	p = isl_printer_to_str(cg->ctx);
+	p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < l->acc->n; k++) {
+		if (!l->acc->init[k])
+			continue;
+		any = true;
+		p = isl_printer_start_line(p);
+		p = print_acc_element(p, cg, l->acc, k);
+		p = isl_printer_print_str(p, " = ");
+		p = print_acc_start(p, cg, l->acc, k);
+		p = isl_printer_print_str(p, ";");
+		p = isl_printer_end_line(p);
+	}
+	*text = any ? isl_printer_get_str(p) : NULL;
+	isl_printer_free(p);
+	return any && !*text ? -1 : 0;
+}
+
+/* The launch before a grid reduction that sets its start values. */
+static int print_phase_init(fl_strbuf *out, fl_cg_kernel *cg,
+			    __isl_keep isl_ast_node *node, cu_phase *ph)
+{
+	char *starts;
+
+	if (grid_reduce_starts(cg, node, &starts) < 0)
+		return -1;
+	if (!starts)
+		return 0;
+	ph->init = true;
+	fl_strbuf_printf(out, "static __global__ void %s_init(float *const "
+			 "*bufs)\n{\n", ph->name);
+	fl_cg_global_decls(out, cg->g, cg->arr);
+	fl_strbuf_printf(out, "%s}\n\n", starts);
+	free(starts);
+	return 0;
+}
+
 /* The phase's __device__ function. */
 static int print_phase(fl_strbuf *out, fl_cg_kernel *cg,
 		       __isl_keep isl_ast_node *node, cu_phase *ph)
@@ -952,6 +1204,8 @@ static int print_phase(fl_strbuf *out, fl_cg_kernel *cg,
 	char *body;
 
 	map_phase(node, &pm);
+	if (print_phase_init(out, cg, node, ph) < 0)
+		return -1;
 	ph->grid_x = pm.grid_x;
 	ph->grid_y = pm.grid_y;
 	body = print_phase_body(cg, node);
@@ -1110,6 +1364,15 @@ static void print_host(fl_strbuf *out, const char *cname,
 			 launches, ck->n_written);
 }
 
+/* The launch of phase ph's start values, when it has them. */
+static void init_launch_line(fl_strbuf *out, const cu_phase *ph)
+{
+	if (ph->init)
+		fl_strbuf_printf(out, "  %s_init<<<1, 1>>>(fl_dbufs);\n"
+				 "  fl_cuda_check(\"%s_init\");\n", ph->name,
+				 ph->name);
+}
+
 static void launch_line(fl_strbuf *out, const char *fn, long gx, long gy)
 {
 	fl_strbuf_printf(out, "  %s<<<dim3(%ld, %ld), dim3(FL_BLOCK_X, "
@@ -1134,6 +1397,7 @@ static int plain_kernel(fl_strbuf *out, const fl_program *p,
 	for (int i = 0; i < ck.n_phases; i++) {
 		print_entry(out, &ck.phases[i]);
 		snprintf(fn, sizeof fn, "%s_g", ck.phases[i].name);
+		init_launch_line(&launches, &ck.phases[i]);
 		launch_line(&launches, fn, ck.phases[i].grid_x,
 			    ck.phases[i].grid_y);
 	}
@@ -1143,23 +1407,30 @@ static int plain_kernel(fl_strbuf *out, const fl_program *p,
 	return 0;
 }
 
-/* Layer 3: one grid whose blocks are split among the branches, each
- * branch a single phase (blockIdx.x ranges; a branch with fewer rows of
- * blocks than the grid leaves the others idle). */
+/* Layer 3: the branches share grids, each on its own range of blocks (a
+ * dispatcher on blockIdx.x): the i-th grid runs the i-th phase of every
+ * branch that has one -- branches are independent, and each branch's
+ * phases still run in order, one grid after another.  A branch with
+ * fewer rows of blocks than the grid leaves the others idle. */
 static void print_dispatch(fl_strbuf *out, const char *cname,
-			   const cu_kernel *br, int n, long *gx, long *gy)
+			   const cu_kernel *br, int n, int phase,
+			   fl_strbuf *launches)
 {
-	long start = 0;
+	long start = 0, gy = 1;
+	char fn[128];
 
-	*gy = 1;
-	fl_strbuf_printf(out, "/* %s: layer 3 runs its %d branches side by side, "
-			 "each on its own range of blocks */\n"
+	snprintf(fn, sizeof fn, "%s_g%d", cname, phase);
+	fl_strbuf_printf(out, "/* %s, launch %d: layer 3 runs its branches side "
+			 "by side, each on its own range of blocks */\n"
 			 "static __global__ void __launch_bounds__("
-			 "FL_BLOCK_THREADS) %s_g(float *const *bufs)\n{\n"
-			 "  long b = blockIdx.x;\n\n", cname, n, cname);
+			 "FL_BLOCK_THREADS) %s(float *const *bufs)\n{\n"
+			 "  long b = blockIdx.x;\n\n", cname, phase, fn);
 	for (int i = 0; i < n; i++) {
-		const cu_phase *ph = &br[i].phases[0];
+		const cu_phase *ph = &br[i].phases[phase];
 
+		if (phase >= br[i].n_phases)
+			continue;
+		init_launch_line(launches, ph);
 		fl_strbuf_printf(out, "  if (b >= %ld && b < %ld) {\n"
 				 "    if (blockIdx.y < %ld)\n"
 				 "      %s(bufs, b - %ld, %ld, blockIdx.y, %ld);\n"
@@ -1167,19 +1438,21 @@ static void print_dispatch(fl_strbuf *out, const char *cname,
 				 start + ph->grid_x, ph->grid_y, ph->name,
 				 start, ph->grid_x, ph->grid_y);
 		start += ph->grid_x;
-		if (ph->grid_y > *gy)
-			*gy = ph->grid_y;
+		if (ph->grid_y > gy)
+			gy = ph->grid_y;
 	}
 	fl_strbuf_printf(out, "}\n\n");
-	*gx = start;
+	launch_line(launches, fn, start, gy);
 }
 
-static bool single_phases(const cu_kernel *br, int n)
+static int max_phases(const cu_kernel *br, int n)
 {
+	int m = 0;
+
 	for (int i = 0; i < n; i++)
-		if (br[i].n_phases != 1)
-			return false;
-	return true;
+		if (br[i].n_phases > m)
+			m = br[i].n_phases;
+	return m;
 }
 
 /* The used and written tensors of all branches, merged into all. */
@@ -1219,8 +1492,7 @@ static int branches_kernel(fl_strbuf *out, const fl_program *p,
 	int n = k->n_branches, rc = 0;
 	cu_kernel *br = calloc((size_t)n + 1, sizeof *br), all = {0};
 	fl_strbuf launches = {0};
-	char bname[96], fn[128];
-	long gx, gy;
+	char bname[96];
 
 	if (!br) {
 		fl_error_set(err, "codegen: out of memory");
@@ -1235,23 +1507,8 @@ static int branches_kernel(fl_strbuf *out, const fl_program *p,
 		fl_error_set(err, "codegen: out of memory");
 		rc = -1;
 	}
-	if (rc == 0 && single_phases(br, n)) {
-		print_dispatch(out, cname, br, n, &gx, &gy);
-		snprintf(fn, sizeof fn, "%s_g", cname);
-		launch_line(&launches, fn, gx, gy);
-	} else if (rc == 0) {
-		fl_strbuf_printf(&launches, "  /* a branch has several phases: "
-				 "the branches run one after another */\n");
-		for (int b = 0; b < n; b++)
-			for (int i = 0; i < br[b].n_phases; i++) {
-				print_entry(out, &br[b].phases[i]);
-				snprintf(fn, sizeof fn, "%s_g",
-					 br[b].phases[i].name);
-				launch_line(&launches, fn,
-					    br[b].phases[i].grid_x,
-					    br[b].phases[i].grid_y);
-			}
-	}
+	for (int i = 0; rc == 0 && i < max_phases(br, n); i++)
+		print_dispatch(out, cname, br, n, i, &launches);
 	if (rc == 0)
 		print_host(out, cname, &all, launches.s ? launches.s : "");
 	for (int b = 0; b < n; b++)
@@ -1427,6 +1684,22 @@ static const char cuda_prologue[] =
 	"float b)\n"
 	"{\n  return op == FL_RED_SUM ? a + b : op == FL_RED_MAX ? "
 	"fl_fmaxf(a, b) : fl_fminf(a, b);\n}\n\n"
+	"/* *addr = *addr (op) v, atomically: max and min by compare-and-swap\n"
+	" * with the same NaN rule as fl_fmaxf and fl_fminf. */\n"
+	"__device__ inline void fl_atomic_combine(float *addr, float v, int op)\n{\n"
+	"  unsigned int *a = (unsigned int *)addr, old, seen;\n\n"
+	"  if (op == FL_RED_SUM) {\n    atomicAdd(addr, v);\n    return;\n  }\n"
+	"  old = *a;\n  do {\n    float cur = __uint_as_float(old);\n"
+	"    float next = fl_combine(op, cur, v);\n\n"
+	"    if (__float_as_uint(next) == old)\n      return;\n"
+	"    seen = old;\n"
+	"    old = atomicCAS(a, seen, __float_as_uint(next));\n"
+	"  } while (old != seen);\n}\n\n"
+	"/* v combined over the 32 lanes of the warp, in every lane. */\n"
+	"__device__ __forceinline__ float fl_warp_reduce(float v, int op)\n{\n"
+	"  for (int off = 16; off > 0; off /= 2)\n"
+	"    v = fl_combine(op, v, __shfl_xor_sync(0xffffffffu, v, off));\n"
+	"  return v;\n}\n\n"
 	"/* v combined over the block's threads, in every thread; every thread\n"
 	" * of the block calls it (it waits at barriers). */\n"
 	"__device__ inline float fl_block_reduce(float v, int op)\n{\n"
