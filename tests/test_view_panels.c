@@ -496,6 +496,65 @@ static void view_panels_decisions_details(void **state)
 	t_view_close(&f);
 }
 
+/* Stepping through the decisions of pass `pass` one step at a time:
+ * at each, the decisions view shows that decision as the current one,
+ * highlighted, its kind and its whole reason (with the numbers) in the
+ * details.  Returns how many decisions of kind `kind` there were. */
+static int step_through_pass(t_view *f, fl_pass pass, fl_event_kind kind,
+			     const char *number)
+{
+	void *st = fl_view_decisions.create();
+	int n = 0, total;
+
+	t_view_goto(f, -1);
+	total = fl_event_log_count(fl_engine_events(f->s));
+	for (int i = 0; i < total; i++) {
+		const fl_event *e;
+		char want[32], reason[FL_EVENT_REASON], *text;
+
+		t_view_goto(f, i + 1);
+		e = fl_event_log_get(fl_engine_events(f->s), i);
+		if (e->pass != pass)
+			continue;
+		snprintf(reason, sizeof reason, "%s", e->reason);
+		text = t_view_render(f, &fl_view_decisions, st, 400, 60);
+		snprintf(want, sizeof want, "#%d ", i);
+		assert_true(fl_grid_find_look(f->grid, want,
+					      FL_LOOK_HIGHLIGHT));
+		t_assert_contains(text, "(current)");
+		t_assert_contains(text, fl_event_kind_name(e->kind));
+		t_assert_contains(text, reason);
+		if (e->kind == kind) {
+			t_assert_contains(reason, number);
+			n++;
+		}
+		free(text);
+	}
+	fl_view_decisions.destroy(st);
+	return n;
+}
+
+/* Layer 2 under apollo-l2 (softmax: two stitches, a placed decision per
+ * edge tensor with its bytes against the capacity) and layer 3 under
+ * apollo (inception: the parallelised set with its gain), one step at a
+ * time in the decisions view. */
+static void view_panels_decisions_layers(void **state)
+{
+	t_view f;
+
+	(void)state;
+	t_view_open_strategy(&f, "softmax", -1, FL_STRATEGY_APOLLO_L2);
+	assert_int_equal(step_through_pass(&f, FL_PASS_LAYER2, FL_EV_PLACED,
+					   "<= capacity 512 KiB"), 3);
+	assert_int_equal(step_through_pass(&f, FL_PASS_LAYER2, FL_EV_MERGED,
+					   "stitched: same tiled loops"), 2);
+	t_view_close(&f);
+	t_view_open_strategy(&f, "inception_block", -1, FL_STRATEGY_APOLLO);
+	assert_int_equal(step_through_pass(&f, FL_PASS_LAYER3,
+					   FL_EV_PARALLELISED, "gain "), 1);
+	t_view_close(&f);
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 /* MICRO 2020 Fig. 1 after layer 1: the quantized input is tile-local
@@ -1057,6 +1116,7 @@ FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_decisions_keys),
 	 cmocka_unit_test(view_panels_decisions_filters),
 	 cmocka_unit_test(view_panels_decisions_details),
+	 cmocka_unit_test(view_panels_decisions_layers),
 	 cmocka_unit_test(view_panels_memory_placements),
 	 cmocka_unit_test(view_panels_memory_kernels),
 	 cmocka_unit_test(view_panels_memory_stitched),
