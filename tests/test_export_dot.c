@@ -795,7 +795,10 @@ static int assert_stitched_edges(const fl_session *s, Agraph_t *dg)
 			const char *label = agget(e, "label");
 
 			if (sscanf(agnameof(e), "t%d_op%d_in%d", &t, &c,
-				   &j) != 3 || (pr = g->tensors[t].producer) < 0)
+				   &j) != 3)
+				continue;
+			pr = g->tensors[t].producer;
+			if (pr < 0)
 				continue;
 			stitched = k_of[pr] == k_of[c] &&
 				   group_of[pr] != group_of[c];
@@ -849,14 +852,14 @@ static double gain_of(const fl_session *s, const char *k)
 	const fl_par_analysis *a = fl_engine_parallel(s);
 
 	for (int si = 0; si < a->n_sets; si++)
-		for (int r = 0; r < a->sets[si].n_rounds; r++)
-			for (int t = 0; t < a->sets[si].rounds[r].n_tries; t++) {
-				const fl_par_try *tr =
-					&a->sets[si].rounds[r].tries[t];
+		for (int r = 0; r < a->sets[si].n_rounds; r++) {
+			const fl_par_round *rd = &a->sets[si].rounds[r];
 
-				if (tr->stitched && !strcmp(tr->kernel, k))
-					return tr->gain;
-			}
+			for (int t = 0; t < rd->n_tries; t++)
+				if (rd->tries[t].stitched &&
+				    !strcmp(rd->tries[t].kernel, k))
+					return rd->tries[t].gain;
+		}
 	return -1;
 }
 

@@ -696,7 +696,8 @@ static char *assert_stitched_edges(t_view *f, const char *cap, char *names,
 	names[0] = '\0';
 	for (int i = 0; i < k->n_tensors; i++) {
 		const fl_kernel_tensor *kt = &k->tensors[i];
-		const char *name = fl_engine_graph(f->s)->tensors[kt->tensor].name;
+		const char *name =
+			fl_engine_graph(f->s)->tensors[kt->tensor].name;
 		char row[1024];
 		int y;
 
@@ -788,6 +789,51 @@ static void view_panels_memory_stitched_global(void **state)
 	/* the grid of that rendering: the reason, with its numbers */
 	assert_true(fl_grid_find_look(f.grid, "> capacity 1 KiB",
 				      FL_LOOK_WARN));
+	t_view_close(&f);
+}
+
+/* Inception under apollo: the memory view of the kernel layer 3 made
+ * names its branches (each by its micro-graph and ops); the other
+ * kernels' views name none. */
+static void view_panels_memory_branches(void **state)
+{
+	void *st = fl_view_memory.create();
+	const fl_program *p;
+	const int *group_of;
+	int shown = 0;
+	t_view f;
+
+	(void)state;
+	t_view_open_strategy(&f, "inception_block", -1, FL_STRATEGY_APOLLO);
+	p = fl_engine_program(f.s);
+	group_of = fl_engine_partition(f.s)->group_of;
+	for (int k = 0; k < p->n_kernels; k++) {
+		const fl_kernel *kn = &p->kernels[k];
+		char *text, want[160];
+
+		f.sel.kernel = k;
+		text = t_view_render(&f, &fl_view_memory, st, 200, 40);
+		if (kn->n_branches == 0) {
+			assert_null(strstr(text, "parallel (layer 3)"));
+			free(text);
+			continue;
+		}
+		snprintf(want, sizeof want, "parallel (layer 3): %d branches "
+			 "side by side: ", kn->n_branches);
+		t_assert_contains(text, want);
+		for (int b = 0; b < kn->n_branches; b++) {
+			const fl_kernel *br = &kn->branches[b];
+
+			snprintf(want, sizeof want, "G%d (%s", group_of[
+				 br->ops[0]], fl_engine_graph(f.s)->ops[
+				 br->ops[0]].name);
+			t_assert_contains(text, want);
+		}
+		shown++;
+		free(text);
+	}
+	assert_int_equal(shown, 1);
+	fl_view_memory.destroy(st);
 	t_view_close(&f);
 }
 
@@ -1121,6 +1167,7 @@ FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_memory_kernels),
 	 cmocka_unit_test(view_panels_memory_stitched),
 	 cmocka_unit_test(view_panels_memory_stitched_global),
+	 cmocka_unit_test(view_panels_memory_branches),
 	 cmocka_unit_test(view_panels_parallel_view),
 	 cmocka_unit_test(view_panels_parallel_view_after_layer3),
 	 cmocka_unit_test(view_panels_timings_ladder),

@@ -167,7 +167,7 @@ static int draw_capacity(const fl_view_ctx *c, const fl_kernel *k,
 
 /* ---- what layers 2 and 3 made of the kernel ------------------------------ */
 
-/* Appends " G<id> (first..last)" for micro-graph gid to buf. */
+/* Appends "G<id> (first..last)" for micro-graph gid to buf. */
 static void put_group(const fl_graph *gr, const fl_partition *part, int gid,
 		      char *buf, size_t n)
 {
