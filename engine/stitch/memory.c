@@ -66,7 +66,6 @@
 #include <isl/val.h>
 
 #include "layer1_impl.h"
-#include "machine.h"
 #include "passes_impl.h"
 #include "stitch.h"
 
@@ -1115,19 +1114,9 @@ static int scan(l2_pass *l2)
 	return L2_NOTHING;
 }
 
-static int64_t stitch_capacity(const fl_engine_opts *o)
-{
-	const fl_machine *m = o->layer1.machine ? o->layer1.machine
-						: fl_machine_get();
-
-	if (o->stitch_capacity > 0)
-		return o->stitch_capacity;
-	return m->l2 > 0 ? m->l2 : FL_STITCH_CPU_CAPACITY;
-}
-
 int fl_pass_layer2(fl_state *st, fl_error *err)
 {
-	l2_pass l2 = {st, err, stitch_capacity(st->opts), NULL, 0, 0, NULL,
+	l2_pass l2 = {st, err, fl_stitch_capacity(st->opts), NULL, 0, 0, NULL,
 		      ""};
 	fl_program *prog = st->program;
 	int rc;

@@ -60,6 +60,30 @@
 #define FL_STITCH_CPU_CAPACITY (256 * 1024)
 #define FL_STITCH_GPU_CAPACITY (48 * 1024)
 
+struct fl_engine_opts;
+
+/* The capacity layer 2 gives a tensor on a stitched edge, per tile,
+ * under options o: --stitch-capacity, else the per-core L2 of o's
+ * machine (the running one when o names none), else
+ * FL_STITCH_CPU_CAPACITY. */
+int64_t fl_stitch_capacity(const struct fl_engine_opts *o);
+
+/* Reading back what layers 2 and 3 made (stitched.c), for views and
+ * exporters.  Each layer-1 kernel holds exactly one micro-graph of
+ * partition p, so a kernel whose ops come from several was stitched by
+ * layer 2 (or runs branches side by side: layer 3).
+ * fl_stitch_kernel_groups writes the micro-graphs of k's ops, each once
+ * in the order of its ops, into groups (at most max; groups may be NULL)
+ * and returns how many there are. */
+int fl_stitch_kernel_groups(const fl_kernel *k, const fl_partition *p,
+			    int *groups, int max);
+/* Whether tensor t of graph g is on an edge layer 2 stitched inside k:
+ * written by an op of one of k's micro-graphs and read by an op of
+ * another; then those micro-graphs go into *from and *to (either may be
+ * NULL; the first reader's when several read it). */
+bool fl_stitch_edge_tensor(const fl_kernel *k, const fl_graph *g,
+			   const fl_partition *p, int t, int *from, int *to);
+
 /* The machine the cost model assumes: documented defaults, not measured
  * (bench/ measures the real bandwidth). */
 typedef struct fl_roofline {
