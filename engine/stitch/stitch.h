@@ -98,6 +98,12 @@ typedef struct fl_roofline {
 
 void fl_roofline_default(fl_roofline *m);
 
+/* The GPU the cost model assumes under the CUDA target: an H100 SXM's
+ * datasheet figures, not measured -- 132 SMs (cores), 3.35e12 B/s of
+ * HBM3, 67e12 f32 flop/s without tensor cores, 4e-6 s per launch, 2048
+ * output elements per SM's work (a block of 256 threads, 8 each). */
+void fl_roofline_cuda_default(fl_roofline *m);
+
 typedef enum fl_par_unit_kind {
 	FL_PAR_KERNELS,		/* the program's kernels (after layer 1) */
 	FL_PAR_GROUPS,		/* alive micro-graphs (after aggregation) */
