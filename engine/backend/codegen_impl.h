@@ -352,11 +352,13 @@ typedef struct fl_cuda_phase_map {
 	long grid_x, grid_y;
 	bound_env env;		/* degenerate iterators above the block
 				   loop */
+	int tile_end;		/* schedule depth after the tile band */
 } fl_cuda_phase_map;
 
 /* Maps the loops of phase node (keep; fl_cg_loop.gpu) and sizes its
- * grid (pm). */
-void fl_cuda_map_phase(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm);
+ * grid (pm); loops above schedule depth tile_end are the tile band's. */
+void fl_cuda_map_phase(__isl_keep isl_ast_node *node, int tile_end,
+		       fl_cuda_phase_map *pm);
 
 /* Whether for node `node` (keep) runs exactly once. */
 bool fl_cg_is_degenerate(__isl_keep isl_ast_node *node);

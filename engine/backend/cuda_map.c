@@ -12,12 +12,14 @@
  *     the grid (REDUCE_GRID);
  *   - above the block loop only degenerate loops, ifs and marks may sit
  *     (PASS); the outermost loop with the C backend's "omp parallel for"
- *     runs over blocks (BLOCK_X), and the tile loop its collapse shares
- *     out over blockIdx.y (BLOCK_Y); any other work up there (a sequence,
+ *     runs over blocks (BLOCK_X), and a coincident tile loop nested right
+ *     in it over blockIdx.y (BLOCK_Y); any other work up there (a sequence,
  *     a statement, a sequential loop) makes the whole phase one block's;
  *   - in a block's uniform code: a loop with accumulators is a block
- *     reduction (REDUCE); a coincident loop whose body is inits and such
- *     a loop is a row reduction (THREAD_Y over rows, WARP_REDUCE over a
+ *     reduction (REDUCE); a tile loop with shareable loops inside runs in
+ *     every thread alike, so that the threads take the point loops (a
+ *     tile's elements), not the few tiles; a coincident loop whose body
+ *     is inits and such a loop is a row reduction (THREAD_Y over rows, WARP_REDUCE over a
  *     row); other coincident loops run over the threads (THREADS), or a
  *     perfect nest of two over threadIdx.y and .x (THREAD_Y, THREAD_X); a
  *     sequential loop around such loops runs in every thread alike
@@ -329,6 +331,26 @@ static bool has_mappable(__isl_keep isl_ast_node *node)
 static void map_node(__isl_keep isl_ast_node *node, enum map_ctx ctx,
 		     fl_cuda_phase_map *pm);
 
+/* Whether for node `node` (keep) is a loop of the tile band. */
+static bool is_tile_loop(__isl_keep isl_ast_node *node,
+			 const fl_cuda_phase_map *pm)
+{
+	const fl_cg_loop *l = fl_cg_loop_of(node);
+
+	return l && l->depth >= 0 && l->depth < pm->tile_end;
+}
+
+/* Whether some loop inside the body of for node `node` (keep) can be
+ * shared out among threads. */
+static bool has_mappable_below(__isl_keep isl_ast_node *node)
+{
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	bool found = has_mappable(body);
+
+	isl_ast_node_free(body);
+	return found;
+}
+
 static void set_map(__isl_keep isl_ast_node *node, int how)
 {
 	fl_cg_loop *l = fl_cg_loop_of(node);
@@ -350,8 +372,7 @@ static void map_body(__isl_keep isl_ast_node *node, enum map_ctx ctx,
  * out too, run over the grid's blocks. */
 static void map_blocks(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm)
 {
-	const fl_cg_loop *l = fl_cg_loop_of(node);
-	isl_ast_node *in = l->collapse >= 2 ? nested_for(node) : NULL;
+	isl_ast_node *in = nested_for(node);
 	isl_ast_expr *it;
 	long n;
 
@@ -360,8 +381,7 @@ static void map_blocks(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm)
 	n = trip_count(node, &pm->env, MAX_BLOCKS_X);
 	n = n > 0 ? n : DEFAULT_BLOCKS;
 	pm->grid_x = n > pm->grid_x ? n : pm->grid_x;	/* if/else: both */
-	if (in && fl_cg_loop_of(in) && !fl_cg_is_degenerate(in) &&
-	    fl_cg_canonical_cond(in) && fl_cg_loop_of(in)->coincident) {
+	if (in && is_tile_loop(in, pm) && shareable(in)) {
 		isl_ast_expr *init = isl_ast_node_for_get_init(node);
 		long v;
 
@@ -443,7 +463,8 @@ static void map_uniform_for(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm
 	} else if (reducible(node)) {
 		set_map(node, FL_GPU_REDUCE);
 		map_body(node, CTX_INNER, pm);
-	} else if (shareable(node)) {
+	} else if (shareable(node) && !(is_tile_loop(node, pm) &&
+					 has_mappable_below(node))) {
 		in = nested_for(node);
 		if (in && shareable(in)) {
 			set_map(node, FL_GPU_THREAD_Y);
@@ -541,11 +562,13 @@ static void map_node(__isl_keep isl_ast_node *node, enum map_ctx ctx,
  * into one element) spans the grid: each block a partial result, added
  * into the element with atomics (the element is set to its start value
  * by a launch before, when its init was hoisted). */
-static bool map_grid_reduce(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm)
+static bool map_grid_reduce(__isl_keep isl_ast_node *node, int tile_end,
+			    fl_cuda_phase_map *pm)
 {
 	long n;
 
 	memset(pm, 0, sizeof *pm);
+	pm->tile_end = tile_end;
 	if (isl_ast_node_get_type(node) != isl_ast_node_for ||
 	    !reducible(node))
 		return false;
@@ -561,15 +584,18 @@ static bool map_grid_reduce(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm
 
 /* Maps phase node; work above the block loop alongside a block loop
  * would run in every block, so then the phase runs in one block. */
-void fl_cuda_map_phase(__isl_keep isl_ast_node *node, fl_cuda_phase_map *pm)
+void fl_cuda_map_phase(__isl_keep isl_ast_node *node, int tile_end,
+		       fl_cuda_phase_map *pm)
 {
-	if (map_grid_reduce(node, pm))
+	if (map_grid_reduce(node, tile_end, pm))
 		return;
 	memset(pm, 0, sizeof *pm);
+	pm->tile_end = tile_end;
 	pm->allow_blocks = true;
 	map_node(node, CTX_TOP, pm);
 	if (pm->blocks && pm->uniform_top) {
 		memset(pm, 0, sizeof *pm);
+		pm->tile_end = tile_end;
 		map_node(node, CTX_TOP, pm);
 	}
 	if (!pm->blocks)

@@ -605,7 +605,7 @@ static int print_phase(fl_strbuf *out, fl_cg_kernel *cg,
 	fl_cuda_phase_map pm;
 	char *body;
 
-	fl_cuda_map_phase(node, &pm);
+	fl_cuda_map_phase(node, cg->tile_end, &pm);
 	if (print_phase_init(out, cg, node, ph) < 0)
 		return -1;
 	ph->grid_x = pm.grid_x;
