@@ -55,7 +55,9 @@ typedef struct fl_engine_opts {
 	bool run_kernels;		/* default false */
 	fl_layer1_opts layer1;
 	/* Bytes a tensor on a stitched edge may take per tile to be
-	 * tile-local (layer 2); 0: the machine's per-core L2. */
+	 * tile-local (layer 2); 0: the machine's per-core L2, or with
+	 * run.target cuda FL_CUDA_SHARED_DEFAULT (a block's shared
+	 * memory). */
 	int64_t stitch_capacity;
 	/* Seconds one kernel costs beyond its roofline time in layer 3's
 	 * cost model, when set; else the model's default (stitch.h). */

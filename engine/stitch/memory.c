@@ -33,7 +33,8 @@
  * `placed` event per tensor on the stitched edge: tile-local when nothing
  * outside the new kernel reads it and its per-tile footprint (the box isl
  * computes through the tile band) fits the capacity (--stitch-capacity,
- * default the per-core L2), else global.
+ * default the per-core L2; with the CUDA target a block's shared memory,
+ * FL_CUDA_SHARED_DEFAULT), else global.
  *
  * The stitched kernel's schedule tree: domain -> the common tile band ->
  * sequence [filter producer -> its tree below its own tile band, filter
@@ -1115,6 +1116,8 @@ static int scan(l2_pass *l2)
 	return L2_NOTHING;
 }
 
+/* --stitch-capacity, else what one tile may keep close: a block's
+ * shared memory on the GPU, the per-core L2 on the CPU. */
 static int64_t stitch_capacity(const fl_engine_opts *o)
 {
 	const fl_machine *m = o->layer1.machine ? o->layer1.machine
@@ -1122,6 +1125,8 @@ static int64_t stitch_capacity(const fl_engine_opts *o)
 
 	if (o->stitch_capacity > 0)
 		return o->stitch_capacity;
+	if (o->run.target == FL_TARGET_CUDA)
+		return FL_CUDA_SHARED_DEFAULT;
 	return m->l2 > 0 ? m->l2 : FL_STITCH_CPU_CAPACITY;
 }
 

@@ -55,10 +55,10 @@
 
 /* Capacity of tile-local memory (DESIGN 1.4): a per-core L2 budget on a
  * CPU, shared memory per block on a GPU.  Layer 2 (memory.c, the pass
- * FL_PASS_LAYER2) takes --stitch-capacity, else the machine's per-core L2,
- * else FL_STITCH_CPU_CAPACITY when the machine does not tell. */
+ * FL_PASS_LAYER2) takes --stitch-capacity, else for the CUDA target
+ * FL_CUDA_SHARED_DEFAULT (target.h), else the machine's per-core L2, else
+ * FL_STITCH_CPU_CAPACITY when the machine does not tell. */
 #define FL_STITCH_CPU_CAPACITY (256 * 1024)
-#define FL_STITCH_GPU_CAPACITY (48 * 1024)
 
 /* The machine the cost model assumes: documented defaults, not measured
  * (bench/ measures the real bandwidth). */
