@@ -4,19 +4,24 @@
  *
  * The probe talks to the driver API through dlopen("libcuda.so.1") and
  * dlsym, so fuselab neither needs the CUDA headers to build nor the driver
- * to start: a machine without one simply has no device.  The answer is
- * asked once per process (pthread_once: the explorer's worker threads may
- * ask together) and kept; the library stays loaded, as the driver cannot
- * be unloaded cleanly once initialised.  FUSELAB_NO_CUDA=1 answers "no
- * device" without loading anything, so tests can take the CPU fallback on
- * a machine with a GPU.  Nothing here prints. */
+ * to start: a machine without one simply has no device.  It asks in a
+ * child process of its own: a process that initialised the driver
+ * (cuInit) and then forks gets children in which every CUDA call fails
+ * ("initialization error"), and the runner's test children are forked
+ * from this process.  The child writes its answer into a shared page.
+ * The answer is asked once per process (pthread_once: the explorer's
+ * worker threads may ask together) and kept.  FUSELAB_NO_CUDA=1 answers
+ * "no device" without asking, so tests can take the CPU fallback on a
+ * machine with a GPU.  Nothing here prints. */
 #include "run_impl.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -28,14 +33,23 @@ typedef int (*cu_count_fn)(int *count);
 typedef int (*cu_get_fn)(int *dev, int ordinal);
 typedef int (*cu_name_fn)(char *name, int len, int dev);
 
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static bool probe_present;
-static char probe_text[128];	/* the device's name, or why none */
+#define PROBE_TIMEOUT_S 60
 
-/* Asks the driver; the answer into probe_present and probe_text. */
-static void probe_driver(void)
+/* The answer: whether there is a device, its name or why there is
+ * none.  The probe child fills one in a shared page. */
+typedef struct probe_answer {
+	int present;
+	char text[128];
+} probe_answer;
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static probe_answer answer;
+
+/* In the probe child: asks the driver, the answer into *a. */
+static void ask_driver(probe_answer *a)
 {
-	const char *off = getenv("FUSELAB_NO_CUDA");
+	char *probe_text = a->text;
+	size_t n_text = sizeof a->text;
 	void *h;
 	cu_init_fn init;
 	cu_count_fn count;
@@ -43,13 +57,9 @@ static void probe_driver(void)
 	cu_name_fn name;
 	int n = 0, dev = 0;
 
-	if (off && *off && strcmp(off, "0") != 0) {
-		snprintf(probe_text, sizeof probe_text, "FUSELAB_NO_CUDA is set");
-		return;
-	}
 	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		snprintf(probe_text, sizeof probe_text, "no CUDA driver "
+		snprintf(probe_text, n_text, "no CUDA driver "
 			 "(libcuda.so.1 not found)");
 		return;
 	}
@@ -58,27 +68,65 @@ static void probe_driver(void)
 	get = (cu_get_fn)dlsym(h, "cuDeviceGet");
 	name = (cu_name_fn)dlsym(h, "cuDeviceGetName");
 	if (!init || !count || !get || !name) {
-		snprintf(probe_text, sizeof probe_text, "the CUDA driver lacks "
+		snprintf(probe_text, n_text, "the CUDA driver lacks "
 			 "the device API");
 		return;
 	}
 	if (init(0) != 0 || count(&n) != 0 || n < 1) {
-		snprintf(probe_text, sizeof probe_text, "the CUDA driver finds "
+		snprintf(probe_text, n_text, "the CUDA driver finds "
 			 "no device");
 		return;
 	}
-	if (get(&dev, 0) != 0 ||
-	    name(probe_text, (int)sizeof probe_text, dev) != 0)
-		snprintf(probe_text, sizeof probe_text, "CUDA device 0");
-	probe_present = true;
+	if (get(&dev, 0) != 0 || name(probe_text, (int)n_text, dev) != 0)
+		snprintf(probe_text, n_text, "CUDA device 0");
+	a->present = 1;
+}
+
+/* Asks the driver in a child process; the answer into `answer`. */
+static void probe(void)
+{
+	const char *off = getenv("FUSELAB_NO_CUDA");
+	probe_answer *a;
+	int status = 0, rc;
+	pid_t pid;
+
+	if (off && *off && strcmp(off, "0") != 0) {
+		snprintf(answer.text, sizeof answer.text,
+			 "FUSELAB_NO_CUDA is set");
+		return;
+	}
+	a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED) {
+		snprintf(answer.text, sizeof answer.text, "cannot ask the CUDA "
+			 "driver: mmap: %s", strerror(errno));
+		return;
+	}
+	snprintf(a->text, sizeof a->text, "the CUDA probe did not answer");
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		fl_run_child_setup(NULL);
+		ask_driver(a);
+		_exit(0);
+	}
+	rc = pid < 0 ? -1 : fl_run_wait(pid, PROBE_TIMEOUT_S, NULL, NULL, NULL,
+					&status);
+	if (rc == FL_WAIT_EXITED)
+		answer = *a;
+	else
+		snprintf(answer.text, sizeof answer.text, "the CUDA probe %s",
+			 pid < 0 ? "could not start" : "did not finish");
+	answer.text[sizeof answer.text - 1] = '\0';
+	munmap(a, sizeof *a);
 }
 
 bool fl_cuda_device_present(char *name, size_t n)
 {
-	pthread_once(&probe_once, probe_driver);
+	pthread_once(&probe_once, probe);
 	if (name && n)
-		snprintf(name, n, "%s", probe_text);
-	return probe_present;
+		snprintf(name, n, "%s", answer.text);
+	return answer.present;
 }
 
 /* Whether dir/file is an executable file; its path into path. */

@@ -854,6 +854,23 @@ static int timeout_of(const run_plan *pl)
 	return pl->o.timeout_s > 0 ? pl->o.timeout_s : 60;
 }
 
+/* The last line the child wrote to its log (a CUDA unit prints its
+ * error there before it aborts: target.h), "" when none. */
+static void log_last_line(const char *path, char *buf, size_t n)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0])
+			snprintf(buf, n, "%.280s", line);
+	}
+	if (f)
+		fclose(f);
+}
+
 /* Turns the child's end (wait_rc: FL_WAIT_*) and report into r. */
 static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 		    int status, fl_run_result *r)
@@ -875,10 +892,14 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 		return;
 	}
 	if (WIFSIGNALED(status)) {
+		char said[300];
+
+		log_last_line(pl->log_path, said, sizeof said);
 		r->status = FL_RUN_CRASH;
-		set_message(r, "the generated code crashed with %s (%s)%s",
+		set_message(r, "the generated code crashed with %s (%s)%s%s%s",
 			    signal_name(WTERMSIG(status)),
-			    signal_words(WTERMSIG(status)), where);
+			    signal_words(WTERMSIG(status)), where,
+			    said[0] ? ": " : "", said);
 		return;
 	}
 	if (rep->status == FL_RUN_NO_MEMORY) {
