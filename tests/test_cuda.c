@@ -228,7 +228,7 @@ static int compile_batches(const char *nvcc, const char *dir, char **out)
 	char *line;
 	int rc;
 
-	fl_strbuf_printf(&cmd, "cd %s && ", dir);
+	fl_strbuf_printf(&cmd, "cd %s || exit 1; ", dir);
 	for (int i = 0; i < N_BATCHES; i++)
 		fl_strbuf_printf(&cmd, "{ '%s' -c -O3 -std=c++17 -arch=sm_90 "
 				 "-Xcompiler -fPIC -o b%d.o b%d.cu > b%d.log 2>&1"
@@ -731,6 +731,41 @@ static void test_cuda_unit_runs_on_device(void **state)
 	isl_ctx_free(ctx);
 }
 
+/* The batching of the every-sample test itself: units that each define
+ * the extern "C" table and entry points of target.h (and the same static
+ * names) compile together in one batch, without the unit-by-unit
+ * fallback. */
+static void test_cuda_units_batch_together(void **state)
+{
+	unit_set *set = calloc(1, sizeof *set);
+	char nvcc[512], dir[512], path[600], *out = NULL;
+
+	(void)state;
+	assert_non_null(set);
+	need_nvcc(nvcc, sizeof nvcc);
+	for (int k = 0; k < 2 * N_BATCHES; k++) {
+		snprintf(set->u[k].label, sizeof set->u[k].label, "stand-in-%d",
+			 k);
+		set->u[k].text = k % 2 ? device_unit(k % 3, (k + 1) % 3,
+						      (k + 2) % 3, 64 + k)
+				       : strdup(tiny_cu);
+		assert_non_null(set->u[k].text);
+		set->n++;
+	}
+	t_make_dir(dir, sizeof dir);
+	for (int i = 0; i < N_BATCHES; i++) {
+		snprintf(path, sizeof path, "%s/b%d.cu", dir, i);
+		write_batch(set, i, path);
+	}
+	if (compile_batches(nvcc, dir, &out) != 0)
+		fail_msg("the batches do not compile:\n%.4000s", out);
+	free(out);
+	t_remove_dir(dir);
+	for (int k = 0; k < set->n; k++)
+		free(set->u[k].text);
+	free(set);
+}
+
 FL_SUITE(cuda,
 	 cmocka_unit_test(test_target_option_errors),
 	 cmocka_unit_test(test_cuda_probe_answers),
@@ -738,6 +773,7 @@ FL_SUITE(cuda,
 	 cmocka_unit_test(test_cuda_build_uses_nvcc),
 	 cmocka_unit_test(test_device_seconds_time_kernels),
 	 cmocka_unit_test(test_cuda_unit_runs_on_device),
+	 cmocka_unit_test(test_cuda_units_batch_together),
 	 cmocka_unit_test(test_run_cpu_says_nothing_of_cuda),
 	 cmocka_unit_test(test_emit_cuda_unit),
 	 cmocka_unit_test(test_run_cuda_without_device),
