@@ -563,13 +563,12 @@ typedef struct il_child {
 } il_child;
 
 /* Runs program i once; its total in seconds, each kernel's time into
- * ks[kernel * stride] when ks is given. */
+ * ks[kernel * stride] when ks is given.  A CUDA program's times are
+ * device times (fl_run_timed_call), its total their sum. */
 static double run_program(il_child *c, int i, double *ks, int stride)
 {
 	const fl_program *p = c->pl->progs[i].p;
-	double t0 = fl_now();
-
-	double sum = 0.0;
+	double t0 = fl_now(), sum = 0.0;
 
 	for (int k = 0; k < p->n_kernels; k++) {
 		double s;

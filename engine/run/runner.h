@@ -5,6 +5,8 @@
  * every output -- and, to localise a mismatch, every kernel's outputs --
  * against the reference values, and timing each kernel and the whole
  * program (warm-up, then the median, minimum and maximum of repeats).
+ * A CUDA program (--target cuda, target.h) is compiled by nvcc and timed
+ * on the device by CUDA events; without a device its C stands in.
  * The ladder times several compiled programs together, interleaved, in
  * one child instead (interleave.h).
  * It never prints: the compiler's and the child's output go to files in
