@@ -733,7 +733,7 @@ static int plan_accumulators(acc_body *b, __isl_keep isl_ast_node *body,
 
 /* OpenMP needs "iterator relop bound": isl's default for loops have it,
  * but check rather than emit a pragma the compiler rejects. */
-static bool canonical_cond(__isl_keep isl_ast_node *node)
+bool fl_cg_canonical_cond(__isl_keep isl_ast_node *node)
 {
 	isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
@@ -917,7 +917,7 @@ static bool plan_all_reduce(__isl_keep isl_ast_node *node, fl_cg_loop *l,
 	} else {
 		in = isl_ast_node_get_type(body) == isl_ast_node_for ?
 		     fl_cg_loop_of(body) : NULL;
-		ok = in && innermost(body) && canonical_cond(body) &&
+		ok = in && innermost(body) && fl_cg_canonical_cond(body) &&
 		     isl_ast_node_for_is_degenerate(body) == isl_bool_false;
 		in_body = ok ? isl_ast_node_for_get_body(body) : NULL;
 		ok = ok && plan_accumulators(&b, in_body, in->depth) > 0 &&
@@ -946,7 +946,7 @@ static void decide_for(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
 {
 	fl_cg_loop *l = fl_cg_loop_of(node);
 	bool loop = isl_ast_node_for_is_degenerate(node) == isl_bool_false &&
-		    canonical_cond(node);
+		    fl_cg_canonical_cond(node);
 	bool inner = loop && innermost(node);
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	acc_body b;

@@ -31,6 +31,7 @@
 
 #include "codegen.h"
 #include "poly.h"
+#include "strbuf.h"
 
 /* Names of the private marks prepare.c puts into the schedule and
  * annotate.c reads back (and drops) while building the AST. */
@@ -91,6 +92,8 @@ typedef struct fl_cg_loop {
 	fl_cg_contract *contract;	/* the loop, with everything under
 					   it, is a contraction printed by
 					   contract.c; NULL: none (owned) */
+	int gpu;		/* the CUDA backend's mapping of the loop
+				   (print_cuda.c) */
 } fl_cg_loop;
 
 /* A user node: one statement with its access expressions. */
@@ -152,6 +155,10 @@ typedef struct fl_cg_kernel {
 				   counters are long (64 bits), else int */
 	int64_t budget;		/* bytes the tile-local arrays of one tile
 				   may take together (> 0) */
+	bool cuda;		/* for the CUDA backend: a tile-local
+				   array needs a loop to declare it in
+				   (a kernel's launches share no
+				   on-chip memory) */
 	bool failed;
 	fl_error *err;
 } fl_cg_kernel;
@@ -215,6 +222,11 @@ const char *fl_cg_acc_kind(fl_op_kind kind);
  * flags set); NULL with the kernel failed.  __isl_give. */
 isl_ast_node *fl_cg_build_ast(fl_cg_kernel *cg);
 
+/* Whether for node `node` (keep) tests its iterator against an upper
+ * bound ("c <= e" or "c < e"), so that it may start elsewhere and step
+ * further and stay correct. */
+bool fl_cg_canonical_cond(__isl_keep isl_ast_node *node);
+
 /* Decides, top down, each loop's pragma, simd and accumulators. */
 void fl_cg_decide_loops(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast);
 
@@ -258,5 +270,49 @@ extern const char fl_math_rt_text[];
 __isl_give isl_printer *fl_cg_print_access(__isl_take isl_printer *p,
 					   const fl_cg_kernel *cg,
 					   __isl_keep isl_ast_expr *acc, int t);
+
+
+/* One attempt at kernel cg (fl_cg_begin_attempt, the AST, placement
+ * settled and fitted to cg->budget, loops decided): 0 with *ast (give) to
+ * print, 1 when some tensor must retry in global memory (*ast NULL), -1
+ * when the kernel failed. */
+int fl_cg_attempt(fl_cg_kernel *cg, isl_ast_node **ast);
+
+/* The statement of user node st as C: "element = rhs;" and a comment
+ * naming the statement. */
+__isl_give isl_printer *fl_cg_print_stmt(__isl_take isl_printer *p,
+					 fl_cg_kernel *cg, const fl_cg_stmt *st);
+
+/* The children of block body one by one (no braces), else the node. */
+__isl_give isl_printer *fl_cg_print_body(__isl_take isl_printer *p,
+					 __isl_keep isl_ast_node *body,
+					 __isl_keep isl_ast_print_options *o);
+
+/* Whether some extent of kernel k may pass INT_MAX (long counters). */
+bool fl_cg_kernel_is_wide(const fl_graph *g, const fl_kernel *k);
+
+/* The kernel's C name (its layer-1 name when that is an identifier). */
+const char *fl_cg_kernel_cname(const fl_kernel *k, int index, char *buf,
+			       size_t n);
+
+/* The comment above a kernel: its ops with provenance, placements (cg
+ * NULL: the ops alone). */
+void fl_cg_kernel_comment(fl_strbuf *out, const fl_graph *g,
+			  const fl_kernel *k, const char *cname,
+			  const fl_cg_kernel *cg);
+
+/* "const float (*restrict T5)[64] = ...bufs[5];" per global tensor the
+ * body uses. */
+void fl_cg_global_decls(fl_strbuf *out, const fl_graph *g,
+			const fl_cg_array *arr);
+
+/* Appends the tensors layer 1 placed tile-local or in registers that cg
+ * keeps global, with the reason, to *d (malloc'd) and *n; -1 when out of
+ * memory. */
+int fl_cg_note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
+			 int *n);
+
+/* Whether kernel k is one custom op (a hand-written loop nest). */
+bool fl_cg_is_custom_kernel(const fl_program *p, const fl_kernel *k);
 
 #endif

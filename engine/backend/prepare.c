@@ -693,12 +693,29 @@ void fl_cg_begin_attempt(fl_cg_kernel *cg)
 	setup_arrays(cg);
 }
 
+/* CUDA: a tile-local array with no loop to declare it in would live at
+ * function scope, across the kernel's launches, which share no on-chip
+ * memory; it stays global. */
+static void need_declaring_loops(fl_cg_kernel *cg)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++) {
+		const fl_cg_array *a = &cg->arr[t];
+
+		if (a->local && a->used && !a->failed && !a->scope)
+			fl_cg_array_fail(cg, t, "CUDA: no loop of the kernel "
+					 "declares it, and a function-scope "
+					 "array cannot outlive one launch");
+	}
+}
+
 bool fl_cg_settle_placement(fl_cg_kernel *cg)
 {
 	bool settled = true;
 
 	if (!cg->failed)
 		resolve_scopes(cg);
+	if (!cg->failed && cg->cuda)
+		need_declaring_loops(cg);
 	for (int t = 0; t < cg->g->n_tensors; t++)
 		if (cg->arr[t].failed) {
 			cg->force_global[t] = true;

@@ -238,7 +238,7 @@ static const char *counter_type(const fl_cg_kernel *cg)
 	return cg->wide ? "long" : "int";
 }
 
-static bool kernel_is_wide(const fl_graph *g, const fl_kernel *k)
+bool fl_cg_kernel_is_wide(const fl_graph *g, const fl_kernel *k)
 {
 	for (int i = 0; i < k->n_tensors; i++) {
 		const fl_shape *s = &g->tensors[k->tensors[i].tensor].shape;
@@ -353,9 +353,8 @@ static __isl_give isl_printer *print_acc_update(__isl_take isl_printer *p,
 	return isl_printer_print_str(p, ";");
 }
 
-static __isl_give isl_printer *print_stmt(__isl_take isl_printer *p,
-					  fl_cg_kernel *cg,
-					  const fl_cg_stmt *st)
+__isl_give isl_printer *fl_cg_print_stmt(__isl_take isl_printer *p,
+				     fl_cg_kernel *cg, const fl_cg_stmt *st)
 {
 	char tpl[64], note[96];
 
@@ -393,7 +392,7 @@ static __isl_give isl_printer *print_user(__isl_take isl_printer *p,
 	isl_ast_print_options_free(o);
 	p = isl_printer_start_line(p);
 	if (st)
-		p = print_stmt(p, cg, st);
+		p = fl_cg_print_stmt(p, cg, st);
 	else
 		p = isl_printer_print_str(p, ";");
 	return isl_printer_end_line(p);
@@ -560,9 +559,9 @@ static __isl_give isl_printer *print_scratch_free(__isl_take isl_printer *p,
 }
 
 /* The children of a block one by one (no extra braces), else the node. */
-static __isl_give isl_printer *print_body(__isl_take isl_printer *p,
-					  __isl_keep isl_ast_node *body,
-					  __isl_keep isl_ast_print_options *o)
+__isl_give isl_printer *fl_cg_print_body(__isl_take isl_printer *p,
+					 __isl_keep isl_ast_node *body,
+					 __isl_keep isl_ast_print_options *o)
 {
 	isl_ast_node_list *list;
 	isl_size n;
@@ -772,7 +771,7 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	p = isl_printer_indent(p, 2);
 	if (l)
 		p = print_locals(p, cg, l);
-	p = print_body(p, body, o);
+	p = fl_cg_print_body(p, body, o);
 	p = isl_printer_indent(p, -2);
 	p = line(p, "}");
 	if (l && l->acc)
@@ -798,7 +797,7 @@ static char *print_ast(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
 	o = isl_ast_print_options_set_print_for(o, &print_for, cg);
 	p = print_scratch_alloc(p, cg, NULL);
 	p = print_locals(p, cg, NULL);
-	p = print_body(p, ast, o);
+	p = fl_cg_print_body(p, ast, o);
 	p = print_scratch_free(p, cg, NULL);
 	isl_ast_print_options_free(o);
 	s = isl_printer_get_str(p);
@@ -808,25 +807,37 @@ static char *print_ast(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
 	return s;
 }
 
+int fl_cg_attempt(fl_cg_kernel *cg, isl_ast_node **ast)
+{
+	bool retry;
+
+	fl_cg_begin_attempt(cg);
+	*ast = fl_cg_build_ast(cg);
+	retry = !fl_cg_settle_placement(cg) || (!cg->failed &&
+						 !fl_cg_fit_budget(cg));
+	if (*ast && !cg->failed && !retry) {
+		fl_cg_decide_loops(cg, *ast);
+		return 0;
+	}
+	*ast = isl_ast_node_free(*ast);
+	if (cg->failed)
+		return -1;
+	return retry ? 1 : 0;
+}
+
 /* One attempt at the body; returns 1 when some tensor must retry in
  * global memory, 0 with *body set, -1 on failure. */
 static int try_body(fl_cg_kernel *cg, char **body)
 {
 	isl_ast_node *ast;
-	bool retry;
+	int rc = fl_cg_attempt(cg, &ast);
 
-	fl_cg_begin_attempt(cg);
-	ast = fl_cg_build_ast(cg);
-	retry = !fl_cg_settle_placement(cg) || (!cg->failed &&
-						 !fl_cg_fit_budget(cg));
-	if (ast && !cg->failed && !retry) {
-		fl_cg_decide_loops(cg, ast);
+	if (rc == 0 && ast)
 		*body = print_ast(cg, ast);
-	}
 	isl_ast_node_free(ast);
-	if (cg->failed)
+	if (rc == 0 && (!ast || cg->failed))
 		return -1;
-	return retry ? 1 : 0;
+	return rc;
 }
 
 static bool ident_char(char c, bool first)
@@ -847,8 +858,8 @@ static bool valid_identifier(const char *s)
 }
 
 /* The kernel's C name into buf. */
-static const char *kernel_cname(const fl_kernel *k, int index, char *buf,
-				size_t n)
+const char *fl_cg_kernel_cname(const fl_kernel *k, int index, char *buf,
+			       size_t n)
 {
 	if (valid_identifier(k->name))
 		snprintf(buf, n, "%s", k->name);
@@ -858,8 +869,9 @@ static const char *kernel_cname(const fl_kernel *k, int index, char *buf,
 }
 
 /* The comment above a kernel: its ops with provenance, placements. */
-static void kernel_comment(fl_strbuf *out, const fl_graph *g, const fl_kernel *k,
-			   const char *cname, const fl_cg_kernel *cg)
+void fl_cg_kernel_comment(fl_strbuf *out, const fl_graph *g,
+			  const fl_kernel *k, const char *cname,
+			  const fl_cg_kernel *cg)
 {
 	char a[160], b[160], c[160];
 
@@ -910,7 +922,8 @@ static void kernel_comment(fl_strbuf *out, const fl_graph *g, const fl_kernel *k
 }
 
 /* Pointer declarations of the global tensors the body uses. */
-static void global_decls(fl_strbuf *out, const fl_graph *g, const fl_cg_array *arr)
+void fl_cg_global_decls(fl_strbuf *out, const fl_graph *g,
+			const fl_cg_array *arr)
 {
 	bool any = false;
 
@@ -975,7 +988,7 @@ static char *kernel_body(fl_cg_kernel *cg)
 {
 	char *body = NULL;
 
-	cg->wide = kernel_is_wide(cg->g, cg->k);
+	cg->wide = fl_cg_kernel_is_wide(cg->g, cg->k);
 	for (int attempt = 0; attempt <= cg->g->n_tensors + 1; attempt++) {
 		int rc = try_body(cg, &body);
 
@@ -989,8 +1002,8 @@ static char *kernel_body(fl_cg_kernel *cg)
 
 /* The tensors layer 1 placed tile-local or in registers that cg keeps
  * in global memory, with the reason, into *d (malloc'd) and *n. */
-static int note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
-			  int *n)
+int fl_cg_note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
+			 int *n)
 {
 	const fl_kernel *k = cg->k;
 
@@ -1032,12 +1045,12 @@ static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 	if (fl_cg_init(&cg, p, k, err) == 0 &&
 	    (cg.budget = budget > 0 ? budget : fl_machine_get()->l2) > 0 &&
 	    (body = kernel_body(&cg))) {
-		kernel_comment(out, p->graph, k, cname, &cg);
+		fl_cg_kernel_comment(out, p->graph, k, cname, &cg);
 		fl_strbuf_printf(out, "void %s(float *const *bufs)\n{\n", cname);
-		global_decls(out, p->graph, cg.arr);
+		fl_cg_global_decls(out, p->graph, cg.arr);
 		fl_strbuf_printf(out, "%s}\n\n", body);
 		rc = 0;
-		if (demoted && note_demotions(&cg, demoted, n_demoted) < 0) {
+		if (demoted && fl_cg_note_demotions(&cg, demoted, n_demoted) < 0) {
 			fl_error_set(err, "codegen: out of memory");
 			rc = -1;
 		}
@@ -1047,7 +1060,7 @@ static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 	return rc;
 }
 
-static bool is_custom_kernel(const fl_program *p, const fl_kernel *k)
+bool fl_cg_is_custom_kernel(const fl_program *p, const fl_kernel *k)
 {
 	return k->n_ops == 1 && p->graph->ops[k->ops[0]].kind == FL_OP_CUSTOM;
 }
@@ -1122,7 +1135,7 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 	const fl_kernel *k = &p->kernels[i];
 	char cname[64];
 
-	kernel_cname(k, i, cname, sizeof cname);
+	fl_cg_kernel_cname(k, i, cname, sizeof cname);
 	if (k->n_branches > 0)
 		return branches_kernel(out, p, k, cname, budget, demoted,
 				       n_demoted, err);
@@ -1132,8 +1145,8 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 				     cname, k->ops[j]);
 			return -1;
 		}
-	if (is_custom_kernel(p, k)) {
-		kernel_comment(out, p->graph, k, cname, NULL);
+	if (fl_cg_is_custom_kernel(p, k)) {
+		fl_cg_kernel_comment(out, p->graph, k, cname, NULL);
 		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
 				     cname, err);
 	}
@@ -1205,7 +1218,7 @@ static void kernel_table(fl_strbuf *out, const fl_program *p)
 	fl_strbuf_printf(out, "void (*const fl_kernels[%d])(float *const *) = {\n",
 		  p->n_kernels);
 	for (int i = 0; i < p->n_kernels; i++)
-		fl_strbuf_printf(out, "  %s,\n", kernel_cname(&p->kernels[i], i, cname,
+		fl_strbuf_printf(out, "  %s,\n", fl_cg_kernel_cname(&p->kernels[i], i, cname,
 						       sizeof cname));
 	fl_strbuf_printf(out, "};\n");
 }
@@ -1305,7 +1318,7 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 		  "extern void (*const fl_kernels[])(float *const *);\n");
 	for (int i = 0; i < p->n_kernels; i++)
 		fl_strbuf_printf(&out, "void %s(float *const *bufs);\n",
-			  kernel_cname(&p->kernels[i], i, cname, sizeof cname));
+			  fl_cg_kernel_cname(&p->kernels[i], i, cname, sizeof cname));
 	fl_strbuf_printf(&out, "\n");
 	if (uses_branches(p))
 		fl_strbuf_printf(&out, "#include <omp.h>\n\n");
