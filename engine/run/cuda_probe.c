@@ -167,10 +167,13 @@ bool fl_build_cpu_fallback(const fl_build *b, const fl_run_opts *o)
 
 void fl_build_note_fallback(fl_build *cpu, const fl_build *cuda)
 {
+	const char *arch = strstr(cuda->flags, "-arch=");
+
+	arch = arch ? arch + 6 : "?";
 	if (cuda->status == FL_RUN_OK)
 		snprintf(cpu->note, sizeof cpu->note, "%s (the CUDA compiled "
-			 "with nvcc %.60s in %.1f s)", FL_NO_CUDA_DEVICE,
-			 cuda->flags, cuda->seconds);
+			 "with nvcc for %.*s in %.1f s)", FL_NO_CUDA_DEVICE,
+			 (int)strcspn(arch, " "), arch, cuda->seconds);
 	else
 		snprintf(cpu->note, sizeof cpu->note, "%s (the CUDA was not "
 			 "compiled: %.160s)", FL_NO_CUDA_DEVICE, cuda->message);
