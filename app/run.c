@@ -167,8 +167,11 @@ static int print_step(const fl_graph *g, const fl_ladder *l,
 		       st->max_rel, st->verified ? "yes" : "NO");
 		if (!st->verified)
 			printf("    %s\n", st->message);
+		/* the copy probe is the host's memory: no yardstick for
+		 * kernels that ran on a GPU */
 		for (int k = 0; k < st->n_kernels; k++)
-			print_kernel(&st->kernels[k], l->copy_gbps.median);
+			print_kernel(&st->kernels[k], st->device[0] ? 0.0
+					: l->copy_gbps.median);
 	}
 	if (st->workdir[0])
 		printf("    sources kept in %s\n", st->workdir);

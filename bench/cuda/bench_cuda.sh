@@ -73,6 +73,7 @@ gpu=$(sed -n 's/^device: //p' $out/copy-before.txt)
 		echo "|---|---|---|---|"
 		awk '/^(unfused|xla|apollo-l1|apollo-l2|apollo) / {
 			rest = $0; sub(/^[^)]*\)/, "", rest); sub(/ +max abs.*/, "", rest)
+			sub(/^ +/, "", rest)
 			printf "| %s | %s | %s | %s |\n", $1, $2, $4, rest }' $out/$s.txt
 		echo
 		echo "Fused kernels (2 ops or more):"
