@@ -9,10 +9,11 @@
  *
  * Compiling costs: nvcc spends about 1.5 s per call before it reads a line
  * of ours (the CUDA headers, the host compiler), so the every-sample test
- * makes few calls: the distinct units go into two batch files, each unit
- * in its own namespace with its fl_ names made unique (the table and
- * entry points of target.h are extern "C"), the two compiled side by
- * side with -c (object only).  A batch that fails is compiled again unit
+ * makes three calls: the distinct units go into batch files, each unit in
+ * its own namespace with its fl_ names made unique (the table and entry
+ * points of target.h are extern "C"), compiled with -c (object only) and
+ * every optimiser off; the first batch compiles while the second half of
+ * the samples is generated, the other two side by side after.  A batch that fails is compiled again unit
  * by unit, so that the error names one (sample, strategy) and a mistake
  * in the batching cannot hide or invent one. */
 #include <dirent.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <isl/ctx.h>
@@ -34,8 +36,8 @@
 #include "strbuf.h"
 #include "test_util.h"
 
-#define N_BATCHES 2
 #define MAX_UNITS 256
+#define BATCH_TIMEOUT_S 900
 /* nvcc's flags for the compile checks: object code for sm_90 with every
  * optimiser off.  cicc's optimiser is most of nvcc's time (a batch of
  * BERT's five units: 14.9 s of CPU at -O3, 3.8 s at -O0), and what these
@@ -130,29 +132,32 @@ static bool sample_wanted(const char *name)
 	       !strcmp(name, "layernorm");
 }
 
-static void collect_units(unit_set *set)
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The names of the samples to compile, sorted; their count. */
+static int sample_list(char names[][64], int max)
 {
 	DIR *d = opendir(t_samples_dir());
 	struct dirent *de;
+	int n = 0;
 
 	assert_non_null(d);
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		char name[64];
-		fl_graph *g;
 
-		if (len < 6 || len >= sizeof name ||
-		    strcmp(de->d_name + len - 5, ".json"))
+		if (len < 6 || len >= 64 || strcmp(de->d_name + len - 5, ".json"))
 			continue;
-		snprintf(name, sizeof name, "%.*s", (int)len - 5, de->d_name);
-		if (!sample_wanted(name))
-			continue;
-		g = t_load_sample(name);
-		for (int s = 0; s < FL_STRATEGY_COUNT; s++)
-			add_unit(set, g, name, (fl_strategy)s);
-		fl_graph_free(g);
+		assert_true(n < max);
+		snprintf(names[n], 64, "%.*s", (int)len - 5, de->d_name);
+		if (sample_wanted(names[n]))
+			n++;
 	}
 	closedir(d);
+	qsort(names, (size_t)n, sizeof names[0], cmp_name);
+	return n;
 }
 
 /* Copies text into b with every identifier that starts with "fl_" made
@@ -183,13 +188,18 @@ static void rename_unit(fl_strbuf *b, const char *text, int k)
 	}
 }
 
-/* The #include lines of every unit of batch `which`, once each. */
-static void batch_includes(fl_strbuf *b, const unit_set *set, int which)
+/* Units from, from + step, ... below to: what one batch file holds. */
+typedef struct unit_range {
+	int from, to, step;
+} unit_range;
+
+/* The #include lines of the units of r, once each. */
+static void batch_includes(fl_strbuf *b, const unit_set *set, unit_range r)
 {
 	char seen[64][160];
 	int n_seen = 0;
 
-	for (int k = which; k < set->n; k += N_BATCHES)
+	for (int k = r.from; k < r.to; k += r.step)
 		for (const char *p = set->u[k].text; p && *p; ) {
 			size_t len = strcspn(p, "\n");
 			bool dup = false;
@@ -208,15 +218,16 @@ static void batch_includes(fl_strbuf *b, const unit_set *set, int which)
 		}
 }
 
-/* Batch file `which`: units which, which + N_BATCHES, ... each in its
- * own namespace, its lines numbered as in the unit under its label. */
-static void write_batch(const unit_set *set, int which, const char *path)
+/* dir/b<i>.cu: the units of r, each in its own namespace, its lines
+ * numbered as in the unit under its label. */
+static void write_batch(const unit_set *set, unit_range r, const char *dir,
+			int i)
 {
 	fl_strbuf b = {0};
-	char *text;
+	char path[600], *text;
 
-	batch_includes(&b, set, which);
-	for (int k = which; k < set->n; k += N_BATCHES) {
+	batch_includes(&b, set, r);
+	for (int k = r.from; k < r.to; k += r.step) {
 		fl_strbuf_printf(&b, "namespace fl_unit_%d {\n#line 1 \"%s.cu\"\n",
 				 k, set->u[k].label);
 		rename_unit(&b, set->u[k].text, k);
@@ -224,33 +235,53 @@ static void write_batch(const unit_set *set, int which, const char *path)
 	}
 	text = fl_strbuf_take(&b);
 	assert_non_null(text);
+	snprintf(path, sizeof path, "%s/b%d.cu", dir, i);
 	write_file(path, text);
 	free(text);
 }
 
-/* nvcc -c on the batches, side by side; 0 when all compiled. */
-static int compile_batches(const char *nvcc, const char *dir, char **out)
+/* Starts nvcc on dir/b<i>.cu in the background: its output goes to
+ * b<i>.log, then its exit status to b<i>.rc. */
+static void start_batch(const char *nvcc, const char *dir, int i)
 {
-	fl_strbuf cmd = {0};
-	char *line;
-	int rc;
+	char cmd[1600];
 
-	fl_strbuf_printf(&cmd, "cd %s || exit 1; ", dir);
-	for (int i = 0; i < N_BATCHES; i++)
-		fl_strbuf_printf(&cmd, "{ '%s' " NVCC_CHECK " -o b%d.o b%d.cu "
-				 "> b%d.log 2>&1; echo $? > b%d.rc; } & ", nvcc, i,
-				 i, i, i);
-	fl_strbuf_printf(&cmd, "wait; cat b*.log; test \"$(cat b*.rc | sort -u)\""
-			 " = 0");
-	line = fl_strbuf_take(&cmd);
-	rc = t_run(line, out);
-	free(line);
-	return rc;
+	snprintf(cmd, sizeof cmd, "cd '%s' && { '%s' " NVCC_CHECK " -o b%d.o "
+		 "b%d.cu > b%d.log 2>&1; echo $? > b%d.tmp; mv b%d.tmp b%d.rc; "
+		 "} < /dev/null > /dev/null 2>&1 &", dir, nvcc, i, i, i, i, i,
+		 i);
+	assert_int_equal(t_run(cmd, NULL), 0);
 }
 
-/* Compiles the units of a failed batch one by one; fails the test with
- * the first unit's errors, or returns when each compiles alone (the
- * batching, not the generator, was at fault). */
+/* Waits for batches 0..n-1; 0 when all compiled, else their logs in
+ * *out. */
+static int wait_batches(const char *dir, int n, char **out)
+{
+	double t0 = fl_now();
+	char cmd[700];
+
+	for (int i = 0; i < n; ) {
+		char path[600];
+		struct timespec nap = {0, 50000000};
+
+		snprintf(path, sizeof path, "%s/b%d.rc", dir, i);
+		if (access(path, R_OK) == 0) {
+			i++;
+			continue;
+		}
+		if (fl_now() - t0 > BATCH_TIMEOUT_S)
+			fail_msg("nvcc did not finish batch %d within %d s", i,
+				 BATCH_TIMEOUT_S);
+		nanosleep(&nap, NULL);
+	}
+	snprintf(cmd, sizeof cmd, "cd '%s' && cat b*.log && test \"$(cat b*.rc "
+		 "| sort -u)\" = 0", dir);
+	return t_run(cmd, out);
+}
+
+/* Compiles every unit alone; fails the test with the first unit's
+ * errors, or returns when each compiles (the batching, not the
+ * generator, was at fault). */
 static void compile_units_alone(const unit_set *set, const char *nvcc,
 				const char *dir)
 {
@@ -268,39 +299,55 @@ static void compile_units_alone(const unit_set *set, const char *nvcc,
 	}
 }
 
+/* Every sample's units under every strategy, made by the codegen pass;
+ * nvcc starts on the first half of the samples' units while the second
+ * half is generated, then on the rest in two batches side by side. */
 static void test_cuda_every_sample_compiles(void **state)
 {
 	unit_set *set = calloc(1, sizeof *set);
-	char nvcc[512], dir[512], path[600], *out = NULL;
-	double t0, t_gen, t_nvcc;
+	char nvcc[512], dir[512], (*names)[64] = calloc(128, 64), *out = NULL;
+	double t0 = fl_now(), t_gen;
+	int n, half, first = 0;
 
 	(void)state;
 	assert_non_null(set);
+	assert_non_null(names);
 	need_nvcc(nvcc, sizeof nvcc);
-	t0 = fl_now();
-	collect_units(set);
-	t_gen = fl_now() - t0;
-	assert_true(set->n > 0);
+	n = sample_list(names, 128);
+	assert_true(n > 0);
+	half = (n + 1) / 2;
 	t_make_dir(dir, sizeof dir);
-	for (int i = 0; i < N_BATCHES; i++) {
-		snprintf(path, sizeof path, "%s/b%d.cu", dir, i);
-		write_batch(set, i, path);
+	for (int i = 0; i < n; i++) {
+		fl_graph *g = t_load_sample(names[i]);
+
+		for (int s = 0; s < FL_STRATEGY_COUNT; s++)
+			add_unit(set, g, names[i], (fl_strategy)s);
+		fl_graph_free(g);
+		if (i != half - 1)
+			continue;
+		first = set->n;
+		write_batch(set, (unit_range){0, first, 1}, dir, 0);
+		start_batch(nvcc, dir, 0);
 	}
-	t0 = fl_now();
-	if (compile_batches(nvcc, dir, &out) != 0) {
+	t_gen = fl_now() - t0;
+	for (int i = 1; i <= 2; i++) {
+		write_batch(set, (unit_range){first + i - 1, set->n, 2}, dir, i);
+		start_batch(nvcc, dir, i);
+	}
+	if (wait_batches(dir, 3, &out) != 0) {
 		print_message("batched nvcc failed; compiling unit by unit:\n"
 			      "%.2000s\n", out);
 		compile_units_alone(set, nvcc, dir);
 	}
-	t_nvcc = fl_now() - t0;
-	print_message("CUDA units: %d generated, %d distinct; codegen %.1f s, "
-		      "nvcc (%d batches side by side) %.1f s\n", set->generated,
-		      set->n, t_gen, N_BATCHES, t_nvcc);
+	print_message("CUDA units: %d generated, %d distinct, of %d samples; "
+		      "codegen %.1f s, all compiled by nvcc after %.1f s\n",
+		      set->generated, set->n, n, t_gen, fl_now() - t0);
 	free(out);
 	t_remove_dir(dir);
 	for (int k = 0; k < set->n; k++)
 		free(set->u[k].text);
 	free(set);
+	free(names);
 }
 
 /* ---- the command line ------------------------------------------------- */
@@ -744,12 +791,12 @@ static void test_cuda_unit_runs_on_device(void **state)
 static void test_cuda_units_batch_together(void **state)
 {
 	unit_set *set = calloc(1, sizeof *set);
-	char nvcc[512], dir[512], path[600], *out = NULL;
+	char nvcc[512], dir[512], *out = NULL;
 
 	(void)state;
 	assert_non_null(set);
 	need_nvcc(nvcc, sizeof nvcc);
-	for (int k = 0; k < 2 * N_BATCHES; k++) {
+	for (int k = 0; k < 4; k++) {
 		snprintf(set->u[k].label, sizeof set->u[k].label, "stand-in-%d",
 			 k);
 		set->u[k].text = k % 2 ? device_unit(k % 3, (k + 1) % 3,
@@ -759,11 +806,11 @@ static void test_cuda_units_batch_together(void **state)
 		set->n++;
 	}
 	t_make_dir(dir, sizeof dir);
-	for (int i = 0; i < N_BATCHES; i++) {
-		snprintf(path, sizeof path, "%s/b%d.cu", dir, i);
-		write_batch(set, i, path);
+	for (int i = 0; i < 2; i++) {
+		write_batch(set, (unit_range){i, set->n, 2}, dir, i);
+		start_batch(nvcc, dir, i);
 	}
-	if (compile_batches(nvcc, dir, &out) != 0)
+	if (wait_batches(dir, 2, &out) != 0)
 		fail_msg("the batches do not compile:\n%.4000s", out);
 	free(out);
 	t_remove_dir(dir);
