@@ -10,6 +10,9 @@
 #   make bench      every benchmark, fuselab's kernels beside oneDNN (installs
 #                   libdnnl-dev, needed by nothing else), into build/bench/
 #                   and bench/RESULTS.md
+#   make bench-cuda on a GPU machine: the ladder with --target cuda beside a
+#                   device-to-device copy, into bench/RESULTS-cuda.md (says
+#                   so and does nothing without nvcc or a GPU)
 #
 # Objects go to build/<variant>/ so the plain and sanitizer builds coexist.
 
@@ -70,7 +73,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -239,6 +242,9 @@ bench: $(BENCH_BIN) $(STEPS_BIN) $(L1_BIN) $(EXPLORER_BENCH_BIN) $(BIN) $(STREAM
 	   bench/bench_kernels.sh $(BIN) $(STREAM_BIN); } | tee build/bench/kernels.txt
 	@bench/results.sh build/bench > bench/RESULTS.md
 	@echo "wrote bench/RESULTS.md"
+
+bench-cuda: $(BIN)
+	@bench/cuda/bench_cuda.sh $(BIN)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/fuselab/samples/rules \

@@ -360,6 +360,7 @@ int fl_app_engine_opts(const fl_options *o, fl_engine_opts *eo)
 	eo->run.workdir = o->workdir;
 	eo->run.keep = o->keep;
 	eo->run.pin = o->pin;
+	eo->run.target = o->target;
 	eo->run.timeout_s = o->timeout_s;
 	if (isatty(STDERR_FILENO))
 		eo->run.progress = tty_progress;

@@ -21,7 +21,7 @@ typedef enum opt_id {
 	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
-	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST,
+	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET,
 } opt_id;
 
 typedef struct opt_spec {
@@ -81,9 +81,14 @@ static const opt_spec specs[] = {
 	 "strategy against the interpreter"},
 	{OPT_STRATEGY, "strategy", 0, "S",
 	 "unfused, xla, apollo-l1, apollo-l2, apollo or all (default all)"},
+	{OPT_TARGET, "target", 0, "T",
+	 "the backend of --run, --emit and the explorer's run: cpu (C + "
+	 "OpenMP, default) or cuda (compiled with nvcc; without a CUDA "
+	 "device the CUDA is still compiled when nvcc exists, and the CPU "
+	 "backend runs: \"no CUDA device: CPU backend only\")"},
 	{OPT_EMIT, "emit", 0, "DIR",
-	 "with --batch: write the generated C of each strategy to DIR, "
-	 "without running it"},
+	 "with --batch: write the generated code of each strategy to DIR "
+	 "(NAME-STRATEGY.c, or .cu with --target cuda), without running it"},
 	{OPT_WORKDIR, "workdir", 0, "DIR",
 	 "where --run makes a fresh work directory (default: $TMPDIR)"},
 	{OPT_KEEP, "keep", 0, NULL, "keep the work directory of --run"},
@@ -114,12 +119,14 @@ static const opt_spec specs[] = {
 	 "times (default 1.5)"},
 	{OPT_LOCAL_BUDGET, "local-budget", 0, "SIZE",
 	 "bytes the tile-local buffers of one tile may take together "
-	 "(default: the per-core L2; K, M, G suffixes); past it the largest "
-	 "stay in main memory"},
+	 "(default: the per-core L2, with --target cuda 48K of shared "
+	 "memory; K, M, G suffixes); past it the largest stay in main "
+	 "memory"},
 	{OPT_STITCH_CAPACITY, "stitch-capacity", 0, "SIZE",
 	 "bytes per tile a tensor on an edge that layer 2 stitches may take "
-	 "to be tile-local (default: the per-core L2; K, M, G suffixes); a "
-	 "larger one stays in main memory"},
+	 "to be tile-local (default: the per-core L2, with --target cuda "
+	 "48K of shared memory; K, M, G suffixes); a larger one stays in "
+	 "main memory"},
 	{OPT_LAUNCH_COST, "launch-cost", 0, "US",
 	 "microseconds one kernel costs beyond its memory and compute time "
 	 "in layer 3's cost model (default 5); a set of kernels run side by "
@@ -451,6 +458,13 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_RUN: o->run = true; break;
 	case OPT_KEEP: o->keep = true; break;
 	case OPT_PIN: o->pin = true; break;
+	case OPT_TARGET:
+		if (fl_target_parse(arg, &o->target) < 0) {
+			snprintf(err, err_len, "--target: expected cpu or cuda, "
+				 "got \"%s\"", arg);
+			return -1;
+		}
+		break;
 	case OPT_EMIT: o->emit_dir = arg; break;
 	case OPT_WORKDIR: o->workdir = arg; break;
 	case OPT_TILE: return parse_tiles(arg, o, err, err_len);

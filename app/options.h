@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "target.h"
+
 typedef enum fl_mode {
 	FL_MODE_INTERACTIVE,
 	FL_MODE_CHECK,
@@ -47,6 +49,7 @@ typedef struct fl_options {
 	const char *workdir;
 	bool keep;
 	bool pin;		/* --pin: timing threads pinned to cores */
+	fl_target target;	/* --target: the backend (default cpu) */
 	int timeout_s, warmup, repeat;
 	long sched_budget;	/* 0: default */
 	double max_recompute;	/* 0: default */

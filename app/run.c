@@ -51,8 +51,9 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 		return 1;
 	}
 	fl_app_file_name(g->name, file, sizeof file);
-	snprintf(path, sizeof path, "%s/%s-%s.c", dir, file,
-		 fl_strategy_name(s));
+	snprintf(path, sizeof path, "%s/%s-%s.%s", dir, file,
+		 fl_strategy_name(s), base->run.target == FL_TARGET_CUDA ? "cu"
+									: "c");
 	f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "fuselab: %s: %s\n", path, strerror(errno));
@@ -166,8 +167,11 @@ static int print_step(const fl_graph *g, const fl_ladder *l,
 		       st->max_rel, st->verified ? "yes" : "NO");
 		if (!st->verified)
 			printf("    %s\n", st->message);
+		/* the copy probe is the host's memory: no yardstick for
+		 * kernels that ran on a GPU */
 		for (int k = 0; k < st->n_kernels; k++)
-			print_kernel(&st->kernels[k], l->copy_gbps.median);
+			print_kernel(&st->kernels[k], st->device[0] ? 0.0
+					: l->copy_gbps.median);
 	}
 	if (st->workdir[0])
 		printf("    sources kept in %s\n", st->workdir);
@@ -213,6 +217,24 @@ static void print_conditions(const fl_ladder *l)
 		       fl_safe_name(l->timing_message));
 	else
 		printf("timing: none (nothing to time)\n");
+}
+
+/* "target: cuda, ..." for the CUDA target: the GPU the kernels ran on,
+ * or the note saying that the CPU backend ran instead. */
+static void print_target(const fl_ladder *l)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->steps[i].note[0]) {
+			printf("target: cuda: %s\n",
+			       fl_safe_name(l->steps[i].note));
+			return;
+		}
+	for (int i = 0; i < l->n; i++)
+		if (l->steps[i].device[0]) {
+			printf("target: cuda on %s, kernel times from CUDA "
+			       "events\n", fl_safe_name(l->steps[i].device));
+			return;
+		}
 }
 
 /* What layer 2 saved: apollo-l2's kernel count against apollo-l1's, when
@@ -263,6 +285,7 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 		}
 		if (i == 0) {
 			print_conditions(&ladder);
+			print_target(&ladder);
 			printf("%-10s %11s %13s %16s %8s\n", "strategy",
 			       "kernels", "median", "(min..max)", "speedup");
 		}

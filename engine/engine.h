@@ -55,7 +55,9 @@ typedef struct fl_engine_opts {
 	bool run_kernels;		/* default false */
 	fl_layer1_opts layer1;
 	/* Bytes a tensor on a stitched edge may take per tile to be
-	 * tile-local (layer 2); 0: the machine's per-core L2. */
+	 * tile-local (layer 2); 0: the machine's per-core L2, or with
+	 * run.target cuda FL_CUDA_SHARED_DEFAULT (a block's shared
+	 * memory). */
 	int64_t stitch_capacity;
 	/* Seconds one kernel costs beyond its roofline time in layer 3's
 	 * cost model, when set; else the model's default (stitch.h). */
@@ -71,7 +73,8 @@ void fl_engine_opts_default(fl_engine_opts *o);
 
 /* The rules and constraints strategy s lets through (DESIGN 1.6):
  * unfused switches every partition rule and --fuse off, xla keeps only
- * R1-R4, apollo-l1 keeps them all.  The session applies this to its
+ * R1-R4, apollo-l1 keeps them all; and under the CUDA target layer 1
+ * plans tiles for the GPU (fl_machine_cuda) unless a machine is given.  The session applies this to its
  * options; exposed for views that show what a strategy allows. */
 void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out);
 

@@ -240,6 +240,9 @@ cJSON *fl_report_run(const fl_session *s)
 	cJSON_AddStringToObject(o, "status", fl_run_status_name(r->status));
 	cJSON_AddStringToObject(o, "message", r->message);
 	cJSON_AddBoolToObject(o, "verified", r->verified);
+	cJSON_AddStringToObject(o, "target", fl_target_name(r->target));
+	cJSON_AddStringToObject(o, "device", r->device);
+	cJSON_AddStringToObject(o, "note", r->note);
 	cJSON_AddNumberToObject(o, "total_s", r->total_seconds);
 	cJSON_AddNumberToObject(o, "max_abs", r->max_abs);
 	cJSON_AddNumberToObject(o, "max_rel", r->max_rel);
@@ -1018,6 +1021,9 @@ static cJSON *ladder_step_json(const fl_ladder_step *st)
 			st->ran ? fl_run_status_name(st->status) : NULL);
 	cJSON_AddStringToObject(o, "message", st->message);
 	cJSON_AddBoolToObject(o, "interrupted", st->interrupted);
+	cJSON_AddStringToObject(o, "target", fl_target_name(st->target));
+	cJSON_AddStringToObject(o, "device", st->device);
+	cJSON_AddStringToObject(o, "note", st->note);
 	cJSON_AddNumberToObject(o, "n_kernels", st->n_kernels);
 	if (st->ran) {
 		t = cJSON_AddObjectToObject(o, "total");

@@ -1,5 +1,6 @@
-/* The code view (DESIGN 7): the generated C of the current kernel
- * (fl_engine_kernel_source), one numbered line per row, scrolled
+/* The code view (DESIGN 7): the generated code of the current kernel
+ * (fl_engine_kernel_source: C, or CUDA under --target cuda, named in the
+ * title), one numbered line per row, scrolled
  * vertically (Up/Down/j/k, PgUp/PgDn, Home/End) and horizontally
  * (Left/Right/h/l: long lines are clipped, never wrapped, so a line
  * number always names one row).
@@ -143,7 +144,9 @@ static void code_render(void *p, const fl_view_ctx *c, fl_grid *g)
 	st->rows = g->h > 1 ? g->h - 1 : 1;
 	code_clamp(st);
 	fl_grid_textf(g, 0, 0, g->w, FL_LOOK_TITLE,
-		      "code of kernel %d: lines %d-%d of %d%s", kernel,
+		      "%scode of kernel %d: lines %d-%d of %d%s",
+		      fl_engine_options(c->s)->run.target == FL_TARGET_CUDA
+			      ? "CUDA " : "", kernel,
 		      st->n_lines ? st->top + 1 : 0,
 		      st->top + st->rows < st->n_lines ? st->top + st->rows
 							: st->n_lines,

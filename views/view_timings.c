@@ -12,7 +12,9 @@
  * spreads do not overlap, else within noise.  Under the title, the
  * conditions of the measurement: the machine, the load average before
  * and after the timing, the copy bandwidth measured in the timing
- * process, whether it was interleaved and pinned.
+ * process, whether it was interleaved and pinned; for the CUDA target
+ * (--target cuda), the GPU the kernels ran on, or why the CPU backend ran
+ * instead ("no CUDA device: CPU backend only").
  *
  * After an override the explorer passes the ladder of the run before it
  * (ctx->prev_ladder, ctx->prev_label): each strategy then gets a line
@@ -380,6 +382,36 @@ static void conditions_line(const fl_ladder *l, fl_grid *g, int y)
 		      l->pinned ? "pinned" : "not pinned");
 }
 
+/* The first step with something to say about the CUDA target: the
+ * fallback's note, else the GPU; NULL under the CPU target. */
+static const fl_ladder_step *cuda_step(const fl_ladder *l)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->steps[i].note[0])
+			return &l->steps[i];
+	for (int i = 0; i < l->n; i++)
+		if (l->steps[i].device[0])
+			return &l->steps[i];
+	return NULL;
+}
+
+/* "target cuda: ..." under the conditions; false (nothing drawn) under
+ * the CPU target. */
+static bool target_line(const fl_ladder *l, fl_grid *g, int y)
+{
+	const fl_ladder_step *st = cuda_step(l);
+
+	if (!st)
+		return false;
+	if (st->note[0])
+		fl_grid_textf(g, 0, y, -1, FL_LOOK_WARN, "target cuda: %s",
+			      st->note);
+	else
+		fl_grid_textf(g, 0, y, -1, FL_LOOK_DIM, "target cuda: %s, "
+			      "kernel times from CUDA events", st->device);
+	return true;
+}
+
 static void timings_render(void *st, const fl_view_ctx *c, fl_grid *g)
 {
 	timings *t = st;
@@ -400,6 +432,8 @@ static void timings_render(void *st, const fl_view_ctx *c, fl_grid *g)
 		      "", c->prev_ladder ? (c->prev_label ? c->prev_label :
 					    "previous run") : "");
 	conditions_line(c->ladder, g, y++);
+	if (target_line(c->ladder, g, y))
+		y++;
 	fl_grid_textf(g, 0, y++, -1, FL_LOOK_DIM,
 		      "%-*s %-*s kern. %9s %-14s %-18s %-3s max error abs/rel",
 		      NAME_W, "strategy", bar_w, "time", "median",

@@ -1,5 +1,6 @@
-/* The codegen pass (DESIGN 1.6): the C of every kernel of the program,
- * one "generated" decision per kernel, then the translation unit.
+/* The codegen pass (DESIGN 1.6): the code of every kernel of the program
+ * for the session's target (opts->run.target: C + OpenMP, or CUDA), one
+ * "generated" decision per kernel, then the translation unit.
  *
  * Needs: st->program (layer 1).  Changes: st->kernel_src, st->unit_src,
  * and the placement of a tensor the backend could not keep tile-local or
@@ -8,11 +9,14 @@
  * demotion, e.g.
  *     generated  fl_k3: 41 lines of C, 2 parallel loops, 1 tile-local
  *                array
+ *     generated  fl_k3: 88 lines of CUDA, 2 __global__ functions, 1
+ *                tile-local array        (the CUDA target)
  *     placed     fl_k3: t7 tile-local -> global: tile-local placement
  *                without a fixed footprint box
- * A kernel's C depends only on the kernel (its name, ops, schedule and
- * placements) and the graph, so it is memoised under a key made of
- * those: going back and forth through this pass prints nothing twice. */
+ * A kernel's code depends only on the target and the kernel (its name,
+ * ops, schedule and placements) and the graph, so it is memoised under a
+ * key made of those: going back and forth through this pass prints
+ * nothing twice. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +28,22 @@
 #include "memo_impl.h"
 #include "passes_impl.h"
 
+static fl_target target_of(const fl_state *st)
+{
+	return st->opts->run.target;
+}
+
 /* Bytes the tile-local arrays of one tile may take (--local-budget; 0:
- * the per-core L2 of the machine layer 1 plans for). */
+ * the per-core L2 of the machine layer 1 plans for on the CPU, the
+ * shared memory every CUDA GPU gives a block on the GPU). */
 static int64_t local_budget(const fl_state *st)
 {
 	const fl_layer1_opts *o = &st->opts->layer1;
 
 	if (o->local_budget > 0)
 		return o->local_budget;
+	if (target_of(st) == FL_TARGET_CUDA)
+		return FL_CUDA_SHARED_DEFAULT;
 	return (o->machine ? o->machine : fl_machine_get())->l2;
 }
 
@@ -40,7 +52,8 @@ static char *kernel_key(const fl_state *st, const fl_kernel *k)
 {
 	fl_strbuf key = {0};
 
-	fl_strbuf_printf(&key, "pre %d budget %lld %s ops", st->opts->preprocess,
+	fl_strbuf_printf(&key, "%s pre %d budget %lld %s ops",
+			 fl_target_name(target_of(st)), st->opts->preprocess,
 			 (long long)local_budget(st), k->name);
 	for (int i = 0; i < k->n_ops; i++)
 		fl_strbuf_printf(&key, " %d", k->ops[i]);
@@ -93,8 +106,15 @@ static const kernel_code *kernel_code_of(fl_state *st, int k, fl_error *err)
 		fl_error_set(err, "out of memory");
 		return NULL;
 	}
-	c->src = fl_codegen_c_kernel_budget(st->program, k, local_budget(st),
-					    &c->demoted, &c->n_demoted, err);
+	if (target_of(st) == FL_TARGET_CUDA)
+		c->src = fl_codegen_cuda_kernel(st->program, k, local_budget(st),
+						&c->demoted, &c->n_demoted,
+						err);
+	else
+		c->src = fl_codegen_c_kernel_budget(st->program, k,
+						    local_budget(st),
+						    &c->demoted, &c->n_demoted,
+						    err);
 	if (!c->src || fl_memo_map_put(st->memo->kernel_code, key, c) < 0) {
 		if (c->src)
 			fl_error_set(err, "out of memory");
@@ -125,19 +145,39 @@ static int tile_local_count(const fl_kernel *k)
 	return n;
 }
 
+/* "2 parallel loops" (C) or "2 __global__ functions" (CUDA): how the
+ * kernel's code runs in parallel. */
+static void parallel_text(fl_target t, const char *src, char *buf, size_t n)
+{
+	int par;
+
+	if (t == FL_TARGET_CUDA) {
+		par = count_in(src, "__global__");
+		snprintf(buf, n, "%d __global__ function%s", par,
+			 par == 1 ? "" : "s");
+		return;
+	}
+	par = count_in(src, "#pragma omp parallel");
+	snprintf(buf, n, "%d parallel loop%s", par, par == 1 ? "" : "s");
+}
+
 static int log_generated(fl_state *st, int k, const char *src)
 {
 	const fl_kernel *kn = &st->program->kernels[k];
 	const char **names = fl_state_op_names(st, kn->ops, kn->n_ops);
-	int par = count_in(src, "#pragma omp parallel"), local = tile_local_count(kn);
+	fl_target t = target_of(st);
+	int local = tile_local_count(kn);
+	char par[64];
 	fl_event *e;
 
 	if (!names)
 		return -1;
+	parallel_text(t, src, par, sizeof par);
 	e = fl_state_log(st, FL_EV_GENERATED, "", names, kn->n_ops, kn->group,
-			 -1, "%s: %d lines of C, %d parallel loop%s, %d "
-			 "tile-local array%s", kn->name, count_in(src, "\n"),
-			 par, par == 1 ? "" : "s", local, local == 1 ? "" : "s");
+			 -1, "%s: %d lines of %s, %s, %d tile-local array%s",
+			 kn->name, count_in(src, "\n"),
+			 t == FL_TARGET_CUDA ? "CUDA" : "C", par, local,
+			 local == 1 ? "" : "s");
 	free(names);
 	return e ? 0 : -1;
 }
@@ -213,7 +253,11 @@ int fl_pass_codegen(fl_state *st, fl_error *err)
 		if (rc != FL_PASS_DONE)
 			return rc;
 	}
-	st->unit_src = fl_codegen_c_unit(p, (const char *const *)st->kernel_src,
-					 err);
+	if (target_of(st) == FL_TARGET_CUDA)
+		st->unit_src = fl_codegen_cuda_unit(p, (const char *const *)
+						    st->kernel_src, err);
+	else
+		st->unit_src = fl_codegen_c_unit(p, (const char *const *)
+						 st->kernel_src, err);
 	return st->unit_src ? FL_PASS_DONE : -1;
 }

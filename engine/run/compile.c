@@ -21,7 +21,13 @@
  * as the failure, it compiles again without it and with -DFL_NO_MVEC),
  * its output going to cc.log.  The log's "warning:" lines are counted and
  * the first ones kept in the fl_build, with the command, its flags and
- * the wall time.  Its TMPDIR is the work directory, so that what it
+ * the wall time.
+ *
+ * The CUDA target (opts->target) writes gen.cu instead and compiles it
+ * with nvcc ($NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc):
+ * -O3 -std=c++17 -shared -Xcompiler -fPIC, for the GPU found
+ * (-arch=native), or for sm_90 when this machine has none (the unit is
+ * still compiled, so that its errors show without a GPU).  Its TMPDIR is the work directory, so that what it
  * leaves there when killed goes with the directory.
  *
  * Children (the compiler here, the test process in runner.c) lead their
@@ -460,24 +466,73 @@ static void compile_message(fl_build *b, int code)
 					i ? "" : ":\n", first[i]);
 }
 
-/* One attempt at compiling gen.c into gen.so; 0 when it built, 1 when b
- * says why not (no compiler, compile error, cancelled), -1 on an
- * internal error. */
-static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
-			fl_error *err)
+/* argv for nvcc at path nvcc compiling gen.cu into gen.so, for this
+ * machine's GPU or, without one, for sm_90; records the command and the
+ * flags in b. */
+static void nvcc_argv(char *nvcc, char **argv, fl_build *b)
 {
-	const char *cc = compiler_of(o);
-	char words[1024], *argv[MAX_CC_WORDS + 16], tmpdir_var[1100], **env;
-	volatile int *exec_errno;
-	int status = 0, rc, e;
-	pid_t pid;
+	static char *const flags[] = {
+		"-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", NULL,
+		"-o", "gen.so", "gen.cu", NULL,
+	};
+	size_t len = 0;
+	int n = 0;
 
-	snprintf(words, sizeof words, "%s", cc);
+	argv[n++] = nvcc;
+	snprintf(b->compiler, sizeof b->compiler, "%.200s", nvcc);
+	b->flags[0] = '\0';
+	for (int i = 0; i < (int)(sizeof flags / sizeof flags[0]) - 1; i++) {
+		char *f = flags[i] ? flags[i] : fl_cuda_device_present(NULL, 0)
+					       ? "-arch=native" : "-arch=sm_90";
+
+		argv[n++] = f;
+		if (len < sizeof b->flags)
+			len += (size_t)snprintf(b->flags + len,
+						sizeof b->flags - len, "%s%s",
+						i ? " " : "", f);
+	}
+	argv[n] = NULL;
+}
+
+/* argv for the target's compiler into argv (words: room for the
+ * command's words); 1 with b's status set when there is none. */
+static int target_argv(const fl_run_opts *o, bool mvec, char *words,
+		       size_t n, char **argv, fl_build *b)
+{
+	if (o->target == FL_TARGET_CUDA) {
+		if (!fl_nvcc_find(words, n)) {
+			b->status = FL_RUN_NO_COMPILER;
+			set_message(b, "nvcc not found (set NVCC, put it on "
+				    "PATH or install the CUDA toolkit in "
+				    "/usr/local/cuda): the CUDA target needs "
+				    "it");
+			return 1;
+		}
+		nvcc_argv(words, argv, b);
+		return 0;
+	}
+	snprintf(words, n, "%s", compiler_of(o));
 	if (compiler_argv(words, mvec, argv, b) < 0) {
 		b->status = FL_RUN_NO_COMPILER;
 		set_message(b, "no compiler given");
 		return 1;
 	}
+	return 0;
+}
+
+/* One attempt at compiling gen.c (gen.cu) into gen.so; 0 when it built,
+ * 1 when b says why not (no compiler, compile error, cancelled), -1 on
+ * an internal error. */
+static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
+			fl_error *err)
+{
+	char words[1024], *argv[MAX_CC_WORDS + 16], tmpdir_var[1100], **env;
+	volatile int *exec_errno;
+	int status = 0, rc, e;
+	pid_t pid;
+
+	if (target_argv(o, mvec, words, sizeof words, argv, b))
+		return 1;
 	exec_errno = mmap(NULL, sizeof *exec_errno, PROT_READ | PROT_WRITE,
 			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (exec_errno == MAP_FAILED) {
@@ -517,10 +572,16 @@ static int compile_once(fl_build *b, const fl_run_opts *o, bool mvec,
 			    COMPILE_TIMEOUT_S);
 		return 1;
 	}
+	if (e && o->target == FL_TARGET_CUDA) {
+		b->status = FL_RUN_NO_COMPILER;
+		set_message(b, "cannot run nvcc \"%s\": %s (set NVCC to the "
+			    "CUDA compiler)", b->compiler, strerror(e));
+		return 1;
+	}
 	if (e) {
 		b->status = FL_RUN_NO_COMPILER;
 		set_message(b, "cannot run the C compiler \"%s\": %s (set CC "
-			    "to a C compiler)", cc, strerror(e));
+			    "to a C compiler)", b->compiler, strerror(e));
 		return 1;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -556,7 +617,7 @@ static int compile(fl_build *b, const fl_run_opts *o, fl_error *err)
 	int rc = compile_once(b, o, true, err);
 
 	if (rc == 1 && b->status == FL_RUN_COMPILE_ERROR &&
-	    log_mentions_mvec(b)) {
+	    o->target != FL_TARGET_CUDA && log_mentions_mvec(b)) {
 		b->status = FL_RUN_OK;
 		b->message[0] = '\0';
 		rc = compile_once(b, o, false, err);
@@ -609,11 +670,14 @@ int fl_build_source(const char *source, const fl_run_opts *opts, fl_build *b,
 	}
 	memset(b, 0, sizeof *b);
 	b->status = FL_RUN_OK;
+	b->target = opts->target;
 	if (workdir_open(opts, b, err) < 0) {
 		memset(b, 0, sizeof *b);
 		return -1;
 	}
-	fl_run_path(b->workdir, "gen.c", path, sizeof path);
+	fl_run_path(b->workdir, opts->target == FL_TARGET_CUDA ? "gen.cu"
+							       : "gen.c",
+		    path, sizeof path);
 	if (fl_run_write_file(path, source, err) < 0) {
 		workdir_remove(b);
 		memset(b, 0, sizeof *b);

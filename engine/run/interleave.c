@@ -514,8 +514,8 @@ static float **child_buffers(const il_plan *pl, int i)
 }
 
 /* Loads program i's gen.so; its kernel table, or NULL with the report
- * filled. */
-static kernel_fn *child_load(const il_plan *pl, int i)
+ * filled.  A CUDA unit's device entry points into *dev. */
+static kernel_fn *child_load(const il_plan *pl, int i, fl_device_syms *dev)
 {
 	void *h = dlopen(pl->progs[i].so_path, RTLD_NOW | RTLD_LOCAL);
 	const int *n;
@@ -544,6 +544,7 @@ static kernel_fn *child_load(const il_plan *pl, int i)
 				 pl->progs[i].so_path);
 			return NULL;
 		}
+	fl_run_device_syms(h, dev);
 	return table;
 }
 
@@ -551,6 +552,9 @@ static kernel_fn *child_load(const il_plan *pl, int i)
 typedef struct il_child {
 	const il_plan *pl;
 	kernel_fn **table;	/* per program */
+	fl_device_syms *dev;	/* per program: a CUDA unit's device
+				   entry points (its kernels' times are
+				   device times) */
 	float ***bufs;		/* per program (shared by equal layouts) */
 	double *samples;	/* per timed kernel, rounds */
 	double *totals;		/* per program, rounds */
@@ -559,21 +563,24 @@ typedef struct il_child {
 } il_child;
 
 /* Runs program i once; its total in seconds, each kernel's time into
- * ks[kernel * stride] when ks is given. */
+ * ks[kernel * stride] when ks is given.  A CUDA program's times are
+ * device times (fl_run_timed_call), its total their sum. */
 static double run_program(il_child *c, int i, double *ks, int stride)
 {
 	const fl_program *p = c->pl->progs[i].p;
-	double t0 = fl_now();
+	double t0 = fl_now(), sum = 0.0;
 
 	for (int k = 0; k < p->n_kernels; k++) {
-		double a = fl_now();
+		double s;
 
 		enter(c->pl->rep, i, k);
-		c->table[i][k](c->bufs[i]);
+		s = fl_run_timed_call(c->table[i][k], c->bufs[i], &c->dev[i]);
+		sum += s;
 		if (ks)
-			ks[(size_t)k * (size_t)stride] = fl_now() - a;
+			ks[(size_t)k * (size_t)stride] = s;
 	}
-	return fl_now() - t0;
+	/* on the GPU the program's time is its kernels' device time */
+	return c->dev[i].resident ? sum : fl_now() - t0;
 }
 
 /* Item `item` of a round: program item, or the copy when item == n. */
@@ -647,13 +654,14 @@ static double run_group(il_child *c, int idx)
 {
 	const il_plan *pl = c->pl;
 	int b = pl->baseline;
-	double t0 = fl_now();
+	double t0 = fl_now(), sum = 0.0;
 
 	for (int g = 0; g < pl->n_group[idx]; g++) {
 		enter(pl->rep, b, pl->group[idx][g]);
-		c->table[b][pl->group[idx][g]](c->bufs[b]);
+		sum += fl_run_timed_call(c->table[b][pl->group[idx][g]],
+					 c->bufs[b], &c->dev[b]);
 	}
-	return fl_now() - t0;
+	return c->dev[b].resident ? sum : fl_now() - t0;
 }
 
 /* Kernel k of program i alternating with its baseline group. */
@@ -668,11 +676,9 @@ static void child_pair(il_child *c, int i, int k, double *fs, double *us)
 	c->table[i][k](c->bufs[i]);
 	run_group(c, idx);
 	for (int r = 0; r < pl->rounds; r++) {
-		double a = fl_now();
-
 		enter(pl->rep, i, k);
-		c->table[i][k](c->bufs[i]);
-		fs[r] = fl_now() - a;
+		fs[r] = fl_run_timed_call(c->table[i][k], c->bufs[i],
+					  &c->dev[i]);
 		if (len + 1 < sizeof tk->sequence)
 			tk->sequence[len++] = 'F';
 		us[r] = run_group(c, idx);
@@ -757,6 +763,19 @@ static void child_fail(il_report *rep, int status, const char *msg)
 	_exit(1);
 }
 
+/* Each CUDA program run once with uploads and downloads, so that its
+ * device copies hold the inputs, then kept on the device: what is timed
+ * is the kernels, not the transfers (target.h). */
+static void child_device_resident(il_child *c)
+{
+	for (int i = 0; i < c->pl->n; i++) {
+		if (!c->dev[i].resident)
+			continue;
+		run_program(c, i, NULL, 0);
+		*c->dev[i].resident = 1;
+	}
+}
+
 static void child_main(const il_plan *pl) __attribute__((noreturn));
 
 static void child_main(const il_plan *pl)
@@ -778,18 +797,19 @@ static void child_main(const il_plan *pl)
 	c.pl = pl;
 	c.table = calloc((size_t)pl->n + 1, sizeof *c.table);
 	c.bufs = calloc((size_t)pl->n + 1, sizeof *c.bufs);
+	c.dev = calloc((size_t)pl->n + 1, sizeof *c.dev);
 	c.samples = calloc((size_t)(pl->total_kernels + 1) * (size_t)rounds,
 			   sizeof *c.samples);
 	c.totals = calloc((size_t)(pl->n + 1) * (size_t)rounds,
 			  sizeof *c.totals);
 	/* the copies' bandwidths, then room for one series of ratios */
 	c.copies = calloc(2 * (size_t)rounds + 1, sizeof *c.copies);
-	if (!c.table || !c.bufs || !c.samples || !c.totals || !c.copies ||
+	if (!c.table || !c.bufs || !c.dev || !c.samples || !c.totals || !c.copies ||
 	    !copy_init(&c.cp, pl))
 		child_fail(pl->rep, FL_RUN_NO_MEMORY, "the timing process ran "
 			   "out of memory");
 	for (int i = 0; i < pl->n; i++) {
-		if (!(c.table[i] = child_load(pl, i)))
+		if (!(c.table[i] = child_load(pl, i, &c.dev[i])))
 			_exit(1);
 		c.bufs[i] = pl->layout[i] == i ? child_buffers(pl, i)
 					       : c.bufs[pl->layout[i]];
@@ -798,6 +818,7 @@ static void child_main(const il_plan *pl)
 				   "process ran out of memory allocating the "
 				   "graph's tensors");
 	}
+	child_device_resident(&c);
 	pl->rep->cur_prog = -1;
 	child_rounds(&c);
 	child_pairs(&c);

@@ -4,6 +4,9 @@
  * not the machine's load changing between two runs minutes apart.
  *
  * The child (fl_time_interleaved):
+ *   0. a CUDA program (one exporting fl_device_resident, target.h) runs
+ *      once with its transfers, then stays on the device: its kernels'
+ *      times below are their CUDA-event times, its totals their sums;
  *   1. warm-up: `warmup` untimed rounds of every program;
  *   2. `repeat` rounds; in each, every program's whole run once and one
  *      STREAM-like copy (arrays well over the L3 size, threads on every

@@ -57,6 +57,8 @@ static int collect(fl_session *s, fl_ladder_step *st)
 		return -1;
 	st->status = b->status;
 	snprintf(st->message, sizeof st->message, "%s", b->message);
+	st->target = b->target;
+	snprintf(st->note, sizeof st->note, "%s", b->note);
 	if (fl_engine_options(s)->run.keep)
 		snprintf(st->workdir, sizeof st->workdir, "%s", b->workdir);
 	for (int k = 0; k < p->n_kernels; k++) {
@@ -78,6 +80,8 @@ static int collect(fl_session *s, fl_ladder_step *st)
 		return 0;
 	st->status = r->status;
 	snprintf(st->message, sizeof st->message, "%s", r->message);
+	st->target = r->target;
+	snprintf(st->device, sizeof st->device, "%s", r->device);
 	st->total_seconds = r->total_seconds;
 	st->total_min = r->total_min_seconds;
 	st->total_max = r->total_max_seconds;

@@ -59,6 +59,10 @@ typedef struct fl_ladder_step {
 	fl_timing_label label;	/* the total against unfused's: paired
 				   over vs_unfused, else over the ranges */
 	char workdir[512];	/* kept sources (--keep), else "" */
+	fl_target target;	/* the backend that ran (the run result's) */
+	char device[128];	/* the GPU it ran on, "" */
+	char note[256];		/* e.g. FL_NO_CUDA_DEVICE: the CUDA target
+				   fell back to the CPU; "" */
 	/* Stopped by base->run.interrupt (a signal): the last step.
 	 * stopped names what was running ("compiler", "run", or "" when
 	 * neither was), removed the work directory that was removed with

@@ -47,4 +47,23 @@ enum {
 int fl_run_wait(pid_t pid, double limit_s, const fl_run_opts *o,
 		fl_run_poll_fn poll, void *user, int *status);
 
+typedef void (*fl_kernel_call)(float *const *bufs);
+
+/* The device entry points of a loaded unit (target.h): all NULL for a C
+ * unit.  resident is set only when seconds is there too. */
+typedef struct fl_device_syms {
+	int *resident;
+	const double *seconds;
+	const char *(*name)(void);
+} fl_device_syms;
+
+/* Looks them up in so (a dlopen handle). */
+void fl_run_device_syms(void *so, fl_device_syms *d);
+
+/* Calls f(bufs); its time in seconds: the device time of its launches
+ * (fl_device_seconds, CUDA events) for a CUDA unit, else the wall clock
+ * around the call.  d may be NULL (wall clock). */
+double fl_run_timed_call(fl_kernel_call f, float *const *bufs,
+			 const fl_device_syms *d);
+
 #endif

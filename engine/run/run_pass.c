@@ -39,8 +39,9 @@ static char *run_key(const fl_state *st)
 	fl_strbuf_printf(&k, "warmup %d repeat %d timeout %d atol %.17g rtol "
 		      "%.17g seed %llu\n", o->warmup, o->repeat, o->timeout_s,
 		      o->atol, o->rtol, (unsigned long long)st->opts->interp.seed);
-	fl_strbuf_printf(&k, "max bytes %lld pin %d\n",
-			 (long long)run_max_bytes(st), (int)o->pin);
+	fl_strbuf_printf(&k, "max bytes %lld pin %d target %s\n",
+			 (long long)run_max_bytes(st), (int)o->pin,
+			 fl_target_name(o->target));
 	fl_strbuf_printf(&k, "%s", st->unit_src);
 	return fl_strbuf_take(&k);
 }

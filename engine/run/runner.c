@@ -197,6 +197,7 @@ typedef struct shared_report {
 	atomic_int progress;
 	double total_seconds, total_min, total_max, max_abs, max_rel;
 	char message[2048];
+	char device[128];	/* fl_device_name of a CUDA unit */
 	shared_kernel k[];	/* n_kernels */
 } shared_report;
 
@@ -504,9 +505,13 @@ static void spread(double *v, int n, double *med, double *lo, double *hi)
 
 /* Warm-up runs, then timed runs; median, minimum and maximum per kernel
  * and of the totals.  Reports "time" progress: 0 at the start of the
- * warm-up, r after timed run r. */
+ * warm-up, r after timed run r.  A CUDA unit (dev->resident) works on
+ * its device copies alone while timed, and each kernel's time is the
+ * device time of its launches; a round's total is then their sum (the
+ * host's waits between kernels are not the program's work). */
 static void child_time(const run_plan *pl, kernel_fn *kernels,
-		       float *const *bufs, shared_report *rep)
+		       float *const *bufs, const fl_device_syms *dev,
+		       shared_report *rep)
 {
 	int nk = pl->n_kernels, nr = pl->o.repeat > 0 ? pl->o.repeat : 0;
 	double *t = calloc((size_t)(nk + 1) * (size_t)(nr + 1), sizeof *t);
@@ -521,17 +526,20 @@ static void child_time(const run_plan *pl, kernel_fn *kernels,
 		}
 	if (!t)
 		return;
+	if (dev->resident)
+		*dev->resident = 1;
 	for (int r = 0; r < nr; r++) {
-		double t0 = fl_now();
+		double t0 = fl_now(), sum = 0.0;
 
 		for (int k = 0; k < nk; k++) {
-			double a = fl_now();
+			double s;
 
 			enter_kernel(rep, k);
-			kernels[k](bufs);
-			t[(size_t)k * (size_t)(nr + 1) + (size_t)r] = fl_now() - a;
+			s = fl_run_timed_call(kernels[k], bufs, dev);
+			t[(size_t)k * (size_t)(nr + 1) + (size_t)r] = s;
+			sum += s;
 		}
-		col[r] = fl_now() - t0;
+		col[r] = dev->resident ? sum : fl_now() - t0;
 		report_progress(rep, PHASE_TIME, r + 1);
 	}
 	rep->current = -1;
@@ -557,8 +565,11 @@ static void default_fatal_signals(void)
 		signal(sigs[i], SIG_DFL);
 }
 
-/* Loads gen.so and checks its table; NULL with the report filled. */
-static kernel_fn *child_load(const run_plan *pl, shared_report *rep)
+/* Loads gen.so and checks its table; NULL with the report filled.  The
+ * device entry points of a CUDA unit into *dev, its GPU's name into the
+ * report. */
+static kernel_fn *child_load(const run_plan *pl, fl_device_syms *dev,
+			     shared_report *rep)
 {
 	void *h = dlopen(pl->so_path, RTLD_NOW | RTLD_LOCAL);
 	const int *n;
@@ -586,6 +597,9 @@ static kernel_fn *child_load(const run_plan *pl, shared_report *rep)
 				 "kernel %d of %s is NULL", k, pl->so_path);
 			return NULL;
 		}
+	fl_run_device_syms(h, dev);
+	if (dev->name)
+		snprintf(rep->device, sizeof rep->device, "%s", dev->name());
 	return table;
 }
 
@@ -594,6 +608,7 @@ static void child_main(const run_plan *pl, shared_report *rep)
 
 static void child_main(const run_plan *pl, shared_report *rep)
 {
+	fl_device_syms dev;
 	kernel_fn *kernels;
 	float **bufs;
 
@@ -603,7 +618,7 @@ static void child_main(const run_plan *pl, shared_report *rep)
 		setenv("OMP_PROC_BIND", "close", 1);
 		setenv("OMP_PLACES", "cores", 1);
 	}
-	kernels = child_load(pl, rep);
+	kernels = child_load(pl, &dev, rep);
 	if (!kernels)
 		_exit(0);
 	rep->stage = STAGE_LOADED;
@@ -624,7 +639,7 @@ static void child_main(const run_plan *pl, shared_report *rep)
 				 "writes graph output T%d", pl->outputs[i]);
 		}
 	rep->status = rep->verified ? FL_RUN_OK : FL_RUN_MISMATCH;
-	child_time(pl, kernels, bufs, rep);
+	child_time(pl, kernels, bufs, &dev, rep);
 	rep->stage = STAGE_DONE;
 	_exit(0);
 }
@@ -839,6 +854,23 @@ static int timeout_of(const run_plan *pl)
 	return pl->o.timeout_s > 0 ? pl->o.timeout_s : 60;
 }
 
+/* The last line the child wrote to its log (a CUDA unit prints its
+ * error there before it aborts: target.h), "" when none. */
+static void log_last_line(const char *path, char *buf, size_t n)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0])
+			snprintf(buf, n, "%.280s", line);
+	}
+	if (f)
+		fclose(f);
+}
+
 /* Turns the child's end (wait_rc: FL_WAIT_*) and report into r. */
 static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 		    int status, fl_run_result *r)
@@ -860,10 +892,14 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 		return;
 	}
 	if (WIFSIGNALED(status)) {
+		char said[300];
+
+		log_last_line(pl->log_path, said, sizeof said);
 		r->status = FL_RUN_CRASH;
-		set_message(r, "the generated code crashed with %s (%s)%s",
+		set_message(r, "the generated code crashed with %s (%s)%s%s%s",
 			    signal_name(WTERMSIG(status)),
-			    signal_words(WTERMSIG(status)), where);
+			    signal_words(WTERMSIG(status)), where,
+			    said[0] ? ": " : "", said);
 		return;
 	}
 	if (rep->status == FL_RUN_NO_MEMORY) {
@@ -892,6 +928,7 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 	r->total_seconds = rep->total_seconds;
 	r->total_min_seconds = rep->total_min;
 	r->total_max_seconds = rep->total_max;
+	snprintf(r->device, sizeof r->device, "%s", rep->device);
 	if (rep->message[0])
 		set_message(r, "%s", rep->message);
 	else
@@ -1149,6 +1186,8 @@ int fl_run_build(const fl_build *b, const fl_program *p,
 		fl_run_result_free(r);
 		return -1;
 	}
+	r->target = b->target;
+	snprintf(r->note, sizeof r->note, "%s", b->note);
 	if (b->status != FL_RUN_OK || !b->so_path[0]) {
 		r->status = b->status != FL_RUN_OK ? b->status
 						   : FL_RUN_LOAD_ERROR;
@@ -1178,12 +1217,40 @@ int fl_run_build(const fl_build *b, const fl_program *p,
 	return rc;
 }
 
+/* Compiles p's unit for o->target into b; for the CUDA target without a
+ * device (fl_build_cpu_fallback), p's C instead, once the CUDA compiled
+ * (or could not be, for want of nvcc), with the fallback's note.  As
+ * fl_build_source. */
+static int build_program(const fl_program *p, const fl_run_opts *o,
+			 fl_build *b, fl_error *err)
+{
+	char *src = fl_codegen_target(p, o->target, err);
+	fl_run_opts cpu = *o;
+	fl_build cuda;
+	int rc;
+
+	if (!src)
+		return -1;
+	rc = fl_build_source(src, o, b, err);
+	free(src);
+	if (rc < 0 || !fl_build_cpu_fallback(b, o))
+		return rc;
+	cuda = *b;
+	cpu.target = FL_TARGET_CPU;
+	src = fl_codegen_c(p, err);
+	rc = src ? fl_build_source(src, &cpu, b, err) : -1;
+	free(src);
+	if (rc == 0)
+		fl_build_note_fallback(b, &cuda);
+	fl_build_remove(&cuda, o);
+	return rc;
+}
+
 int fl_run_program(const fl_program *p, const fl_values *ref,
 		   const fl_run_opts *opts, fl_run_result *r, fl_error *err)
 {
 	fl_run_opts dflt, o;
 	fl_build b;
-	char *src;
 	int rc;
 
 	if (!opts) {
@@ -1193,12 +1260,7 @@ int fl_run_program(const fl_program *p, const fl_values *ref,
 	memset(r, 0, sizeof *r);
 	if (check_ref(p, ref, err) < 0)
 		return -1;
-	src = fl_codegen_c(p, err);
-	if (!src)
-		return -1;
-	rc = fl_build_source(src, opts, &b, err);
-	free(src);
-	if (rc < 0)
+	if (build_program(p, opts, &b, err) < 0)
 		return -1;
 	rc = fl_run_build(&b, p, ref, opts, r, err);
 	o = *opts;

@@ -5,6 +5,8 @@
  * every output -- and, to localise a mismatch, every kernel's outputs --
  * against the reference values, and timing each kernel and the whole
  * program (warm-up, then the median, minimum and maximum of repeats).
+ * A CUDA program (--target cuda, target.h) is compiled by nvcc and timed
+ * on the device by CUDA events; without a device its C stands in.
  * The ladder times several compiled programs together, interleaved, in
  * one child instead (interleave.h).
  * It never prints: the compiler's and the child's output go to files in
@@ -14,10 +16,12 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "interp.h"
 #include "kernel.h"
+#include "target.h"
 
 /* Progress of long work, for an interactive caller: phase is "compile",
  * "check" (each kernel against the reference) or "time"; k of n done.
@@ -72,6 +76,11 @@ typedef struct fl_run_opts {
 	 * and OMP_PLACES=cores in its environment before it loads gen.so
 	 * (--pin).  Off by default. */
 	bool pin;
+	/* The backend (--target): FL_TARGET_CPU (default) compiles C with
+	 * cc; FL_TARGET_CUDA compiles the CUDA unit with nvcc and, when no
+	 * CUDA device is present, runs the C of the same program instead
+	 * (fl_build_cpu_fallback). */
+	fl_target target;
 } fl_run_opts;
 
 /* Whether o's cancel or interrupt flag is set. */
@@ -136,6 +145,11 @@ typedef struct fl_run_result {
 	int n_outputs;
 	fl_output_result *outputs;	/* per graph output, in tensor order */
 	char workdir[512];	/* kept only with keep */
+	fl_target target;	/* the backend that ran */
+	char device[128];	/* the GPU it ran on (fl_device_name), ""
+				   for the CPU backend */
+	char note[256];		/* e.g. FL_NO_CUDA_DEVICE when the CUDA
+				   target fell back to the CPU; "" */
 } fl_run_result;
 
 /* Bytes a run of p needs: the test child's copy of every tensor of the
@@ -172,11 +186,17 @@ typedef struct fl_build {
 	double seconds;		/* wall time of the compile */
 	int n_warnings;		/* "warning:" lines in its log */
 	char warnings[1024];	/* the first of them */
+	fl_target target;	/* what gen.so was built from: gen.c (cc)
+				   or gen.cu (nvcc) */
+	char note[256];		/* why a CUDA program runs on the CPU
+				   (FL_NO_CUDA_DEVICE ...), copied into
+				   the run result; "" */
 } fl_build;
 
-/* Writes source to gen.c in a work directory and compiles it.  Returns 0
- * when the compiler ran (b->status says how it went), -1 on an internal
- * error (message in err).  Never prints. */
+/* Writes source to gen.c in a work directory and compiles it (with
+ * o->target FL_TARGET_CUDA: to gen.cu, compiled by nvcc, see compile.c).
+ * Returns 0 when the compiler ran (b->status says how it went), -1 on an
+ * internal error (message in err).  Never prints. */
 int fl_build_source(const char *source, const fl_run_opts *o, fl_build *b,
 		    fl_error *err);
 
@@ -221,7 +241,35 @@ int fl_run_job_finish(fl_run_job *j, fl_run_result *r, fl_error *err);
 int fl_run_program(const fl_program *p, const fl_values *ref,
 		   const fl_run_opts *o, fl_run_result *r, fl_error *err);
 
-/* Writes the program's C source to path (for --emit). */
+/* Writes the program's C source to path.  (--emit goes through the
+ * engine's codegen pass, which makes the unit of the session's target.) */
 int fl_emit_program(const fl_program *p, const char *path, fl_error *err);
+
+/* ---- the CUDA device (cuda_probe.c) ---------------------------------- */
+
+/* What a CUDA run says when there is no GPU to run on. */
+#define FL_NO_CUDA_DEVICE "no CUDA device: CPU backend only"
+
+/* Whether a CUDA device is present: the driver (libcuda.so.1, loaded
+ * with dlopen, so nothing is linked) initialises and counts one or more
+ * devices.  The first device's name goes to name (when given), else the
+ * reason there is none ("no CUDA driver", "FUSELAB_NO_CUDA is set", ...).
+ * Asked once per process and cached (thread-safe); FUSELAB_NO_CUDA=1 in
+ * the environment answers "no device" without asking the driver. */
+bool fl_cuda_device_present(char *name, size_t n);
+
+/* The nvcc to run: $NVCC, else nvcc on PATH, else
+ * /usr/local/cuda/bin/nvcc; into path, false when none is executable. */
+bool fl_nvcc_find(char *path, size_t n);
+
+/* Whether a CUDA build b (o->target FL_TARGET_CUDA) is to be run as the
+ * C of the same program on the CPU instead: there is no CUDA device, and
+ * the CUDA either compiled or could not be compiled for want of nvcc (a
+ * compile error stays an error).  False for the CPU target. */
+bool fl_build_cpu_fallback(const fl_build *b, const fl_run_opts *o);
+
+/* cpu->note for a C build that stands in for CUDA build cuda:
+ * FL_NO_CUDA_DEVICE, then how the CUDA compile went. */
+void fl_build_note_fallback(fl_build *cpu, const fl_build *cuda);
 
 #endif

@@ -33,7 +33,8 @@
  * `placed` event per tensor on the stitched edge: tile-local when nothing
  * outside the new kernel reads it and its per-tile footprint (the box isl
  * computes through the tile band) fits the capacity (--stitch-capacity,
- * default the per-core L2), else global.
+ * default the per-core L2; with the CUDA target a block's shared memory,
+ * FL_CUDA_SHARED_DEFAULT), else global.
  *
  * The stitched kernel's schedule tree: domain -> the common tile band ->
  * sequence [filter producer -> its tree below its own tile band, filter

@@ -578,7 +578,10 @@ static int analyse(l3_pass *l3)
 	fl_state *st = l3->st;
 	fl_roofline m;
 
-	fl_roofline_default(&m);
+	if (st->opts->run.target == FL_TARGET_CUDA)
+		fl_roofline_cuda_default(&m);
+	else
+		fl_roofline_default(&m);
 	if (st->opts->launch_cost_set)
 		m.launch = st->opts->launch_cost;
 	st->par = fl_stitch_parallel_analyze(st->graph, &st->part,

@@ -55,16 +55,17 @@
 
 /* Capacity of tile-local memory (DESIGN 1.4): a per-core L2 budget on a
  * CPU, shared memory per block on a GPU.  Layer 2 (memory.c, the pass
- * FL_PASS_LAYER2) takes --stitch-capacity, else the machine's per-core L2,
- * else FL_STITCH_CPU_CAPACITY when the machine does not tell. */
+ * FL_PASS_LAYER2) takes --stitch-capacity, else for the CUDA target
+ * FL_CUDA_SHARED_DEFAULT (target.h), else the machine's per-core L2, else
+ * FL_STITCH_CPU_CAPACITY when the machine does not tell. */
 #define FL_STITCH_CPU_CAPACITY (256 * 1024)
-#define FL_STITCH_GPU_CAPACITY (48 * 1024)
 
 struct fl_engine_opts;
 
 /* The capacity layer 2 gives a tensor on a stitched edge, per tile,
- * under options o: --stitch-capacity, else the per-core L2 of o's
- * machine (the running one when o names none), else
+ * under options o: --stitch-capacity, else under the CUDA target a
+ * block's shared memory (FL_CUDA_SHARED_DEFAULT), else the per-core L2
+ * of o's machine (the running one when o names none), else
  * FL_STITCH_CPU_CAPACITY. */
 int64_t fl_stitch_capacity(const struct fl_engine_opts *o);
 

@@ -91,5 +91,7 @@ int64_t fl_stitch_capacity(const fl_engine_opts *o)
 
 	if (o->stitch_capacity > 0)
 		return o->stitch_capacity;
+	if (o->run.target == FL_TARGET_CUDA)	/* a block's shared memory */
+		return FL_CUDA_SHARED_DEFAULT;
 	return m->l2 > 0 ? m->l2 : FL_STITCH_CPU_CAPACITY;
 }
