@@ -169,9 +169,11 @@ const fl_machine *fl_machine_get(void)
 }
 
 /* An H100 as layer 1 sees it when planning for the CUDA backend: a
- * "core" is a streaming multiprocessor (132), the tile budget a block's static __shared__ memory (48 KiB),
- * and no host vector ISA.  Stated defaults: the planning happens where
- * the GPU may be absent. */
+ * "core" is a streaming multiprocessor (132), the tile budget a block's
+ * static __shared__ memory (48 KiB), and a warp is the vector (32 floats
+ * in lockstep), so contraction tiles come in multiples of two warps'
+ * width.  Stated defaults: the planning happens where the GPU may be
+ * absent. */
 const fl_machine *fl_machine_cuda(void)
 {
 	static const fl_machine gpu = {
@@ -179,7 +181,7 @@ const fl_machine *fl_machine_cuda(void)
 		.l1d = 48 << 10,
 		.l2 = 48 << 10,
 		.l3 = (int64_t)50 << 20,
-		.vector_bits = 0,
+		.vector_bits = 1024,	/* a warp: 32 floats in lockstep */
 		.fma = true,
 		.isa = "cuda",
 		.model = "NVIDIA H100 (defaults: 132 SMs, 48 KiB shared per "

@@ -255,6 +255,28 @@ static void test_cuda_recomputation_over_threads(void **state)
 	free(cu);
 }
 
+/* A matmul's sum runs in a register over K, stored once. */
+static void test_cuda_matmul_accumulates_in_register(void **state)
+{
+	char *cu;
+	int n = 0;
+
+	(void)state;
+	cu = emit_cuda(t_load_sample("gpt2_mlp"), FL_STRATEGY_UNFUSED);
+	for (char *u = strstr(cu, "matmul update */"); u;
+	     u = strstr(u + 1, "matmul update */")) {
+		char *line = u;
+
+		while (line > cu && line[-1] != '\n')
+			line--;
+		line += strspn(line, " ");
+		assert_memory_equal(line, "fl_acc0 = fl_acc0 + ", 20);
+		n++;
+	}
+	assert_true(n >= 2);	/* both of the MLP's matmuls */
+	free(cu);
+}
+
 /* Every construct above compiles with nvcc (skipped without it). */
 static void test_cuda_constructs_compile(void **state)
 {
@@ -288,4 +310,5 @@ FL_SUITE(codegen_cuda,
 	cmocka_unit_test(test_cuda_shared_budget),
 	cmocka_unit_test(test_cuda_branches_split_the_grid),
 	cmocka_unit_test(test_cuda_recomputation_over_threads),
+	cmocka_unit_test(test_cuda_matmul_accumulates_in_register),
 	cmocka_unit_test(test_cuda_constructs_compile));

@@ -409,7 +409,9 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 const char *fl_cg_acc_kind(fl_op_kind kind)
 {
 	switch (kind) {
-	case FL_OP_REDUCE_SUM: return "+";
+	case FL_OP_REDUCE_SUM:
+	case FL_OP_MATMUL:	/* sums of products */
+	case FL_OP_CONV2D: return "+";
 	case FL_OP_REDUCE_MAX: return "max";
 	case FL_OP_REDUCE_MIN: return "min";
 	default: return NULL;
