@@ -35,6 +35,7 @@
 #include "runner.h"
 #include "strbuf.h"
 #include "test_util.h"
+#include "view_fixture.h"
 
 #define MAX_UNITS 256
 #define BATCH_TIMEOUT_S 900
@@ -439,6 +440,45 @@ static void test_run_cpu_says_nothing_of_cuda(void **state)
 	free(out);
 }
 
+/* The timings view says which GPU ran, or that the CPU stood in; under
+ * the CPU target it says nothing of CUDA. */
+static void test_timings_view_names_the_target(void **state)
+{
+	void *st = fl_view_timings.create();
+	fl_ladder_step step;
+	fl_ladder l;
+	t_view f;
+	char *text;
+
+	(void)state;
+	memset(&l, 0, sizeof l);
+	memset(&step, 0, sizeof step);
+	step.strategy = FL_STRATEGY_UNFUSED;
+	step.ran = true;
+	step.status = FL_RUN_OK;
+	step.verified = true;
+	l.n = 1;
+	l.steps = &step;
+	t_view_open(&f, "apollo_fig3", 0);
+	f.ctx.ladder = &l;
+	text = t_view_render(&f, &fl_view_timings, st, 120, 20);
+	assert_null(strstr(text, "target cuda"));
+	free(text);
+	snprintf(step.note, sizeof step.note, "%s (the CUDA compiled with "
+		 "nvcc for sm_90 in 1.0 s)", FL_NO_CUDA_DEVICE);
+	text = t_view_render(&f, &fl_view_timings, st, 120, 20);
+	t_assert_contains(text, "target cuda: no CUDA device: CPU backend only");
+	free(text);
+	step.note[0] = '\0';
+	snprintf(step.device, sizeof step.device, "NVIDIA H100 80GB HBM3");
+	text = t_view_render(&f, &fl_view_timings, st, 120, 20);
+	t_assert_contains(text, "target cuda: NVIDIA H100 80GB HBM3, kernel "
+			  "times from CUDA events");
+	free(text);
+	fl_view_timings.destroy(st);
+	t_view_close(&f);
+}
+
 /* ---- the engine and the runner ---------------------------------------- */
 
 /* The probe answers, the same each time, with a device's name or the
@@ -828,6 +868,7 @@ FL_SUITE(cuda,
 	 cmocka_unit_test(test_cuda_unit_runs_on_device),
 	 cmocka_unit_test(test_cuda_units_batch_together),
 	 cmocka_unit_test(test_run_cpu_says_nothing_of_cuda),
+	 cmocka_unit_test(test_timings_view_names_the_target),
 	 cmocka_unit_test(test_emit_cuda_unit),
 	 cmocka_unit_test(test_run_cuda_without_device),
 	 cmocka_unit_test(test_cuda_every_sample_compiles));
