@@ -168,6 +168,28 @@ const fl_machine *fl_machine_get(void)
 	return &cached;
 }
 
+/* An H100 as layer 1 sees it when planning for the CUDA backend: a
+ * "core" is a streaming multiprocessor (132), the tile budget a block's static __shared__ memory (48 KiB),
+ * and no host vector ISA.  Stated defaults: the planning happens where
+ * the GPU may be absent. */
+const fl_machine *fl_machine_cuda(void)
+{
+	static const fl_machine gpu = {
+		.cores = 132,
+		.l1d = 48 << 10,
+		.l2 = 48 << 10,
+		.l3 = (int64_t)50 << 20,
+		.vector_bits = 0,
+		.fma = true,
+		.isa = "cuda",
+		.model = "NVIDIA H100 (defaults: 132 SMs, 48 KiB shared per "
+			 "block)",
+		.guessed = "",
+	};
+
+	return &gpu;
+}
+
 static const char *bytes_text(int64_t b, char *buf, int n)
 {
 	if (b >= 1024 * 1024 && b % (1024 * 1024) == 0)

@@ -28,6 +28,10 @@ typedef struct fl_machine {
  * (thread-safe). */
 const fl_machine *fl_machine_get(void);
 
+/* The GPU layer 1 plans for under the CUDA target (an H100's defaults:
+ * cores = resident blocks, the budget a block's shared memory). */
+const fl_machine *fl_machine_cuda(void);
+
 /* Reads the machine afresh into m (what fl_machine_get caches). */
 void fl_machine_detect(fl_machine *m);
 

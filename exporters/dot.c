@@ -486,13 +486,19 @@ static void mark_group(gx *x, const fl_par_analysis *a,
 }
 
 /* Marks the units of every group the parallel analysis accepted, numbered
- * from 1 in the analysis's order. */
+ * from 1 in the analysis's order.  Once layer 3 ran, the groups it
+ * stitched are kernels with branches (drawn by make_cluster) and no
+ * other group is marked: what the analysis would make of the stitched
+ * program is no decision of the session. */
 static int find_parallel(gx *x, fl_error *err)
 {
-	fl_par_analysis *a = fl_stitch_parallel_analyze(
-		x->g, fl_engine_partition(x->s), x->prog, NULL, err);
+	fl_par_analysis *a;
 	int n = 0;
 
+	if (fl_engine_parallel(x->s))
+		return 0;
+	a = fl_stitch_parallel_analyze(x->g, fl_engine_partition(x->s),
+				       x->prog, NULL, err);
 	if (!a)
 		return -1;
 	for (int si = 0; si < a->n_sets; si++)
@@ -596,37 +602,180 @@ static const fl_micro_graph *unit_group(const gx *x, int u)
 	return &p->groups[id];
 }
 
+/* The gain layer 3 estimated for the kernel it named `kernel`, in
+ * seconds; -1 when it made no such kernel. */
+static double parallel_gain(const gx *x, const char *kernel)
+{
+	const fl_par_analysis *a = fl_engine_parallel(x->s);
+
+	for (int si = 0; a && si < a->n_sets; si++)
+		for (int r = 0; r < a->sets[si].n_rounds; r++) {
+			const fl_par_round *rd = &a->sets[si].rounds[r];
+
+			for (int t = 0; t < rd->n_tries; t++)
+				if (rd->tries[t].stitched &&
+				    !strcmp(rd->tries[t].kernel, kernel))
+					return rd->tries[t].gain;
+		}
+	return -1;
+}
+
+/* Micro-graphs of kernel k: more than one once layer 2 stitched it. */
+static int kernel_groups(const gx *x, const fl_kernel *k)
+{
+	return fl_stitch_kernel_groups(k, fl_engine_partition(x->s), NULL, 0);
+}
+
+/* "stitched (layer 2): G0 + G3" for a kernel stitching micro-graphs. */
+static void stitched_label(const gx *x, const fl_kernel *k, fl_strbuf *b)
+{
+	int ids[32], n = fl_stitch_kernel_groups(k, fl_engine_partition(x->s),
+						 ids, 32);
+
+	fl_strbuf_printf(b, "stitched (layer 2):");
+	for (int i = 0; i < n && i < 32; i++)
+		fl_strbuf_printf(b, "%s G%d", i ? " +" : "", ids[i]);
+}
+
+/* What layers 2 and 3 made of kernel u, for its cluster's label. */
+static void layers_label(const gx *x, int u, fl_strbuf *b)
+{
+	const fl_kernel *k = &x->prog->kernels[u];
+	double gain;
+
+	if (k->n_branches > 0) {
+		gain = parallel_gain(x, k->name);
+		fl_strbuf_printf(b, "\\nparallel group (layer 3): %d branches",
+				 k->n_branches);
+		if (gain >= 0)
+			fl_strbuf_printf(b, ", gain %.1f us", gain * 1e6);
+	} else if (kernel_groups(x, k) > 1) {
+		fl_strbuf_printf(b, "\\n");
+		stitched_label(x, k, b);
+	}
+}
+
 static int make_cluster(gx *x, int u)
 {
 	const fl_micro_graph *m = unit_group(x, u);
+	const fl_kernel *k = x->prog ? &x->prog->kernels[u] : NULL;
+	bool par = x->par_unit[u] || (k && k->n_branches > 0);
 	fl_strbuf b = {0};
 	char name[64], tag[64];
 	Agraph_t *c;
 
-	if (x->prog)
-		snprintf(name, sizeof name, "cluster_%s",
-			 x->prog->kernels[u].name);
+	if (k)
+		snprintf(name, sizeof name, "cluster_%s", k->name);
 	else
 		snprintf(name, sizeof name, "cluster_G%d", u);
 	c = agsubg(x->root, name, 1);
 	if (!c)
 		return -1;
 	x->cluster[u] = c;
-	if (x->prog)
-		fl_strbuf_printf(&b, "%s\\n", x->prog->kernels[u].name);
-	if (m)
-		fl_strbuf_printf(&b, "G%d type %s\\nrules: %s", m->id,
+	if (k)
+		fl_strbuf_printf(&b, "%s", k->name);
+	/* a stitched kernel's micro-graphs label its sub-clusters */
+	if (m && (!k || (k->n_branches == 0 && kernel_groups(x, k) < 2)))
+		fl_strbuf_printf(&b, "%sG%d type %s\\nrules: %s",
+				 k ? "\\n" : "", m->id,
 				 fl_op_type_name(m->type),
 				 m->history[0] ? m->history : "none");
-	if (x->prog)
+	if (k) {
+		layers_label(x, u, &b);
 		fl_strbuf_printf(&b, "%s", kernel_tag(x, u, tag, sizeof tag));
+	}
 	if (x->par_unit[u])
 		fl_strbuf_printf(&b, "\\nparallel group P%d", x->par_unit[u]);
-	set(c, "style", x->par_unit[u] ? "rounded,dashed" : "rounded");
-	set(c, "color", x->par_unit[u] ? PAR_COLOUR : "grey40");
-	set(c, "penwidth", x->par_unit[u] ? "2" : "1");
+	set(c, "style", x->par_unit[u] ? "rounded,dashed" :
+			par ? "rounded,bold" : "rounded");
+	set(c, "color", par ? PAR_COLOUR : "grey40");
+	set(c, "penwidth", par ? "2" : "1");
 	set(c, "labeljust", "l");
 	return set_built(c, "label", &b);
+}
+
+/* The sub-cluster `name` of parent, made with its label and style the
+ * first time. */
+static Agraph_t *sub_cluster(Agraph_t *parent, const char *name,
+			     fl_strbuf *label, const char *style,
+			     const char *colour)
+{
+	Agraph_t *c = agsubg(parent, (char *)name, 0);
+
+	if (c) {
+		free(fl_strbuf_take(label));
+		return c;
+	}
+	c = agsubg(parent, (char *)name, 1);
+	if (!c || set_built(c, "label", label) < 0)
+		return NULL;
+	set(c, "style", style);
+	set(c, "color", colour);
+	set(c, "labeljust", "l");
+	return c;
+}
+
+/* Inside kernel k's cluster (or a branch's) `in`, named `base`: the
+ * sub-cluster of op's micro-graph when k stitched several (layer 2),
+ * else `in` itself. */
+static Agraph_t *group_cluster(gx *x, const fl_kernel *k, Agraph_t *in,
+			       const char *base, int op)
+{
+	const fl_partition *p = fl_engine_partition(x->s);
+	const fl_micro_graph *m;
+	fl_strbuf b = {0};
+	char name[128];
+	int gid;
+
+	if (!in || kernel_groups(x, k) < 2 || !p->group_of ||
+	    op >= p->n_ops || (gid = p->group_of[op]) < 0)
+		return in;
+	m = &p->groups[gid];
+	snprintf(name, sizeof name, "%s_G%d", base, gid);
+	fl_strbuf_printf(&b, "G%d type %s\\nrules: %s", gid,
+			 fl_op_type_name(m->type),
+			 m->history[0] ? m->history : "none");
+	return sub_cluster(in, name, &b, "rounded,dotted", "grey40");
+}
+
+/* The branch of layer-3 kernel k holding op, -1. */
+static int branch_of(const fl_kernel *k, int op)
+{
+	for (int b = 0; b < k->n_branches; b++)
+		for (int i = 0; i < k->branches[b].n_ops; i++)
+			if (k->branches[b].ops[i] == op)
+				return b;
+	return -1;
+}
+
+/* The innermost cluster op goes into inside kernel u's cluster: its
+ * branch's (layer 3), then its micro-graph's when the kernel or the
+ * branch stitched several (layer 2). */
+static Agraph_t *op_cluster(gx *x, int u, int op)
+{
+	const fl_kernel *k = &x->prog->kernels[u];
+	char base[96];
+	fl_strbuf b = {0};
+	Agraph_t *in;
+	int br;
+
+	snprintf(base, sizeof base, "cluster_%s", k->name);
+	if (k->n_branches == 0)
+		return group_cluster(x, k, x->cluster[u], base, op);
+	br = branch_of(k, op);
+	if (br < 0)
+		return x->cluster[u];
+	k = &k->branches[br];
+	snprintf(base + strlen(base), sizeof base - strlen(base), "_b%d", br);
+	fl_strbuf_printf(&b, "branch %d\\n", br + 1);
+	if (kernel_groups(x, k) > 1)
+		stitched_label(x, k, &b);
+	else if (unit_group(x, u) && k->group >= 0)
+		fl_strbuf_printf(&b, "G%d type %s", k->group, fl_op_type_name(
+			fl_engine_partition(x->s)->groups[k->group].type));
+	in = sub_cluster(x->cluster[u], base, &b, "rounded,dashed",
+			 PAR_COLOUR);
+	return group_cluster(x, k, in, base, op);
 }
 
 static const char *op_fill(const gx *x, int i)
@@ -654,8 +803,8 @@ static int draw_op(gx *x, int i)
 	if (boxed && !x->cluster[u] && make_cluster(x, u) < 0)
 		return -1;
 	if (boxed)
-		in = x->cluster[u];
-	n = agnode(in, op->name, 1);
+		in = x->prog ? op_cluster(x, u, i) : x->cluster[u];
+	n = in ? agnode(in, op->name, 1) : NULL;
 	if (!n)
 		return -1;
 	x->node[i] = n;
@@ -690,8 +839,21 @@ static const char *placement(const gx *x, int c, int t)
 	return fl_placement_name(FL_PLACE_GLOBAL);
 }
 
+/* Whether the edge from op pr to op c crosses micro-graphs inside one
+ * kernel: an edge layer 2 stitched (layer 1 keeps one micro-graph a
+ * kernel, and layer 3's branches share no edge). */
+static bool stitched_edge(const gx *x, int pr, int c)
+{
+	const fl_partition *p = fl_engine_partition(x->s);
+
+	return x->prog && pr >= 0 && x->unit_of[pr] >= 0 &&
+	       x->unit_of[pr] == x->unit_of[c] && p && p->group_of &&
+	       c < p->n_ops && pr < p->n_ops &&
+	       p->group_of[pr] != p->group_of[c];
+}
+
 static int draw_edge(gx *x, Agnode_t *from, Agnode_t *to, int t,
-		     const char *place, const char *key)
+		     const char *place, bool stitched, const char *key)
 {
 	char shape[128];
 	fl_strbuf b = {0};
@@ -703,8 +865,15 @@ static int draw_edge(gx *x, Agnode_t *from, Agnode_t *to, int t,
 	fl_strbuf_printf(&b, "%s", shape);
 	if (place[0])
 		fl_strbuf_printf(&b, "\\n%s", place);
+	if (stitched)
+		fl_strbuf_printf(&b, "\\nstitched edge");
 	set(e, "fontsize", "10");
-	if (!strcmp(place, "tile-local"))
+	/* a tensor layer 2 kept in the tile: the point of stitching */
+	if (stitched && !strcmp(place, "tile-local")) {
+		set(e, "color", "darkgreen");
+		set(e, "style", "bold");
+		set(e, "penwidth", "3");
+	} else if (!strcmp(place, "tile-local"))
 		set(e, "color", "darkgreen");
 	else if (!strcmp(place, "register"))
 		set(e, "color", "darkorange");
@@ -754,7 +923,8 @@ static int draw_inputs(gx *x, int c, Agnode_t **tnode)
 			continue;
 		snprintf(key, sizeof key, "t%d_op%d_in%d", t, c, j);
 		if (!from || draw_edge(x, from, x->node[c], t,
-				       placement(x, c, t), key) < 0)
+				       placement(x, c, t),
+				       stitched_edge(x, p, c), key) < 0)
 			return -1;
 	}
 	return 0;
@@ -773,7 +943,8 @@ static int draw_outputs(gx *x, int c, Agnode_t **tnode)
 			continue;
 		to = tensor_node(x, t, &tnode[t]);
 		snprintf(key, sizeof key, "t%d_out", t);
-		if (!to || draw_edge(x, x->node[c], to, t, "", key) < 0)
+		if (!to || draw_edge(x, x->node[c], to, t, "", false,
+				     key) < 0)
 			return -1;
 	}
 	return 0;
@@ -825,6 +996,8 @@ static int draw_legend(gx *x)
 			   "3");
 	rc |= legend_entry(lg, "parallel group (layer 3)", "white",
 			   PAR_COLOUR, "2");
+	rc |= legend_entry(lg, "bold green edge: stitched (layer 2), "
+			   "kept in the tile", "white", "darkgreen", "3");
 	return rc;
 }
 

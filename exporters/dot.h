@@ -14,8 +14,17 @@
  *     and, once layer 1 ran, the tensor's placement in the consuming
  *     kernel (global, tile-local, register); graph inputs, parameters and
  *     outputs as small ellipses;
- *   - the parallel groups layer 3 would form (fl_stitch_parallel_analyze)
- *     drawn blue and named in their members' labels;
+ *   - a kernel layer 2 stitched (its ops from several micro-graphs) is
+ *     labelled "stitched (layer 2): G.. + G.." and holds one dotted
+ *     sub-cluster per micro-graph; an edge between two of them is a
+ *     stitched edge, so labelled, bold green when its tensor stayed in
+ *     the tile;
+ *   - a kernel layer 3 made is a blue cluster "parallel group (layer 3):
+ *     N branches, gain X us" with one sub-cluster per branch (itself
+ *     split by micro-graph when layer 2 stitched it);
+ *   - until layer 3 has run, the parallel groups it would form
+ *     (fl_stitch_parallel_analyze) drawn blue and named in their
+ *     members' labels;
  *   - the ops of the decision that led to this step (the last event)
  *     bold red.
  * fl_export_schedule_tree draws a kernel's schedule tree, one Graphviz

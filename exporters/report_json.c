@@ -522,9 +522,12 @@ static cJSON *full_micro_graph_json(const fl_graph *g, const fl_micro_graph *m,
 			      op_names(g, m->members, m->n_members));
 	cJSON_AddItemToObject(o, "history", history_json(m->history));
 	add_index(o, "cluster", m->cluster);
-	for (int k = 0; p && k < p->n_kernels; k++)
-		if (p->kernels[k].group == m->id)
-			kernel = p->kernels[k].name;
+	/* the kernel holding its ops: a kernel layer 2 or 3 made holds
+	 * several micro-graphs, and names only the first as its own */
+	for (int k = 0; p && k < p->n_kernels && m->n_members > 0; k++)
+		for (int i = 0; i < p->kernels[k].n_ops; i++)
+			if (p->kernels[k].ops[i] == m->members[0])
+				kernel = p->kernels[k].name;
 	add_str_or_null(o, "kernel", kernel);
 	return o;
 }
@@ -593,6 +596,25 @@ static double tensor_bytes(const fl_tensor *t)
 	return (double)fl_shape_numel(&t->shape) * 4.0;
 }
 
+/* "stitched_edge": {"from": G, "to": G} when layer 2 stitched the edge
+ * tensor kt lies on inside kernel k, else null. */
+static void add_stitched_edge(cJSON *o, const fl_session *s,
+			      const fl_kernel *k, const fl_kernel_tensor *kt)
+{
+	int from, to;
+	cJSON *e;
+
+	if (!fl_stitch_edge_tensor(k, fl_engine_graph(s),
+				   fl_engine_partition(s), kt->tensor, &from,
+				   &to)) {
+		cJSON_AddNullToObject(o, "stitched_edge");
+		return;
+	}
+	e = cJSON_AddObjectToObject(o, "stitched_edge");
+	cJSON_AddNumberToObject(e, "from_micro_graph", from);
+	cJSON_AddNumberToObject(e, "to_micro_graph", to);
+}
+
 static cJSON *full_tensor_json(const fl_graph *g, const fl_kernel_tensor *kt)
 {
 	const fl_tensor *t = &g->tensors[kt->tensor];
@@ -625,8 +647,51 @@ static int64_t kernel_bytes_kept(const fl_kernel *k)
 	return sum;
 }
 
-static cJSON *full_kernel_json(const fl_graph *g, const fl_kernel *k)
+/* The micro-graphs of k's ops, each once: several when layer 2
+ * stitched them (or layer 3 ran them side by side). */
+static cJSON *kernel_groups_json(const fl_session *s, const fl_kernel *k)
 {
+	int n = fl_stitch_kernel_groups(k, fl_engine_partition(s), NULL, 0);
+	int *ids = malloc(((size_t)n + 1) * sizeof *ids);
+	cJSON *a = cJSON_CreateArray();
+
+	if (!ids)
+		return a;
+	fl_stitch_kernel_groups(k, fl_engine_partition(s), ids, n);
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
+	free(ids);
+	return a;
+}
+
+/* What layers 2 and 3 made of k: the micro-graphs layer 2 stitched into
+ * it (empty unless several), and the branches layer 3 runs side by side
+ * in it (empty for any other kernel). */
+static void add_layers(cJSON *o, const fl_session *s, const fl_kernel *k)
+{
+	const fl_graph *g = fl_engine_graph(s);
+	cJSON *br = cJSON_CreateArray(), *st = kernel_groups_json(s, k);
+
+	if (k->n_branches > 0 || cJSON_GetArraySize(st) < 2) {
+		cJSON_Delete(st);
+		st = cJSON_CreateArray();
+	}
+	cJSON_AddItemToObject(o, "stitched_micro_graphs", st);
+	for (int b = 0; b < k->n_branches; b++) {
+		cJSON *one = cJSON_CreateObject();
+
+		cJSON_AddItemToObject(one, "ops", op_names(g,
+			k->branches[b].ops, k->branches[b].n_ops));
+		cJSON_AddItemToObject(one, "micro_graphs",
+				      kernel_groups_json(s, &k->branches[b]));
+		cJSON_AddItemToArray(br, one);
+	}
+	cJSON_AddItemToObject(o, "branches", br);
+}
+
+static cJSON *full_kernel_json(const fl_session *s, const fl_kernel *k)
+{
+	const fl_graph *g = fl_engine_graph(s);
 	cJSON *o = cJSON_CreateObject(), *ts = cJSON_CreateArray();
 
 	cJSON_AddNumberToObject(o, "id", k->id);
@@ -640,8 +705,13 @@ static cJSON *full_kernel_json(const fl_graph *g, const fl_kernel *k)
 	cJSON_AddItemToObject(o, "tile", int64_array(k->tile, k->n_tile));
 	add_tiling(o, k);
 	add_str_or_null(o, "schedule_tree", k->schedule_text);
-	for (int t = 0; t < k->n_tensors; t++)
-		cJSON_AddItemToArray(ts, full_tensor_json(g, &k->tensors[t]));
+	add_layers(o, s, k);
+	for (int t = 0; t < k->n_tensors; t++) {
+		cJSON *tj = full_tensor_json(g, &k->tensors[t]);
+
+		add_stitched_edge(tj, s, k, &k->tensors[t]);
+		cJSON_AddItemToArray(ts, tj);
+	}
 	cJSON_AddItemToObject(o, "tensors", ts);
 	cJSON_AddNumberToObject(o, "bytes_kept", (double)kernel_bytes_kept(k));
 	return o;
@@ -656,8 +726,7 @@ static void add_kernels(cJSON *root, const fl_session *s)
 	int64_t kept = 0;
 
 	for (int k = 0; p && k < p->n_kernels; k++) {
-		cJSON_AddItemToArray(a, full_kernel_json(fl_engine_graph(s),
-							 &p->kernels[k]));
+		cJSON_AddItemToArray(a, full_kernel_json(s, &p->kernels[k]));
 		kept += kernel_bytes_kept(&p->kernels[k]);
 	}
 	cJSON_AddNumberToObject(root, "bytes_kept_out_of_main_memory",

@@ -391,6 +391,13 @@ static void kernel_args(tb *t, cJSON *ev, const fl_ladder_kernel *k)
 	add_str(t, a, "first_op", k->first_op);
 	add_str(t, a, "last_op", k->last_op);
 	add_num(t, a, "n_ops", k->n_ops);
+	/* what layers 2 and 3 made of the kernel */
+	if (k->stitched[0])
+		add_str(t, a, "stitched_micro_graphs", k->stitched);
+	if (k->n_branches > 0) {
+		add_num(t, a, "n_branches", k->n_branches);
+		add_str(t, a, "branches", k->branches);
+	}
 	add_num(t, a, "bytes", (double)r->bytes);
 	if (r->seconds > 0)
 		add_num(t, a, "GB/s", (double)r->bytes / r->seconds / 1e9);

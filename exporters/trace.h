@@ -41,7 +41,10 @@
  *     call happened, and the log's "ran" events after the first are
  *     logged once the whole run is over.  The args say so ("span":
  *     "median of N runs, laid back to back ...") and carry kernel, source
- *     ops (first_op, last_op, n_ops), bytes moved, GB/s (bytes / median),
+ *     ops (first_op, last_op, n_ops), what layers 2 and 3 made of it
+ *     (stitched_micro_graphs "G0 + G3" when layer 2 stitched it;
+ *     n_branches and branches "a..b | c..d" when layer 3 runs branches
+ *     side by side in it), bytes moved, GB/s (bytes / median),
  *     median/min/max in ms, repeats, the unfused ops' time when known,
  *     verified and the max errors. */
 #ifndef FL_TRACE_H

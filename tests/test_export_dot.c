@@ -9,6 +9,11 @@
  *     final state names every op;
  *   - odd op names (quotes, backslashes, braces, XML specials) and a
  *     custom op; parallel groups drawn blue on exactly their kernels;
+ *   - layer 2's stitched kernels (softmax, layernorm) as one cluster
+ *     holding their micro-graphs as sub-clusters, stitched edges bold
+ *     when kept in the tile; layer 3's kernels (inception, APOLLO
+ *     Fig. 1) as a "parallel group" cluster with its gain, a
+ *     sub-cluster per branch;
  *   - a neighbourhood of K hops draws exactly the ops within K hops;
  *   - micro2020_fig1's schedule trees hold an extension node, dot takes
  *     them; PNG output is a PNG; titles with quotes and braces survive;
@@ -203,7 +208,11 @@ static void assert_edges_placed(const fl_session *s, Agraph_t *dg,
 			place = placement_of(s, c, t);
 			snprintf(label, sizeof label, "%s%s%s", shape,
 				 place[0] ? "\\n" : "", place);
-			if (strcmp(agget(e, "label"), label))
+			/* an edge layer 2 stitched says so at the end (its
+			 * own test: test_export_dot_stitched_kernels) */
+			if (strcmp(agget(e, "label"), label) &&
+			    strcmp(agget(e, "label"), strcat(label,
+				   "\\nstitched edge")))
 				fail_msg("%s: edge %s labelled %s, not %s",
 					 what, agnameof(e), agget(e, "label"),
 					 label);
@@ -658,6 +667,263 @@ static void test_export_dot_parallel_groups(void **state)
 	assert_parallel_marked("deepfm");
 }
 
+/* ---- layers 2 and 3: stitched kernels and parallel groups ------------- */
+
+static fl_session *open_strategy(const char *name, fl_strategy st,
+				 fl_graph **g)
+{
+	fl_engine_opts o;
+	fl_error err;
+	fl_session *s;
+
+	*g = t_load_sample(name);
+	fl_engine_opts_default(&o);
+	o.strategy = st;
+	o.stop_after = FL_PASS_CODEGEN;
+	s = fl_engine_open(*g, &o, &err);
+	if (!s || fl_engine_run(s, &err) < 0)
+		fail_msg("%s: %s", name, err.msg);
+	return s;
+}
+
+/* The end of sample `name` under strategy st, exported, accepted by dot
+ * and read back. */
+static Agraph_t *export_end(const char *name, fl_strategy st,
+			    fl_session **s, fl_graph **g, char *dir,
+			    char *file)
+{
+	*s = open_strategy(name, st, g);
+	t_make_dir(dir, 256);
+	snprintf(file, 320, "%s/%s.dot", dir, name);
+	export_or_fail(*s, NULL, file, "dot");
+	t_assert_dot_accepts(file);
+	return read_back(file);
+}
+
+/* The micro-graphs of kernel k's ops, each once (worked out here). */
+static int groups_of(const fl_session *s, const fl_kernel *k, int *ids)
+{
+	const int *group_of = fl_engine_partition(s)->group_of;
+	int n = 0;
+
+	for (int i = 0; i < k->n_ops; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < n; j++)
+			seen |= ids[j] == group_of[k->ops[i]];
+		if (!seen)
+			ids[n++] = group_of[k->ops[i]];
+	}
+	return n;
+}
+
+/* Every op of kernel k is a node of cluster c. */
+static void assert_ops_in(const fl_session *s, Agraph_t *dg, Agraph_t *c,
+			  const fl_kernel *k)
+{
+	for (int i = 0; i < k->n_ops; i++) {
+		const char *op = fl_engine_graph(s)->ops[k->ops[i]].name;
+		Agnode_t *n = agnode(dg, (char *)op, 0);
+
+		assert_non_null(n);
+		if (!agsubnode(c, n, 0))
+			fail_msg("%s not in %s", op, agnameof(c));
+	}
+}
+
+/* Kernel k (in cluster c, named base) stitched micro-graphs: the label
+ * says so, and each micro-graph is a sub-cluster holding its ops.
+ * Returns how many micro-graphs. */
+static int assert_stitched_cluster(const fl_session *s, Agraph_t *dg,
+				   Agraph_t *c, const char *base,
+				   const fl_kernel *k)
+{
+	const fl_partition *p = fl_engine_partition(s);
+	int ids[64], n = groups_of(s, k, ids);
+
+	if (n < 2)
+		return n;
+	for (int i = 0; i < n; i++) {
+		char name[128], want[32];
+		Agraph_t *sub;
+
+		snprintf(name, sizeof name, "%s_G%d", base, ids[i]);
+		sub = agsubg(c, name, 0);
+		if (!sub)
+			fail_msg("no sub-cluster %s", name);
+		snprintf(want, sizeof want, " G%d", ids[i]);
+		t_assert_contains(agget(c, "label"), want);
+		for (int j = 0; j < p->groups[ids[i]].n_members; j++) {
+			Agnode_t *nd = agnode(dg, (char *)fl_engine_graph(s)->
+					      ops[p->groups[ids[i]].members[j]]
+					      .name, 0);
+
+			assert_non_null(nd);
+			assert_non_null(agsubnode(sub, nd, 0));
+		}
+	}
+	t_assert_contains(agget(c, "label"), "stitched (layer 2):");
+	return n;
+}
+
+/* An attribute of obj, "" when the graph never declared it. */
+static const char *attr(void *obj, const char *name)
+{
+	const char *v = agget(obj, (char *)name);
+
+	return v ? v : "";
+}
+
+/* Edges between ops of one kernel in different micro-graphs are the
+ * stitched edges: labelled so, bold green exactly when the tensor stayed
+ * in the tile; no other edge is.  Returns the stitched edges. */
+static int assert_stitched_edges(const fl_session *s, Agraph_t *dg)
+{
+	const fl_graph *g = fl_engine_graph(s);
+	const fl_program *prog = fl_engine_program(s);
+	const int *group_of = fl_engine_partition(s)->group_of;
+	int *k_of = calloc((size_t)g->n_ops, sizeof *k_of), n = 0;
+
+	assert_non_null(k_of);
+	for (int k = 0; k < prog->n_kernels; k++)
+		for (int j = 0; j < prog->kernels[k].n_ops; j++)
+			k_of[prog->kernels[k].ops[j]] = k;
+	for (Agnode_t *nd = agfstnode(dg); nd; nd = agnxtnode(dg, nd))
+		for (Agedge_t *e = agfstout(dg, nd); e; e = agnxtout(dg, e)) {
+			int t, c, j, pr;
+			bool stitched, local;
+			const char *label = agget(e, "label");
+
+			if (sscanf(agnameof(e), "t%d_op%d_in%d", &t, &c,
+				   &j) != 3)
+				continue;
+			pr = g->tensors[t].producer;
+			if (pr < 0)
+				continue;
+			stitched = k_of[pr] == k_of[c] &&
+				   group_of[pr] != group_of[c];
+			local = strstr(label, "tile-local") != NULL;
+			assert_int_equal(strstr(label, "stitched edge") != NULL,
+					 stitched);
+			assert_int_equal(!strcmp(attr(e, "style"), "bold"),
+					 stitched && local);
+			n += stitched;
+		}
+	free(k_of);
+	return n;
+}
+
+/* softmax and layernorm under apollo-l2: one kernel, drawn as one
+ * cluster holding its stitched micro-graphs as sub-clusters; its
+ * stitched edges (all kept in the tile) are bold. */
+static void test_export_dot_stitched_kernels(void **state)
+{
+	static const char *const samples[] = {"softmax", "layernorm"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+		fl_session *s;
+		fl_graph *g;
+		char dir[256], base[64], file[320];
+		Agraph_t *dg = export_end(samples[i], FL_STRATEGY_APOLLO_L2,
+					  &s, &g, dir, file);
+		const fl_program *prog = fl_engine_program(s);
+		Agraph_t *c;
+
+		assert_int_equal(prog->n_kernels, 1);
+		snprintf(base, sizeof base, "cluster_%s",
+			 prog->kernels[0].name);
+		c = agsubg(dg, base, 0);
+		assert_non_null(c);
+		assert_true(assert_stitched_cluster(s, dg, c, base,
+						    &prog->kernels[0]) >= 3);
+		assert_int_equal(assert_stitched_edges(s, dg), 3);
+		assert_matches_engine(s, file, samples[i]);
+		agclose(dg);
+		fl_engine_close(s);
+		fl_graph_free(g);
+		t_remove_dir(dir);
+	}
+}
+
+/* The gain layer 3 gave the kernel named k, -1 when none. */
+static double gain_of(const fl_session *s, const char *k)
+{
+	const fl_par_analysis *a = fl_engine_parallel(s);
+
+	for (int si = 0; si < a->n_sets; si++)
+		for (int r = 0; r < a->sets[si].n_rounds; r++) {
+			const fl_par_round *rd = &a->sets[si].rounds[r];
+
+			for (int t = 0; t < rd->n_tries; t++)
+				if (rd->tries[t].stitched &&
+				    !strcmp(rd->tries[t].kernel, k))
+					return rd->tries[t].gain;
+		}
+	return -1;
+}
+
+/* inception (3a) and APOLLO Fig. 1 under apollo: each kernel layer 3
+ * made is a blue cluster "parallel group (layer 3)" with its gain, each
+ * branch a sub-cluster holding the branch's ops (and its stitched
+ * micro-graphs when layer 2 stitched it); no hypothetical group is
+ * drawn once layer 3 decided. */
+static void test_export_dot_parallel_kernels(void **state)
+{
+	static const char *const samples[] = {"inception_block",
+					      "apollo_fig1"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+		fl_session *s;
+		fl_graph *g;
+		char dir[256], file[320];
+		Agraph_t *dg = export_end(samples[i], FL_STRATEGY_APOLLO,
+					  &s, &g, dir, file);
+		const fl_program *prog = fl_engine_program(s);
+		int groups = 0;
+
+		for (int k = 0; k < prog->n_kernels; k++) {
+			const fl_kernel *kn = &prog->kernels[k];
+			char base[64], want[64];
+			Agraph_t *c;
+
+			snprintf(base, sizeof base, "cluster_%s", kn->name);
+			c = agsubg(dg, base, 0);
+			assert_non_null(c);
+			assert_null(strstr(agget(c, "label"),
+					   "parallel group P"));
+			if (kn->n_branches == 0)
+				continue;
+			groups++;
+			assert_string_equal(agget(c, "color"), "blue");
+			snprintf(want, sizeof want, "parallel group (layer 3): "
+				 "%d branches, gain %.1f us", kn->n_branches,
+				 gain_of(s, kn->name) * 1e6);
+			assert_true(gain_of(s, kn->name) > 0);
+			t_assert_contains(agget(c, "label"), want);
+			for (int b = 0; b < kn->n_branches; b++) {
+				char name[96];
+				Agraph_t *sub;
+
+				snprintf(name, sizeof name, "%s_b%d", base, b);
+				sub = agsubg(c, name, 0);
+				assert_non_null(sub);
+				assert_ops_in(s, dg, sub, &kn->branches[b]);
+				assert_stitched_cluster(s, dg, sub, name,
+							&kn->branches[b]);
+			}
+		}
+		assert_true(groups >= 1);
+		assert_stitched_edges(s, dg);
+		assert_matches_engine(s, file, samples[i]);
+		agclose(dg);
+		fl_engine_close(s);
+		fl_graph_free(g);
+		t_remove_dir(dir);
+	}
+}
+
 /* ---- schedule trees, png, errors ----------------------------------------- */
 
 static bool has_label_prefix(Agraph_t *dg, const char *prefix)
@@ -808,6 +1074,8 @@ FL_SUITE(export_dot,
 	 cmocka_unit_test(test_export_dot_titles),
 	 cmocka_unit_test(test_export_dot_timed_kernels),
 	 cmocka_unit_test(test_export_dot_parallel_groups),
+	 cmocka_unit_test(test_export_dot_stitched_kernels),
+	 cmocka_unit_test(test_export_dot_parallel_kernels),
 	 cmocka_unit_test(test_export_dot_schedule_trees),
 	 cmocka_unit_test(test_export_dot_png),
 	 cmocka_unit_test(test_export_dot_bad_paths));

@@ -377,6 +377,95 @@ static void export_report_mid_session(void **state)
 static const fl_strategy all3[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA,
 				   FL_STRATEGY_APOLLO_L1};
 
+/* The report of sample at its end under strategy st (through codegen). */
+static cJSON *strategy_report(const char *sample, fl_strategy st,
+			      fl_session **s)
+{
+	fl_engine_opts o;
+
+	fl_engine_opts_default(&o);
+	o.strategy = st;
+	o.stop_after = FL_PASS_CODEGEN;
+	*s = open_session(sample, &o, -1);
+	return export_and_parse(*s, NULL);
+}
+
+/* Softmax under apollo-l2: the one kernel lists the micro-graphs layer 2
+ * stitched (those of its ops, in op order), every micro-graph names it
+ * as its kernel, and exactly the tensors between its micro-graphs carry
+ * their stitched edge.  Inception under apollo: the kernel layer 3 made
+ * lists its branches with their ops. */
+static void export_report_stitched_layers(void **state)
+{
+	const int *group_of;
+	const fl_program *p;
+	const cJSON *kj, *e;
+	fl_session *s;
+	cJSON *r = strategy_report("softmax", FL_STRATEGY_APOLLO_L2, &s);
+	int n = 0, edges = 0, branchy = 0;
+
+	(void)state;
+	p = fl_engine_program(s);
+	group_of = fl_engine_partition(s)->group_of;
+	assert_int_equal(p->n_kernels, 1);
+	kj = cJSON_GetArrayItem(get(r, "kernels"), 0);
+	for (int i = 0; i < p->kernels[0].n_ops; i++)
+		if (i == 0 || group_of[p->kernels[0].ops[i]] !=
+			      group_of[p->kernels[0].ops[i - 1]])
+			assert_int_equal(cJSON_GetArrayItem(get(kj,
+				"stitched_micro_graphs"), n++)->valueint,
+				group_of[p->kernels[0].ops[i]]);
+	assert_true(n >= 3);
+	assert_int_equal(cJSON_GetArraySize(get(kj, "stitched_micro_graphs")),
+			 n);
+	assert_int_equal(cJSON_GetArraySize(get(kj, "branches")), 0);
+	cJSON_ArrayForEach(e, get(r, "micro_graphs"))
+		assert_string_equal(get_str(e, "kernel"), p->kernels[0].name);
+	cJSON_ArrayForEach(e, get(kj, "tensors")) {
+		const fl_graph *g = fl_engine_graph(s);
+		int t = fl_graph_find_tensor(g, get_str(e, "name"));
+		int pr = g->tensors[t].producer;
+		bool between = false;
+
+		/* read in another micro-graph of the kernel than its own */
+		for (int i = 0; pr >= 0 && i < p->kernels[0].n_ops; i++) {
+			const int op = p->kernels[0].ops[i];
+
+			for (int j = 0; j < g->ops[op].n_in; j++)
+				between |= g->ops[op].in[j] == t &&
+					   group_of[op] != group_of[pr];
+		}
+		assert_int_equal(cJSON_IsObject(get(e, "stitched_edge")),
+				 between);
+		if (between)
+			assert_number(get(e, "stitched_edge"),
+				      "from_micro_graph", group_of[pr]);
+		edges += between;
+	}
+	assert_int_equal(edges, 3);
+	cJSON_Delete(r);
+	fl_engine_close(s);
+
+	r = strategy_report("inception_block", FL_STRATEGY_APOLLO, &s);
+	p = fl_engine_program(s);
+	for (int k = 0; k < p->n_kernels; k++) {
+		const fl_kernel *kn = &p->kernels[k];
+		const cJSON *br;
+
+		kj = cJSON_GetArrayItem(get(r, "kernels"), k);
+		br = get(kj, "branches");
+		assert_int_equal(cJSON_GetArraySize(br), kn->n_branches);
+		for (int b = 0; b < kn->n_branches; b++)
+			assert_op_names(get(cJSON_GetArrayItem(br, b), "ops"),
+					fl_engine_graph(s), kn->branches[b].ops,
+					kn->branches[b].n_ops);
+		branchy += kn->n_branches > 0;
+	}
+	assert_true(branchy >= 1);
+	cJSON_Delete(r);
+	fl_engine_close(s);
+}
+
 static fl_engine_opts run_opts(void)
 {
 	fl_engine_opts o;
@@ -699,6 +788,7 @@ static void export_report_write_fails(void **state)
 FL_SUITE(export_report,
 	 cmocka_unit_test(export_report_matches_engine),
 	 cmocka_unit_test(export_report_mid_session),
+	 cmocka_unit_test(export_report_stitched_layers),
 	 cmocka_unit_test(export_report_ladder),
 	 cmocka_unit_test(export_report_failed_strategy),
 	 cmocka_unit_test(export_report_documented_fields),

@@ -38,6 +38,7 @@ FL_SUITE_DECL(export_trace);
 FL_SUITE_DECL(export_dot);
 FL_SUITE_DECL(export_domain);
 FL_SUITE_DECL(contract);
+FL_SUITE_DECL(codegen_cuda);
 FL_SUITE_DECL(math_rt);
 FL_SUITE_DECL(timing);
 FL_SUITE_DECL(placement);
@@ -88,6 +89,7 @@ int main(int argc, char **argv)
 		{fl_suite_export_dot, &fl_suite_export_dot_n},
 		{fl_suite_export_domain, &fl_suite_export_domain_n},
 		{fl_suite_contract, &fl_suite_contract_n},
+		{fl_suite_codegen_cuda, &fl_suite_codegen_cuda_n},
 		{fl_suite_math_rt, &fl_suite_math_rt_n},
 		{fl_suite_timing, &fl_suite_timing_n},
 		{fl_suite_placement, &fl_suite_placement_n},

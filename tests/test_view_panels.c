@@ -496,12 +496,72 @@ static void view_panels_decisions_details(void **state)
 	t_view_close(&f);
 }
 
+/* Stepping through the decisions of pass `pass` one step at a time:
+ * at each, the decisions view shows that decision as the current one,
+ * highlighted, its kind and its whole reason (with the numbers) in the
+ * details.  Returns how many decisions of kind `kind` there were. */
+static int step_through_pass(t_view *f, fl_pass pass, fl_event_kind kind,
+			     const char *number)
+{
+	void *st = fl_view_decisions.create();
+	int n = 0, total;
+
+	t_view_goto(f, -1);
+	total = fl_event_log_count(fl_engine_events(f->s));
+	for (int i = 0; i < total; i++) {
+		const fl_event *e;
+		char want[32], reason[FL_EVENT_REASON], *text;
+
+		t_view_goto(f, i + 1);
+		e = fl_event_log_get(fl_engine_events(f->s), i);
+		if (e->pass != pass)
+			continue;
+		snprintf(reason, sizeof reason, "%s", e->reason);
+		text = t_view_render(f, &fl_view_decisions, st, 400, 60);
+		snprintf(want, sizeof want, "#%d ", i);
+		assert_true(fl_grid_find_look(f->grid, want,
+					      FL_LOOK_HIGHLIGHT));
+		t_assert_contains(text, "(current)");
+		t_assert_contains(text, fl_event_kind_name(e->kind));
+		t_assert_contains(text, reason);
+		if (e->kind == kind) {
+			t_assert_contains(reason, number);
+			n++;
+		}
+		free(text);
+	}
+	fl_view_decisions.destroy(st);
+	return n;
+}
+
+/* Layer 2 under apollo-l2 (softmax: two stitches, a placed decision per
+ * edge tensor with its bytes against the capacity) and layer 3 under
+ * apollo (inception: the parallelised set with its gain), one step at a
+ * time in the decisions view. */
+static void view_panels_decisions_layers(void **state)
+{
+	t_view f;
+
+	(void)state;
+	t_view_open_strategy(&f, "softmax", -1, FL_STRATEGY_APOLLO_L2);
+	assert_int_equal(step_through_pass(&f, FL_PASS_LAYER2, FL_EV_PLACED,
+					   "<= capacity 512 KiB"), 3);
+	assert_int_equal(step_through_pass(&f, FL_PASS_LAYER2, FL_EV_MERGED,
+					   "stitched: same tiled loops"), 2);
+	t_view_close(&f);
+	t_view_open_strategy(&f, "inception_block", -1, FL_STRATEGY_APOLLO);
+	assert_int_equal(step_through_pass(&f, FL_PASS_LAYER3,
+					   FL_EV_PARALLELISED, "gain "), 1);
+	t_view_close(&f);
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 /* MICRO 2020 Fig. 1 after layer 1: the quantized input is tile-local
  * with its 34x34 footprint box (per tile, overlapping), the conv output
  * a register, the output global; three tile buffers of 289 KiB overflow
- * the 256 KiB capacity, and the bar says so. */
+ * layer 1's budget, the 512 KiB L2 of the view fixture's machine, and
+ * the bar says so. */
 static void view_panels_memory_placements(void **state)
 {
 	t_view f;
@@ -516,8 +576,8 @@ static void view_panels_memory_placements(void **state)
 	t_view_goto(&f, t_step_before_codegen(&f));
 	text = t_view_render(&f, &fl_view_memory, st, 100, 30);
 	t_assert_contains(text, "kernel fl_k0 (1 of 1)");
-	t_assert_contains(text, "867.0 KiB of 256.0 KiB (capacity");
-	t_assert_contains(text, "CPU L2/core default");
+	t_assert_contains(text, "867.0 KiB of 512.0 KiB (capacity");
+	t_assert_contains(text, "per-core L2");
 	assert_true(fl_grid_find_look(f.grid, "A_q", FL_LOOK_OK));
 	t_assert_contains(text, "tile-local [1,64,34,34]");
 	t_assert_contains(text, "289.0 KiB");
@@ -571,6 +631,208 @@ static void view_panels_memory_kernels(void **state)
 	t_assert_contains(text, "no kernels yet");
 	t_assert_contains(text, "layer 1");
 	free(text);
+	fl_view_memory.destroy(st);
+	t_view_close(&f);
+}
+
+/* Whether tensor t is on a stitched edge of kernel k, worked out here
+ * from the graph and the partition: written by an op of one micro-graph
+ * of k and read by an op of another. */
+static bool on_stitched_edge(const t_view *f, const fl_kernel *k, int t,
+			     int *from, int *to)
+{
+	const fl_graph *g = fl_engine_graph(f->s);
+	const int *group_of = fl_engine_partition(f->s)->group_of;
+	int pr = g->tensors[t].producer;
+	bool in_k = false;
+
+	for (int i = 0; i < k->n_ops; i++)
+		in_k |= k->ops[i] == pr;
+	if (pr < 0 || !in_k)
+		return false;
+	for (int i = 0; i < k->n_ops; i++) {
+		const fl_op *op = &g->ops[k->ops[i]];
+
+		for (int j = 0; j < op->n_in; j++)
+			if (op->in[j] == t &&
+			    group_of[k->ops[i]] != group_of[pr]) {
+				*from = group_of[pr];
+				*to = group_of[k->ops[i]];
+				return true;
+			}
+	}
+	return false;
+}
+
+/* The memory view of kernel fl_k0 past layer 2 (before codegen): it
+ * names every micro-graph the kernel stitched, and each tensor on a
+ * stitched edge has a row with its micro-graphs, its placement, its
+ * bytes per tile against `cap` and the reason of its decision.  Returns
+ * the edges' names, space-separated, for the caller to check. */
+static char *assert_stitched_edges(t_view *f, const char *cap, char *names,
+				   size_t n)
+{
+	void *st = fl_view_memory.create();
+	const fl_program *p;
+	const fl_kernel *k;
+	const int *group_of;
+	char *text, want[256];
+	int from, to, n_groups = 0;
+
+	t_view_goto(f, t_step_before_codegen(f));
+	p = fl_engine_program(f->s);
+	k = &p->kernels[0];
+	group_of = fl_engine_partition(f->s)->group_of;
+	f->sel.kernel = 0;
+	text = t_view_render(f, &fl_view_memory, st, 200, 40);
+	t_assert_contains(text, "stitched (layer 2): G");
+	for (int i = 0; i < k->n_ops; i++) {
+		snprintf(want, sizeof want, "G%d (", group_of[k->ops[i]]);
+		t_assert_contains(text, want);
+		n_groups += i == 0 || group_of[k->ops[i]] !=
+				      group_of[k->ops[i - 1]];
+	}
+	assert_true(n_groups >= 2);
+	names[0] = '\0';
+	for (int i = 0; i < k->n_tensors; i++) {
+		const fl_kernel_tensor *kt = &k->tensors[i];
+		const char *name =
+			fl_engine_graph(f->s)->tensors[kt->tensor].name;
+		char row[1024];
+		int y;
+
+		if (!on_stitched_edge(f, k, kt->tensor, &from, &to))
+			continue;
+		snprintf(want, sizeof want, "  %s ", name);
+		y = row_of(f->grid, want);
+		assert_true(y >= 0);
+		fl_grid_row(f->grid, y, row, sizeof row);
+		snprintf(want, sizeof want, "G%d -> G%d", from, to);
+		t_assert_contains(row, want);
+		t_assert_contains(row, fl_placement_name(kt->place));
+		t_assert_contains(row, cap);
+		t_assert_contains(row, kt->why);
+		t_assert_contains(kt->why, "stitched edge");
+		assert_int_equal(fl_grid_cell(f->grid, 3, y)->look,
+				 kt->place == FL_PLACE_TILE_LOCAL ?
+				 FL_LOOK_OK : FL_LOOK_WARN);
+		snprintf(names + strlen(names), n - strlen(names), "%s%s:%s",
+			 names[0] ? " " : "", name,
+			 fl_placement_name(kt->place));
+	}
+	free(text);
+	fl_view_memory.destroy(st);
+	return names;
+}
+
+/* The last step of layer 1: the memory view has no layer-2 section. */
+static void assert_nothing_stitched_before_layer2(t_view *f)
+{
+	const fl_event_log *log = fl_engine_events(f->s);
+	void *st = fl_view_memory.create();
+	int last = -1;
+	char *text;
+
+	for (int i = 0; i < fl_event_log_count(log); i++)
+		if (fl_event_log_get(log, i)->pass == FL_PASS_LAYER1)
+			last = i;
+	assert_true(last > 0);
+	t_view_goto(f, last + 1);
+	text = t_view_render(f, &fl_view_memory, st, 200, 40);
+	assert_null(strstr(text, "stitched (layer 2)"));
+	free(text);
+	fl_view_memory.destroy(st);
+}
+
+/* Softmax and layernorm under apollo-l2: layer 2 makes each one kernel
+ * (APOLLO 4.2), its reductions' results and the tensors between the
+ * stitched parts stay in each tile (the sample's 512 KiB L2 is the
+ * capacity); before layer 2 nothing is stitched. */
+static void view_panels_memory_stitched(void **state)
+{
+	char names[512];
+	t_view f;
+
+	(void)state;
+	t_view_open_strategy(&f, "softmax", -1, FL_STRATEGY_APOLLO_L2);
+	assert_int_equal(fl_engine_program(f.s)->n_kernels, 1);
+	assert_string_equal(assert_stitched_edges(&f, "of 512.0 KiB", names,
+						  sizeof names),
+			    "softmax.max:tile-local softmax.exp:tile-local "
+			    "softmax.sum:tile-local");
+	assert_nothing_stitched_before_layer2(&f);
+	t_view_close(&f);
+
+	t_view_open_strategy(&f, "layernorm", -1, FL_STRATEGY_APOLLO_L2);
+	assert_int_equal(fl_engine_program(f.s)->n_kernels, 1);
+	assert_stitched_edges(&f, "of 512.0 KiB", names, sizeof names);
+	t_assert_contains(names, "layernorm.sum:tile-local");
+	t_assert_contains(names, "layernorm.center:tile-local");
+	t_assert_contains(names, "layernorm.sqsum:tile-local");
+	assert_nothing_stitched_before_layer2(&f);
+	t_view_close(&f);
+}
+
+/* With a 1 KiB capacity, softmax's exp (a whole row block a tile) stays
+ * global and says why with its numbers; the row of the reduction's
+ * result, a few bytes a tile, is still tile-local. */
+static void view_panels_memory_stitched_global(void **state)
+{
+	char names[512];
+	t_view f;
+
+	(void)state;
+	t_view_open_capacity(&f, "softmax", -1, FL_STRATEGY_APOLLO_L2, 1024);
+	assert_stitched_edges(&f, "of 1.0 KiB", names, sizeof names);
+	assert_string_equal(names, "softmax.max:tile-local "
+			    "softmax.exp:global softmax.sum:tile-local");
+	/* the grid of that rendering: the reason, with its numbers */
+	assert_true(fl_grid_find_look(f.grid, "> capacity 1 KiB",
+				      FL_LOOK_WARN));
+	t_view_close(&f);
+}
+
+/* Inception under apollo: the memory view of the kernel layer 3 made
+ * names its branches (each by its micro-graph and ops); the other
+ * kernels' views name none. */
+static void view_panels_memory_branches(void **state)
+{
+	void *st = fl_view_memory.create();
+	const fl_program *p;
+	const int *group_of;
+	int shown = 0;
+	t_view f;
+
+	(void)state;
+	t_view_open_strategy(&f, "inception_block", -1, FL_STRATEGY_APOLLO);
+	p = fl_engine_program(f.s);
+	group_of = fl_engine_partition(f.s)->group_of;
+	for (int k = 0; k < p->n_kernels; k++) {
+		const fl_kernel *kn = &p->kernels[k];
+		char *text, want[160];
+
+		f.sel.kernel = k;
+		text = t_view_render(&f, &fl_view_memory, st, 200, 40);
+		if (kn->n_branches == 0) {
+			assert_null(strstr(text, "parallel (layer 3)"));
+			free(text);
+			continue;
+		}
+		snprintf(want, sizeof want, "parallel (layer 3): %d branches "
+			 "side by side: ", kn->n_branches);
+		t_assert_contains(text, want);
+		for (int b = 0; b < kn->n_branches; b++) {
+			const fl_kernel *br = &kn->branches[b];
+
+			snprintf(want, sizeof want, "G%d (%s", group_of[
+				 br->ops[0]], fl_engine_graph(f.s)->ops[
+				 br->ops[0]].name);
+			t_assert_contains(text, want);
+		}
+		shown++;
+		free(text);
+	}
+	assert_int_equal(shown, 1);
 	fl_view_memory.destroy(st);
 	t_view_close(&f);
 }
@@ -900,8 +1162,12 @@ FL_SUITE(view_panels,
 	 cmocka_unit_test(view_panels_decisions_keys),
 	 cmocka_unit_test(view_panels_decisions_filters),
 	 cmocka_unit_test(view_panels_decisions_details),
+	 cmocka_unit_test(view_panels_decisions_layers),
 	 cmocka_unit_test(view_panels_memory_placements),
 	 cmocka_unit_test(view_panels_memory_kernels),
+	 cmocka_unit_test(view_panels_memory_stitched),
+	 cmocka_unit_test(view_panels_memory_stitched_global),
+	 cmocka_unit_test(view_panels_memory_branches),
 	 cmocka_unit_test(view_panels_parallel_view),
 	 cmocka_unit_test(view_panels_parallel_view_after_layer3),
 	 cmocka_unit_test(view_panels_timings_ladder),

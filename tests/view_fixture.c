@@ -21,7 +21,7 @@ static const fl_machine view_machine = {
 };
 
 static void view_open(t_view *f, const char *sample, int step, int tile,
-		      fl_strategy strategy)
+		      fl_strategy strategy, int64_t stitch_capacity)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -32,6 +32,7 @@ static void view_open(t_view *f, const char *sample, int step, int tile,
 	o.strategy = strategy;
 	o.stop_after = FL_PASS_CODEGEN;
 	o.layer1.machine = &view_machine;
+	o.stitch_capacity = stitch_capacity;
 	if (tile > 0) {
 		o.layer1.n_tile = 2;
 		o.layer1.tile[0] = o.layer1.tile[1] = tile;
@@ -47,18 +48,24 @@ static void view_open(t_view *f, const char *sample, int step, int tile,
 
 void t_view_open(t_view *f, const char *sample, int step)
 {
-	view_open(f, sample, step, 0, FL_STRATEGY_APOLLO_L1);
+	view_open(f, sample, step, 0, FL_STRATEGY_APOLLO_L1, 0);
 }
 
 void t_view_open_tiles(t_view *f, const char *sample, int step, int tile)
 {
-	view_open(f, sample, step, tile, FL_STRATEGY_APOLLO_L1);
+	view_open(f, sample, step, tile, FL_STRATEGY_APOLLO_L1, 0);
 }
 
 void t_view_open_strategy(t_view *f, const char *sample, int step,
 			  fl_strategy strategy)
 {
-	view_open(f, sample, step, 0, strategy);
+	view_open(f, sample, step, 0, strategy, 0);
+}
+
+void t_view_open_capacity(t_view *f, const char *sample, int step,
+			  fl_strategy strategy, int64_t stitch_capacity)
+{
+	view_open(f, sample, step, 0, strategy, stitch_capacity);
 }
 
 void t_view_goto(t_view *f, int step)

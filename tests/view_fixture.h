@@ -25,6 +25,10 @@ void t_view_open_tiles(t_view *f, const char *sample, int step, int tile);
 /* t_view_open under another strategy. */
 void t_view_open_strategy(t_view *f, const char *sample, int step,
 			  fl_strategy strategy);
+/* t_view_open under another strategy, with layer 2's capacity for a
+ * stitched edge's tensor set to stitch_capacity bytes (0: default). */
+void t_view_open_capacity(t_view *f, const char *sample, int step,
+			  fl_strategy strategy, int64_t stitch_capacity);
 /* Moves the session to `step` (-1: the end) and refreshes ctx. */
 void t_view_goto(t_view *f, int step);
 /* Recomputes ctx (current decision, highlighted ops) for the session's

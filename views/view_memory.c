@@ -1,12 +1,16 @@
-/* The memory view (DESIGN 7, 1.3 step 5): the tensors of the current
- * kernel with their shape, size, placement (global, tile-local,
+/* The memory view (DESIGN 7, 1.3 step 5, 1.4): the tensors of the
+ * current kernel with their shape, size, placement (global, tile-local,
  * register), per-tile footprint box and its bytes, the bytes kept out of
  * main memory and the reason for each placement; above them a bar of
- * the tile-local bytes one tile needs against the tile-local capacity.
+ * the tile-local bytes one tile needs against layer 1's budget for them
+ * (--local-budget, else the per-core L2 of the session's machine).
  *
- * The engine has no capacity option yet: the bar uses layer 2's CPU
- * default (stitch.h, FL_STITCH_CPU_CAPACITY, a per-core L2 budget) and
- * says so on screen.
+ * Once layer 2 stitched the kernel (its ops come from several layer-1
+ * micro-graphs), a section says which micro-graphs it stitched and lists
+ * the tensors on the stitched edges: producer and consumer micro-graph,
+ * tile-local or global, the bytes one tile needs against layer 2's
+ * capacity (--stitch-capacity, else the per-core L2) and the reason of
+ * the `placed` decision.  A kernel layer 3 made of branches names them.
  *
  * Keys: Up/Down/j/k (or a click) select a tensor; Left/Right/h/l and
  * < > switch kernel (the explorer's selection:
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "machine.h"
 #include "stitch.h"
 
 typedef struct memory {
@@ -109,11 +114,24 @@ static fl_look place_look(fl_placement p)
 	return p == FL_PLACE_GLOBAL ? FL_LOOK_NORMAL : FL_LOOK_OK;
 }
 
-/* The capacity line and bar: tile-local bytes per tile of kernel k. */
-static int draw_capacity(const fl_kernel *k, fl_grid *g, int y)
+/* Layer 1's budget for the tile-local buffers of one tile. */
+static int64_t local_budget(const fl_view_ctx *c)
 {
-	int64_t local = 0, kept = 0, cap = FL_STITCH_CPU_CAPACITY;
-	char a[32], b[32], c[32];
+	const fl_engine_opts *o = fl_engine_options(c->s);
+	const fl_machine *m = o->layer1.machine ? o->layer1.machine
+						: fl_machine_get();
+
+	if (o->layer1.local_budget > 0)
+		return o->layer1.local_budget;
+	return m->l2 > 0 ? m->l2 : FL_STITCH_CPU_CAPACITY;
+}
+
+/* The capacity line and bar: tile-local bytes per tile of kernel k. */
+static int draw_capacity(const fl_view_ctx *c, const fl_kernel *k,
+			 fl_grid *g, int y)
+{
+	int64_t local = 0, kept = 0, cap = local_budget(c);
+	char a[32], b[32], d[32];
 	int bar_w = g->w - 2 < 40 ? g->w - 2 : 40, fill;
 	fl_look look;
 
@@ -127,9 +145,10 @@ static int draw_capacity(const fl_kernel *k, fl_grid *g, int y)
 	}
 	look = local > cap ? FL_LOOK_BAD : FL_LOOK_OK;
 	fl_grid_textf(g, 0, y++, -1, FL_LOOK_NORMAL,
-		      "tile-local per tile: %s of %s (capacity: CPU L2/core "
-		      "default)", human(local, a, sizeof a),
-		      human(cap, b, sizeof b));
+		      "tile-local per tile: %s of %s (capacity: %s)",
+		      human(local, a, sizeof a), human(cap, b, sizeof b),
+		      fl_engine_options(c->s)->layer1.local_budget > 0 ?
+		      "--local-budget" : "per-core L2");
 	if (bar_w < 1)
 		return y;
 	fill = (int)((double)local / (double)cap * bar_w + 0.5);
@@ -142,8 +161,150 @@ static int draw_capacity(const fl_kernel *k, fl_grid *g, int y)
 	fl_grid_put(g, 1 + bar_w, y, ']', FL_LOOK_DIM);
 	fl_grid_textf(g, bar_w + 3, y, -1, look, "%.0f%%%s  kept out of "
 		      "main memory: %s", 100.0 * (double)local / (double)cap,
-		      local > cap ? " OVER" : "", human(kept, c, sizeof c));
+		      local > cap ? " OVER" : "", human(kept, d, sizeof d));
 	return y + 1;
+}
+
+/* ---- what layers 2 and 3 made of the kernel ------------------------------ */
+
+/* Appends "G<id> (first..last)" for micro-graph gid to buf. */
+static void put_group(const fl_graph *gr, const fl_partition *part, int gid,
+		      char *buf, size_t n)
+{
+	const fl_micro_graph *m = &part->groups[gid];
+	size_t used = strlen(buf);
+
+	if (used >= n)
+		return;
+	if (m->n_members == 0)
+		snprintf(buf + used, n - used, "G%d", gid);
+	else if (m->n_members == 1)
+		snprintf(buf + used, n - used, "G%d (%s)", gid,
+			 gr->ops[m->members[0]].name);
+	else
+		snprintf(buf + used, n - used, "G%d (%s..%s)", gid,
+			 gr->ops[m->members[0]].name,
+			 gr->ops[m->members[m->n_members - 1]].name);
+}
+
+/* "G0 (a) + G3 (b..c)": the micro-graphs of kernel k, joined by sep. */
+static int groups_text(const fl_graph *gr, const fl_partition *part,
+		       const fl_kernel *k, const char *sep, char *buf,
+		       size_t n)
+{
+	int ids[16], count = fl_stitch_kernel_groups(k, part, ids, 16);
+
+	buf[0] = '\0';
+	for (int i = 0; i < count && i < 16; i++) {
+		if (i)
+			snprintf(buf + strlen(buf), n - strlen(buf), "%s",
+				 sep);
+		put_group(gr, part, ids[i], buf, n);
+	}
+	if (count > 16)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%d more",
+			 sep, count - 16);
+	return count;
+}
+
+/* One stitched-edge tensor: its micro-graphs, placement, per-tile bytes
+ * against layer 2's capacity, and the reason of its decision. */
+static void draw_edge(const fl_graph *gr, const fl_kernel_tensor *kt,
+		      int from, int to, int64_t cap, fl_grid *g, int y)
+{
+	char name[160], link[32], bytes[32] = "-", capacity[32];
+	bool local = kt->place == FL_PLACE_TILE_LOCAL;
+	int pad;
+
+	tail(gr->tensors[kt->tensor].name, name_w(g), name, sizeof name);
+	pad = name_w(g) + (strncmp(name, "\xe2\x80\xa6", 3) ? 0 : 2);
+	snprintf(link, sizeof link, "G%d -> G%d", from, to);
+	if (local)
+		human(box_bytes(kt), bytes, sizeof bytes);
+	human(cap, capacity, sizeof capacity);
+	fl_grid_textf(g, 0, y, -1, local ? FL_LOOK_OK : FL_LOOK_WARN,
+		      "  %-*s %-13s %-10s %9s of %s  %s", pad, name, link,
+		      fl_placement_name(kt->place), bytes, capacity, kt->why);
+}
+
+/* Stitched-edge tensors of kernel k. */
+static int count_edges(const fl_graph *gr, const fl_partition *part,
+		       const fl_kernel *k)
+{
+	int n = 0;
+
+	for (int i = 0; i < k->n_tensors; i++)
+		n += fl_stitch_edge_tensor(k, gr, part, k->tensors[i].tensor,
+					   NULL, NULL);
+	return n;
+}
+
+/* The layer-2 section of kernel k (a layer-3 kernel's branch too): the
+ * micro-graphs stitched, then the tensors on the stitched edges, at most
+ * max_rows lines in all; returns the next row. */
+static int draw_stitched(const fl_view_ctx *c, const fl_kernel *k,
+			 fl_grid *g, int y, int max_rows)
+{
+	const fl_graph *gr = fl_engine_graph(c->s);
+	const fl_partition *part = fl_engine_partition(c->s);
+	int64_t cap = fl_stitch_capacity(fl_engine_options(c->s));
+	int from, to, n_edges, room, shown = 0;
+	char text[512];
+
+	if (!part || max_rows < 1 ||
+	    groups_text(gr, part, k, " + ", text, sizeof text) < 2)
+		return y;
+	fl_grid_textf(g, 0, y++, -1, FL_LOOK_TITLE, "stitched (layer 2): %s",
+		      text);
+	n_edges = count_edges(gr, part, k);
+	room = max_rows - 1;
+	if (n_edges > room)
+		room--;		/* the "more" line */
+	for (int i = 0; i < k->n_tensors && shown < room; i++)
+		if (fl_stitch_edge_tensor(k, gr, part, k->tensors[i].tensor,
+					  &from, &to)) {
+			draw_edge(gr, &k->tensors[i], from, to, cap, g, y++);
+			shown++;
+		}
+	if (shown < n_edges && room >= 0)
+		fl_grid_textf(g, 0, y++, -1, FL_LOOK_DIM, "  ... %d more "
+			      "stitched edges", n_edges - shown);
+	return y;
+}
+
+/* The layer-2 sections of k, or of each of its branches (layer 3),
+ * in half of the rows left; returns the next row. */
+static int draw_layer2(const fl_view_ctx *c, const fl_kernel *k, fl_grid *g,
+		       int y)
+{
+	int end = y + (g->h - y) / 2;
+
+	if (k->n_branches == 0)
+		return draw_stitched(c, k, g, y, end - y);
+	for (int b = 0; b < k->n_branches; b++)
+		y = draw_stitched(c, &k->branches[b], g, y, end - y);
+	return y;
+}
+
+/* A kernel layer 3 made: its branches, side by side. */
+static int draw_branches(const fl_view_ctx *c, const fl_kernel *k,
+			 fl_grid *g, int y)
+{
+	const fl_graph *gr = fl_engine_graph(c->s);
+	const fl_partition *part = fl_engine_partition(c->s);
+	char text[512] = "", one[256];
+
+	if (k->n_branches == 0 || !part)
+		return y;
+	for (int b = 0; b < k->n_branches; b++) {
+		groups_text(gr, part, &k->branches[b], " + ", one,
+			    sizeof one);
+		snprintf(text + strlen(text), sizeof text - strlen(text),
+			 "%s%s", b ? " | " : "", one);
+	}
+	fl_grid_textf(g, 0, y++, -1, FL_LOOK_TITLE, "parallel (layer 3): %d "
+		      "branches side by side: %s", k->n_branches, text);
+	return y;
 }
 
 static void draw_tensor(const memory *m, const fl_view_ctx *c,
@@ -227,7 +388,9 @@ static void memory_render(void *st, const fl_view_ctx *c, fl_grid *g)
 	fl_grid_textf(g, 0, y++, -1, FL_LOOK_TITLE,
 		      "memory  kernel %s (%d of %d): %d ops, %s..%s", kn->name,
 		      k + 1, p->n_kernels, kn->n_ops, first, last);
-	y = draw_capacity(kn, g, y);
+	y = draw_capacity(c, kn, g, y);
+	y = draw_branches(c, kn, g, y);
+	y = draw_layer2(c, kn, g, y);
 	fl_grid_textf(g, 0, y++, -1, FL_LOOK_DIM,
 		      "%-*s %-13s %9s %-10s %-13s %9s %9s", name_w(g), "tensor",
 		      "shape", "bytes", "placement", "per-tile box",

@@ -315,4 +315,52 @@ int fl_cg_note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
 /* Whether kernel k is one custom op (a hand-written loop nest). */
 bool fl_cg_is_custom_kernel(const fl_program *p, const fl_kernel *k);
 
+/* ---- cuda_map.c: loops onto the grid (the CUDA backend) ---------------- */
+
+/* How a loop runs on the GPU (fl_cg_loop.gpu; cuda_map.c says when). */
+enum fl_gpu_map {
+	FL_GPU_PLAIN,		/* as in C, inside work already shared out */
+	FL_GPU_PASS,		/* a degenerate loop above the block loop */
+	FL_GPU_BLOCK_X,
+	FL_GPU_BLOCK_Y,
+	FL_GPU_THREADS,
+	FL_GPU_THREAD_Y,
+	FL_GPU_THREAD_X,
+	FL_GPU_REDUCE,
+	FL_GPU_REDUCE_GRID,
+	FL_GPU_WARP_REDUCE,
+	FL_GPU_SERIAL,
+	FL_GPU_UNIFORM,
+};
+
+
+/* Iterators of degenerate loops above a block loop, with their values
+ * (for evaluating the block loop's bounds). */
+#define MAX_BOUND 8
+typedef struct bound_env {
+	int n;
+	char name[MAX_BOUND][32];
+	long val[MAX_BOUND];
+} bound_env;
+
+/* What fl_cuda_map_phase decided for a phase besides each loop's gpu. */
+typedef struct fl_cuda_phase_map {
+	bool blocks;		/* some loop runs over the grid's blocks */
+	bool uniform_top;	/* some work above any block loop (then
+				   the phase must run in one block) */
+	bool allow_blocks;
+	long grid_x, grid_y;
+	bound_env env;		/* degenerate iterators above the block
+				   loop */
+	int tile_end;		/* schedule depth after the tile band */
+} fl_cuda_phase_map;
+
+/* Maps the loops of phase node (keep; fl_cg_loop.gpu) and sizes its
+ * grid (pm); loops above schedule depth tile_end are the tile band's. */
+void fl_cuda_map_phase(__isl_keep isl_ast_node *node, int tile_end,
+		       fl_cuda_phase_map *pm);
+
+/* Whether for node `node` (keep) runs exactly once. */
+bool fl_cg_is_degenerate(__isl_keep isl_ast_node *node);
+
 #endif

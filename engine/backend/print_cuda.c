@@ -11,32 +11,16 @@
  *     no barrier.  A phase is a __device__ function taking its block
  *     coordinates (so that a layer-3 kernel can hand each branch its own
  *     range of blocks) and a __global__ entry calling it;
- *   - the mapping of the loops of a phase (pre-computed by map_node, kept
- *     in fl_cg_loop.gpu):
- *       BLOCK_X, BLOCK_Y  the outermost parallel loop, and the tile loop
- *                         its collapse shares out, step over the blocks
- *                         of the grid (c = init + bid * inc; c += nblk *
- *                         inc), so any grid size is correct;
- *       THREADS           the outermost coincident loop below them steps
- *                         over the block's 256 threads; THREAD_Y/X two
- *                         perfectly nested ones over the 8 x 32 threads
- *                         (the inner one over threadIdx.x: neighbouring
- *                         threads touch neighbouring elements);
- *       REDUCE            a loop whose body only updates the scalar
- *                         accumulators annotate.c planned: each thread
- *                         a partial result over its share of the
- *                         iterations, combined by a block-level tree
- *                         reduction (warp shuffles, then one warp over
- *                         the warps' results), stored by thread 0;
- *       SERIAL            a loop with nothing to share out runs in
- *                         thread 0;
- *       UNIFORM           a sequential loop around shared-out loops runs
- *                         in every thread alike;
- *     code between them (statements outside any shared-out loop) runs in
- *     thread 0, and every piece of work done outside a thread's own
- *     iterations ends with __syncthreads(), so that the next piece reads
- *     what all threads wrote.  __syncthreads() is only ever printed where
- *     every thread of the block gets to (uniform control flow: the
+ *   - the loops of a phase as cuda_map.c mapped them (fl_cg_loop.gpu):
+ *     over the grid's blocks (c = init + bid * inc; c += nblk * inc, so
+ *     any grid size is correct), over the block's 32 x 8 threads or a
+ *     warp's lanes (likewise), as warp, block or grid reductions (warp
+ *     shuffles; atomics across blocks), in thread 0, or in every thread
+ *     alike; code between them (statements outside any shared-out loop)
+ *     runs in thread 0, and every piece of work done outside a thread's
+ *     own iterations ends with __syncthreads(), so that the next piece
+ *     reads what all threads wrote.  __syncthreads() is only ever printed
+ *     where every thread of the block gets to (uniform control flow: the
  *     conditions there depend on block-level iterators alone);
  *   - tile-local arrays declared outside the threads' own iterations are
  *     __shared__ (one copy per block, filled by its threads); those
@@ -46,9 +30,9 @@
  *     and as many blocks as the block loop has iterations (evaluated
  *     from the AST; a default when it cannot be), times the launches
  *     with CUDA events, and downloads what the kernel wrote.
- * A layer-3 kernel launches its branches as one grid whose blocks are
- * split among them (a dispatcher on blockIdx.x), when each branch is a
- * single phase; otherwise one after another.  Custom ops get a hand-
+ * A layer-3 kernel launches its branches together, the blocks of each
+ * grid split among them (a dispatcher on blockIdx.x): the i-th grid
+ * runs the i-th phase of each branch.  Custom ops get a hand-
  * written kernel, one row (cumsum) or element (copy) per thread. */
 #include <limits.h>
 #include <stdio.h>
@@ -56,483 +40,13 @@
 #include <string.h>
 
 #include <isl/ast.h>
-#include <isl/id.h>
 #include <isl/printer.h>
-#include <isl/val.h>
 
 #include "codegen_impl.h"
 #include "strbuf.h"
 
-enum gpu_map {
-	GPU_PLAIN,		/* as in C, inside work already shared out */
-	GPU_PASS,		/* a degenerate loop above the block loop */
-	GPU_BLOCK_X,
-	GPU_BLOCK_Y,
-	GPU_THREADS,
-	GPU_THREAD_Y,
-	GPU_THREAD_X,
-	GPU_REDUCE,
-	GPU_SERIAL,
-	GPU_UNIFORM,
-};
-
 #define BLOCK_THREADS (FL_CUDA_BLOCK_X * FL_CUDA_BLOCK_Y)
-/* Blocks of a phase whose block loop could not be counted. */
-#define DEFAULT_BLOCKS 1024
 #define MAX_BLOCKS_X (1L << 20)
-#define MAX_BLOCKS_Y 65535L
-
-/* Where map_node is: above the block loop, in the block's uniform code,
- * or inside work one thread does. */
-enum map_ctx { CTX_TOP, CTX_UNIFORM, CTX_INNER };
-
-/* ---- evaluating loop bounds (grid sizes) -------------------------------- */
-
-#define MAX_BOUND 8
-typedef struct bound_env {
-	int n;
-	char name[MAX_BOUND][32];
-	long val[MAX_BOUND];
-} bound_env;
-
-static bool env_get(const bound_env *env, const char *name, long *v)
-{
-	for (int i = env->n - 1; i >= 0; i--)
-		if (strcmp(env->name[i], name) == 0) {
-			*v = env->val[i];
-			return true;
-		}
-	return false;
-}
-
-static void env_push(bound_env *env, __isl_keep isl_ast_expr *it, long v)
-{
-	isl_id *id = isl_ast_expr_id_get_id(it);
-
-	if (id && env->n < MAX_BOUND) {
-		snprintf(env->name[env->n], sizeof env->name[0], "%s",
-			 isl_id_get_name(id));
-		env->val[env->n++] = v;
-	}
-	isl_id_free(id);
-}
-
-static long floor_div(long a, long b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
-static bool eval_expr(__isl_keep isl_ast_expr *e, const bound_env *env,
-		      long *v);
-
-static bool eval_arg(__isl_keep isl_ast_expr *e, int i, const bound_env *env,
-		     long *v)
-{
-	isl_ast_expr *a = isl_ast_expr_op_get_arg(e, i);
-	bool ok = a && eval_expr(a, env, v);
-
-	isl_ast_expr_free(a);
-	return ok;
-}
-
-/* Binary operators; false for anything else or a division by zero. */
-static bool eval_binary(enum isl_ast_expr_op_type t, long a, long b, long *v)
-{
-	switch (t) {
-	case isl_ast_expr_op_add: *v = a + b; return true;
-	case isl_ast_expr_op_sub: *v = a - b; return true;
-	case isl_ast_expr_op_mul: *v = a * b; return true;
-	case isl_ast_expr_op_max: *v = a > b ? a : b; return true;
-	case isl_ast_expr_op_min: *v = a < b ? a : b; return true;
-	case isl_ast_expr_op_le: *v = a <= b; return true;
-	case isl_ast_expr_op_lt: *v = a < b; return true;
-	case isl_ast_expr_op_ge: *v = a >= b; return true;
-	case isl_ast_expr_op_gt: *v = a > b; return true;
-	case isl_ast_expr_op_eq: *v = a == b; return true;
-	case isl_ast_expr_op_and:
-	case isl_ast_expr_op_and_then: *v = a && b; return true;
-	case isl_ast_expr_op_or:
-	case isl_ast_expr_op_or_else: *v = a || b; return true;
-	default: break;
-	}
-	if (b == 0)
-		return false;
-	switch (t) {
-	case isl_ast_expr_op_div:
-	case isl_ast_expr_op_pdiv_q:
-	case isl_ast_expr_op_fdiv_q: *v = floor_div(a, b); return true;
-	case isl_ast_expr_op_pdiv_r:
-	case isl_ast_expr_op_zdiv_r: *v = a % b; return true;
-	default: return false;
-	}
-}
-
-/* The value of e with the iterators of env; false when e uses anything
- * else (these numbers only size grids: a guess is never wrong, only
- * slower). */
-static bool eval_expr(__isl_keep isl_ast_expr *e, const bound_env *env,
-		      long *v)
-{
-	enum isl_ast_expr_op_type t;
-	isl_val *val;
-	isl_id *id;
-	long a, b, c;
-	bool ok;
-
-	switch (isl_ast_expr_get_type(e)) {
-	case isl_ast_expr_int:
-		val = isl_ast_expr_int_get_val(e);
-		ok = val && isl_val_is_int(val) == isl_bool_true;
-		*v = ok ? isl_val_get_num_si(val) : 0;
-		isl_val_free(val);
-		return ok;
-	case isl_ast_expr_id:
-		id = isl_ast_expr_id_get_id(e);
-		ok = id && env_get(env, isl_id_get_name(id), v);
-		isl_id_free(id);
-		return ok;
-	case isl_ast_expr_op:
-		break;
-	default:
-		return false;
-	}
-	t = isl_ast_expr_op_get_type(e);
-	if (t == isl_ast_expr_op_minus)
-		return eval_arg(e, 0, env, &a) && ((*v = -a), true);
-	if (t == isl_ast_expr_op_cond || t == isl_ast_expr_op_select)
-		return eval_arg(e, 0, env, &c) &&
-		       eval_arg(e, c ? 1 : 2, env, v);
-	if (isl_ast_expr_op_get_n_arg(e) < 2 || !eval_arg(e, 0, env, &a))
-		return false;
-	for (int i = 1; i < isl_ast_expr_op_get_n_arg(e); i++) {
-		if (!eval_arg(e, i, env, &b) || !eval_binary(t, a, b, &a))
-			return false;
-	}
-	*v = a;
-	return true;
-}
-
-/* Iterations of for node `node` (keep) with env's iterators, counted up
- * to cap; -1 when its bounds cannot be evaluated. */
-static long trip_count(__isl_keep isl_ast_node *node, bound_env *env,
-		       long cap)
-{
-	isl_ast_expr *init = isl_ast_node_for_get_init(node);
-	isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
-	isl_ast_expr *inc = isl_ast_node_for_get_inc(node);
-	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
-	long c, step, ok, n = 0;
-	int depth = env->n;
-
-	if (eval_expr(init, env, &c) && eval_expr(inc, env, &step) &&
-	    step > 0 && (env_push(env, it, c), env->n > depth)) {
-		for (; n < cap; n++) {
-			env->val[env->n - 1] = c + n * step;
-			if (!eval_expr(cond, env, &ok)) {
-				n = -1;
-				break;
-			}
-			if (!ok)
-				break;
-		}
-	} else {
-		n = -1;
-	}
-	env->n = depth;
-	isl_ast_expr_free(init);
-	isl_ast_expr_free(cond);
-	isl_ast_expr_free(inc);
-	isl_ast_expr_free(it);
-	return n;
-}
-
-/* The value of a degenerate loop's iterator (its init), pushed on env
- * when it can be evaluated. */
-static void bind_degenerate(__isl_keep isl_ast_node *node, bound_env *env)
-{
-	isl_ast_expr *init = isl_ast_node_for_get_init(node);
-	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
-	long v;
-
-	if (eval_expr(init, env, &v))
-		env_push(env, it, v);
-	isl_ast_expr_free(init);
-	isl_ast_expr_free(it);
-}
-
-/* ---- mapping the loops of a phase --------------------------------------- */
-
-/* What map_node found in a phase. */
-typedef struct phase_map {
-	bool blocks;		/* some loop runs over the grid's blocks */
-	bool uniform_top;	/* some work above any block loop (then
-				   the phase must run in one block) */
-	bool allow_blocks;
-	long grid_x, grid_y;
-	bound_env env;		/* degenerate iterators above the block
-				   loop */
-} phase_map;
-
-static bool is_degenerate(__isl_keep isl_ast_node *node)
-{
-	return isl_ast_node_for_is_degenerate(node) == isl_bool_true;
-}
-
-/* The for loop that is the whole body of for node `node`, or NULL.
- * __isl_give. */
-static __isl_give isl_ast_node *nested_for(__isl_keep isl_ast_node *node)
-{
-	isl_ast_node *body = isl_ast_node_for_get_body(node);
-	isl_ast_node_list *list;
-
-	if (body && isl_ast_node_get_type(body) == isl_ast_node_block) {
-		list = isl_ast_node_block_get_children(body);
-		isl_ast_node_free(body);
-		body = isl_ast_node_list_n_ast_node(list) == 1 ?
-		       isl_ast_node_list_get_at(list, 0) : NULL;
-		isl_ast_node_list_free(list);
-	}
-	if (body && isl_ast_node_get_type(body) == isl_ast_node_for)
-		return body;
-	isl_ast_node_free(body);
-	return NULL;
-}
-
-/* Whether the iterations of for node `node` can be shared out: a loop
- * (not one iteration), coincident, bounded above ("c <= e"), and not the
- * home of accumulators. */
-static bool shareable(__isl_keep isl_ast_node *node)
-{
-	const fl_cg_loop *l = fl_cg_loop_of(node);
-
-	return l && l->coincident && !l->acc && !l->acc_simd &&
-	       !is_degenerate(node) && fl_cg_canonical_cond(node);
-}
-
-/* Whether every statement under node (keep) updates a scalar accumulator
- * (or is an init hoisted into one). */
-static isl_bool only_acc_stmt(__isl_keep isl_ast_node *node, void *user)
-{
-	const fl_cg_stmt *st;
-
-	if (isl_ast_node_get_type(node) != isl_ast_node_user)
-		return isl_bool_true;
-	st = fl_cg_stmt_of(node);
-	if (!st || st->acc < 0)
-		*(bool *)user = false;
-	return isl_bool_true;
-}
-
-/* Whether for node `node` runs as a block-level reduction: its
- * accumulators are planned and nothing else happens in it. */
-static bool reducible(__isl_keep isl_ast_node *node)
-{
-	const fl_cg_loop *l = fl_cg_loop_of(node);
-	bool only = true;
-
-	if (!l || !l->acc || is_degenerate(node) ||
-	    !fl_cg_canonical_cond(node))
-		return false;
-	isl_ast_node_foreach_descendant_top_down(node, &only_acc_stmt, &only);
-	return only;
-}
-
-static isl_bool find_mappable(__isl_keep isl_ast_node *node, void *user)
-{
-	if (isl_ast_node_get_type(node) != isl_ast_node_for)
-		return isl_bool_true;
-	if (shareable(node) || reducible(node)) {
-		*(bool *)user = true;
-		return isl_bool_false;
-	}
-	return isl_bool_true;
-}
-
-/* Whether some loop under node (keep) can be shared out among threads. */
-static bool has_mappable(__isl_keep isl_ast_node *node)
-{
-	bool found = false;
-
-	isl_ast_node_foreach_descendant_top_down(node, &find_mappable, &found);
-	return found;
-}
-
-static void map_node(__isl_keep isl_ast_node *node, enum map_ctx ctx,
-		     phase_map *pm);
-
-static void set_map(__isl_keep isl_ast_node *node, int how)
-{
-	fl_cg_loop *l = fl_cg_loop_of(node);
-
-	if (l)
-		l->gpu = how;
-}
-
-static void map_body(__isl_keep isl_ast_node *node, enum map_ctx ctx,
-		     phase_map *pm)
-{
-	isl_ast_node *body = isl_ast_node_for_get_body(node);
-
-	map_node(body, ctx, pm);
-	isl_ast_node_free(body);
-}
-
-/* The loop with the pragma, and the next when its collapse shares that
- * out too, run over the grid's blocks. */
-static void map_blocks(__isl_keep isl_ast_node *node, phase_map *pm)
-{
-	const fl_cg_loop *l = fl_cg_loop_of(node);
-	isl_ast_node *in = l->collapse >= 2 ? nested_for(node) : NULL;
-	isl_ast_expr *it;
-	long n;
-
-	pm->blocks = true;
-	set_map(node, GPU_BLOCK_X);
-	n = trip_count(node, &pm->env, MAX_BLOCKS_X);
-	n = n > 0 ? n : DEFAULT_BLOCKS;
-	pm->grid_x = n > pm->grid_x ? n : pm->grid_x;	/* if/else: both */
-	if (in && fl_cg_loop_of(in) && !is_degenerate(in) &&
-	    fl_cg_canonical_cond(in) && fl_cg_loop_of(in)->coincident) {
-		isl_ast_expr *init = isl_ast_node_for_get_init(node);
-		long v;
-
-		it = isl_ast_node_for_get_iterator(node);
-		if (eval_expr(init, &pm->env, &v))
-			env_push(&pm->env, it, v);
-		n = trip_count(in, &pm->env, MAX_BLOCKS_Y);
-		n = n > 0 ? n : 1;
-		pm->grid_y = n > pm->grid_y ? n : pm->grid_y;
-		isl_ast_expr_free(it);
-		isl_ast_expr_free(init);
-		set_map(in, GPU_BLOCK_Y);
-		map_body(in, CTX_UNIFORM, pm);
-	} else {
-		map_body(node, CTX_UNIFORM, pm);
-	}
-	isl_ast_node_free(in);
-}
-
-/* A loop in the block's uniform code. */
-static void map_uniform_for(__isl_keep isl_ast_node *node, phase_map *pm)
-{
-	isl_ast_node *in;
-
-	if (is_degenerate(node)) {
-		set_map(node, GPU_UNIFORM);
-		map_body(node, CTX_UNIFORM, pm);
-	} else if (reducible(node)) {
-		set_map(node, GPU_REDUCE);
-		map_body(node, CTX_INNER, pm);
-	} else if (shareable(node)) {
-		in = nested_for(node);
-		if (in && shareable(in)) {
-			set_map(node, GPU_THREAD_Y);
-			set_map(in, GPU_THREAD_X);
-			map_body(in, CTX_INNER, pm);
-		} else {
-			set_map(node, GPU_THREADS);
-			map_body(node, CTX_INNER, pm);
-		}
-		isl_ast_node_free(in);
-	} else if (has_mappable(node)) {
-		set_map(node, GPU_UNIFORM);
-		map_body(node, CTX_UNIFORM, pm);
-	} else {
-		set_map(node, GPU_SERIAL);
-		map_body(node, CTX_INNER, pm);
-	}
-}
-
-static void map_for(__isl_keep isl_ast_node *node, enum map_ctx ctx,
-		    phase_map *pm)
-{
-	const fl_cg_loop *l = fl_cg_loop_of(node);
-
-	if (ctx == CTX_INNER) {
-		set_map(node, GPU_PLAIN);
-		map_body(node, CTX_INNER, pm);
-	} else if (ctx == CTX_UNIFORM) {
-		map_uniform_for(node, pm);
-	} else if (is_degenerate(node)) {
-		set_map(node, GPU_PASS);
-		bind_degenerate(node, &pm->env);
-		map_body(node, CTX_TOP, pm);
-	} else if (pm->allow_blocks && l && l->pragma &&
-		   fl_cg_canonical_cond(node)) {
-		map_blocks(node, pm);
-	} else {
-		pm->uniform_top = true;
-		map_uniform_for(node, pm);
-	}
-}
-
-/* Decides how each loop under node (keep) runs, in context ctx. */
-static void map_node(__isl_keep isl_ast_node *node, enum map_ctx ctx,
-		     phase_map *pm)
-{
-	isl_ast_node_list *list;
-	isl_ast_node *c;
-	isl_size n;
-
-	switch (isl_ast_node_get_type(node)) {
-	case isl_ast_node_for:
-		map_for(node, ctx, pm);
-		break;
-	case isl_ast_node_if:
-		c = isl_ast_node_if_get_then_node(node);
-		map_node(c, ctx, pm);
-		isl_ast_node_free(c);
-		if (isl_ast_node_if_has_else_node(node) == isl_bool_true) {
-			c = isl_ast_node_if_get_else_node(node);
-			map_node(c, ctx, pm);
-			isl_ast_node_free(c);
-		}
-		break;
-	case isl_ast_node_block:
-		/* a sequence above the block loop needs one block */
-		if (ctx == CTX_TOP) {
-			pm->uniform_top = true;
-			ctx = CTX_UNIFORM;
-		}
-		list = isl_ast_node_block_get_children(node);
-		n = isl_ast_node_list_n_ast_node(list);
-		for (int i = 0; i < n; i++) {
-			c = isl_ast_node_list_get_at(list, i);
-			map_node(c, ctx, pm);
-			isl_ast_node_free(c);
-		}
-		isl_ast_node_list_free(list);
-		break;
-	case isl_ast_node_mark:
-		c = isl_ast_node_mark_get_node(node);
-		map_node(c, ctx, pm);
-		isl_ast_node_free(c);
-		break;
-	case isl_ast_node_user:
-		if (ctx == CTX_TOP)
-			pm->uniform_top = true;
-		break;
-	default:
-		break;
-	}
-}
-
-/* Maps phase node; work above the block loop alongside a block loop
- * would run in every block, so then the phase runs in one block. */
-static void map_phase(__isl_keep isl_ast_node *node, phase_map *pm)
-{
-	memset(pm, 0, sizeof *pm);
-	pm->allow_blocks = true;
-	map_node(node, CTX_TOP, pm);
-	if (pm->blocks && pm->uniform_top) {
-		memset(pm, 0, sizeof *pm);
-		map_node(node, CTX_TOP, pm);
-	}
-	if (!pm->blocks)
-		pm->grid_x = pm->grid_y = 1;
-	if (pm->grid_y < 1)
-		pm->grid_y = 1;
-}
 
 /* ---- printing a phase --------------------------------------------------- */
 
@@ -604,7 +118,7 @@ static __isl_give isl_printer *print_header(__isl_take isl_printer *p,
 	const char *type = cp->cg->wide ? "long " : "int ";
 
 	p = isl_printer_start_line(p);
-	if (is_degenerate(node)) {
+	if (fl_cg_is_degenerate(node)) {
 		p = isl_printer_print_str(p, "{ const ");
 		p = isl_printer_print_str(p, type);
 		p = isl_printer_print_ast_expr(p, it);
@@ -779,6 +293,88 @@ static __isl_give isl_printer *print_reduce(__isl_take isl_printer *p,
 	return line(p, "}");
 }
 
+/* A row reduction over the lanes of a warp (its row loop is shared out
+ * over threadIdx.y, one row per warp): per-lane partial results, then a
+ * butterfly over the warp so that every lane holds the total, combined
+ * with the start value read before any lane stores (hence the
+ * __syncwarp between), and stored by every lane alike. */
+static __isl_give isl_printer *print_warp_reduce(__isl_take isl_printer *p,
+						 cu_printer *cp,
+						 __isl_keep isl_ast_node *node,
+						 __isl_keep isl_ast_print_options *o)
+{
+	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
+	char buf[128];
+
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
+			 k, combine_name(b->upd[k]));
+		p = line(p, buf);
+	}
+	p = print_loop(p, cp, node, o, "(int)threadIdx.x", "FL_BLOCK_X");
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "const float fl_start%d = ", k);
+		p = isl_printer_start_line(p);
+		p = isl_printer_print_str(p, buf);
+		p = print_acc_start(p, cp->cg, b, k);
+		p = isl_printer_print_str(p, ";");
+		p = isl_printer_end_line(p);
+	}
+	p = line(p, "__syncwarp();");
+	for (int k = 0; k < b->n; k++) {
+		p = isl_printer_start_line(p);
+		p = print_acc_element(p, cp->cg, b, k);
+		snprintf(buf, sizeof buf, " = fl_combine(%s, fl_start%d, "
+			 "fl_warp_reduce(fl_acc%d, %s));", combine_name(b->upd[k]),
+			 k, k, combine_name(b->upd[k]));
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = line(p, "__syncwarp();");
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
+/* An all-reduce over the grid: per-thread partial results over a
+ * grid-wide stride, combined in the block, then into the element with
+ * an atomic operation by each block's thread 0. */
+static __isl_give isl_printer *print_reduce_grid(__isl_take isl_printer *p,
+						 cu_printer *cp,
+						 __isl_keep isl_ast_node *node,
+						 __isl_keep isl_ast_print_options *o)
+{
+	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
+	char buf[128];
+
+	p = line(p, "{");
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
+			 k, combine_name(b->upd[k]));
+		p = line(p, buf);
+	}
+	cp->inner++;
+	p = print_loop(p, cp, node, o, "(fl_bid * FL_BLOCK_THREADS + fl_tid)",
+		       "(fl_nblk * FL_BLOCK_THREADS)");
+	cp->inner--;
+	for (int k = 0; k < b->n; k++) {
+		snprintf(buf, sizeof buf, "fl_acc%d = fl_block_reduce(fl_acc%d, "
+			 "%s);", k, k, combine_name(b->upd[k]));
+		p = line(p, buf);
+		p = isl_printer_start_line(p);
+		p = isl_printer_print_str(p, "if (fl_tid == 0) fl_atomic_combine(&");
+		p = print_acc_element(p, cp->cg, b, k);
+		snprintf(buf, sizeof buf, ", fl_acc%d, %s);", k,
+			 combine_name(b->upd[k]));
+		p = isl_printer_print_str(p, buf);
+		p = isl_printer_end_line(p);
+	}
+	p = isl_printer_indent(p, -2);
+	return line(p, "}");
+}
+
 /* Work that thread 0 does for the block, then a barrier. */
 static __isl_give isl_printer *print_serial(__isl_take isl_printer *p,
 					    cu_printer *cp,
@@ -821,31 +417,37 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 {
 	cu_printer *cp = user;
 	const fl_cg_loop *l = fl_cg_loop_of(node);
-	int how = l ? l->gpu : cp->inner ? GPU_PLAIN : GPU_SERIAL;
+	int how = l ? l->gpu : cp->inner ? FL_GPU_PLAIN : FL_GPU_SERIAL;
 
 	switch (how) {
-	case GPU_BLOCK_X:
+	case FL_GPU_BLOCK_X:
 		p = print_loop(p, cp, node, o, "fl_bid", "fl_nblk");
 		break;
-	case GPU_BLOCK_Y:
+	case FL_GPU_BLOCK_Y:
 		p = print_loop(p, cp, node, o, "fl_bidy", "fl_nblky");
 		break;
-	case GPU_THREADS:
+	case FL_GPU_THREADS:
 		p = print_threads(p, cp, node, o, "fl_tid", "FL_BLOCK_THREADS",
 				  true);
 		break;
-	case GPU_THREAD_Y:
+	case FL_GPU_THREAD_Y:
 		p = print_threads(p, cp, node, o, "(int)threadIdx.y",
 				  "FL_BLOCK_Y", true);
 		break;
-	case GPU_THREAD_X:
+	case FL_GPU_THREAD_X:
 		p = print_threads(p, cp, node, o, "(int)threadIdx.x",
 				  "FL_BLOCK_X", false);
 		break;
-	case GPU_REDUCE:
+	case FL_GPU_REDUCE:
 		p = print_reduce(p, cp, node, o);
 		break;
-	case GPU_SERIAL:
+	case FL_GPU_REDUCE_GRID:
+		p = print_reduce_grid(p, cp, node, o);
+		break;
+	case FL_GPU_WARP_REDUCE:
+		p = print_warp_reduce(p, cp, node, o);
+		break;
+	case FL_GPU_SERIAL:
 		p = print_serial(p, cp, node, o);
 		break;
 	default:	/* PLAIN, PASS, UNIFORM */
@@ -913,6 +515,8 @@ static char *print_phase_body(fl_cg_kernel *cg, __isl_keep isl_ast_node *node)
 typedef struct cu_phase {
 	char name[96];		/* its __device__ function */
 	long grid_x, grid_y;
+	bool init;		/* <name>_init runs first (one thread): the
+				   start values of a grid reduction */
 } cu_phase;
 
 /* What print_phases made of a kernel (or a branch). */
@@ -944,14 +548,66 @@ static const char phase_params[] =
 	"(float *const *bufs, long fl_bid, long fl_nblk, long fl_bidy, "
 	"long fl_nblky)";
 
+/* "element = start;" for each accumulator of grid reduction node (keep)
+ * whose init was hoisted, into *text (malloc'd; NULL: none). */
+static int grid_reduce_starts(fl_cg_kernel *cg, __isl_keep isl_ast_node *node,
+			      char **text)
+{
+	const fl_cg_loop *l = fl_cg_loop_of(node);
+	isl_printer *p;
+	bool any = false;
+
+	*text = NULL;
+	if (!l || l->gpu != FL_GPU_REDUCE_GRID)
+		return 0;
+	p = isl_printer_to_str(cg->ctx);
+	p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+	p = isl_printer_indent(p, 2);
+	for (int k = 0; k < l->acc->n; k++) {
+		if (!l->acc->init[k])
+			continue;
+		any = true;
+		p = isl_printer_start_line(p);
+		p = print_acc_element(p, cg, l->acc, k);
+		p = isl_printer_print_str(p, " = ");
+		p = print_acc_start(p, cg, l->acc, k);
+		p = isl_printer_print_str(p, ";");
+		p = isl_printer_end_line(p);
+	}
+	*text = any ? isl_printer_get_str(p) : NULL;
+	isl_printer_free(p);
+	return any && !*text ? -1 : 0;
+}
+
+/* The launch before a grid reduction that sets its start values. */
+static int print_phase_init(fl_strbuf *out, fl_cg_kernel *cg,
+			    __isl_keep isl_ast_node *node, cu_phase *ph)
+{
+	char *starts;
+
+	if (grid_reduce_starts(cg, node, &starts) < 0)
+		return -1;
+	if (!starts)
+		return 0;
+	ph->init = true;
+	fl_strbuf_printf(out, "static __global__ void %s_init(float *const "
+			 "*bufs)\n{\n", ph->name);
+	fl_cg_global_decls(out, cg->g, cg->arr);
+	fl_strbuf_printf(out, "%s}\n\n", starts);
+	free(starts);
+	return 0;
+}
+
 /* The phase's __device__ function. */
 static int print_phase(fl_strbuf *out, fl_cg_kernel *cg,
 		       __isl_keep isl_ast_node *node, cu_phase *ph)
 {
-	phase_map pm;
+	fl_cuda_phase_map pm;
 	char *body;
 
-	map_phase(node, &pm);
+	fl_cuda_map_phase(node, cg->tile_end, &pm);
+	if (print_phase_init(out, cg, node, ph) < 0)
+		return -1;
 	ph->grid_x = pm.grid_x;
 	ph->grid_y = pm.grid_y;
 	body = print_phase_body(cg, node);
@@ -1110,6 +766,15 @@ static void print_host(fl_strbuf *out, const char *cname,
 			 launches, ck->n_written);
 }
 
+/* The launch of phase ph's start values, when it has them. */
+static void init_launch_line(fl_strbuf *out, const cu_phase *ph)
+{
+	if (ph->init)
+		fl_strbuf_printf(out, "  %s_init<<<1, 1>>>(fl_dbufs);\n"
+				 "  fl_cuda_check(\"%s_init\");\n", ph->name,
+				 ph->name);
+}
+
 static void launch_line(fl_strbuf *out, const char *fn, long gx, long gy)
 {
 	fl_strbuf_printf(out, "  %s<<<dim3(%ld, %ld), dim3(FL_BLOCK_X, "
@@ -1134,6 +799,7 @@ static int plain_kernel(fl_strbuf *out, const fl_program *p,
 	for (int i = 0; i < ck.n_phases; i++) {
 		print_entry(out, &ck.phases[i]);
 		snprintf(fn, sizeof fn, "%s_g", ck.phases[i].name);
+		init_launch_line(&launches, &ck.phases[i]);
 		launch_line(&launches, fn, ck.phases[i].grid_x,
 			    ck.phases[i].grid_y);
 	}
@@ -1143,23 +809,30 @@ static int plain_kernel(fl_strbuf *out, const fl_program *p,
 	return 0;
 }
 
-/* Layer 3: one grid whose blocks are split among the branches, each
- * branch a single phase (blockIdx.x ranges; a branch with fewer rows of
- * blocks than the grid leaves the others idle). */
+/* Layer 3: the branches share grids, each on its own range of blocks (a
+ * dispatcher on blockIdx.x): the i-th grid runs the i-th phase of every
+ * branch that has one -- branches are independent, and each branch's
+ * phases still run in order, one grid after another.  A branch with
+ * fewer rows of blocks than the grid leaves the others idle. */
 static void print_dispatch(fl_strbuf *out, const char *cname,
-			   const cu_kernel *br, int n, long *gx, long *gy)
+			   const cu_kernel *br, int n, int phase,
+			   fl_strbuf *launches)
 {
-	long start = 0;
+	long start = 0, gy = 1;
+	char fn[128];
 
-	*gy = 1;
-	fl_strbuf_printf(out, "/* %s: layer 3 runs its %d branches side by side, "
-			 "each on its own range of blocks */\n"
+	snprintf(fn, sizeof fn, "%s_g%d", cname, phase);
+	fl_strbuf_printf(out, "/* %s, launch %d: layer 3 runs its branches side "
+			 "by side, each on its own range of blocks */\n"
 			 "static __global__ void __launch_bounds__("
-			 "FL_BLOCK_THREADS) %s_g(float *const *bufs)\n{\n"
-			 "  long b = blockIdx.x;\n\n", cname, n, cname);
+			 "FL_BLOCK_THREADS) %s(float *const *bufs)\n{\n"
+			 "  long b = blockIdx.x;\n\n", cname, phase, fn);
 	for (int i = 0; i < n; i++) {
-		const cu_phase *ph = &br[i].phases[0];
+		const cu_phase *ph = &br[i].phases[phase];
 
+		if (phase >= br[i].n_phases)
+			continue;
+		init_launch_line(launches, ph);
 		fl_strbuf_printf(out, "  if (b >= %ld && b < %ld) {\n"
 				 "    if (blockIdx.y < %ld)\n"
 				 "      %s(bufs, b - %ld, %ld, blockIdx.y, %ld);\n"
@@ -1167,19 +840,21 @@ static void print_dispatch(fl_strbuf *out, const char *cname,
 				 start + ph->grid_x, ph->grid_y, ph->name,
 				 start, ph->grid_x, ph->grid_y);
 		start += ph->grid_x;
-		if (ph->grid_y > *gy)
-			*gy = ph->grid_y;
+		if (ph->grid_y > gy)
+			gy = ph->grid_y;
 	}
 	fl_strbuf_printf(out, "}\n\n");
-	*gx = start;
+	launch_line(launches, fn, start, gy);
 }
 
-static bool single_phases(const cu_kernel *br, int n)
+static int max_phases(const cu_kernel *br, int n)
 {
+	int m = 0;
+
 	for (int i = 0; i < n; i++)
-		if (br[i].n_phases != 1)
-			return false;
-	return true;
+		if (br[i].n_phases > m)
+			m = br[i].n_phases;
+	return m;
 }
 
 /* The used and written tensors of all branches, merged into all. */
@@ -1219,8 +894,7 @@ static int branches_kernel(fl_strbuf *out, const fl_program *p,
 	int n = k->n_branches, rc = 0;
 	cu_kernel *br = calloc((size_t)n + 1, sizeof *br), all = {0};
 	fl_strbuf launches = {0};
-	char bname[96], fn[128];
-	long gx, gy;
+	char bname[96];
 
 	if (!br) {
 		fl_error_set(err, "codegen: out of memory");
@@ -1235,23 +909,8 @@ static int branches_kernel(fl_strbuf *out, const fl_program *p,
 		fl_error_set(err, "codegen: out of memory");
 		rc = -1;
 	}
-	if (rc == 0 && single_phases(br, n)) {
-		print_dispatch(out, cname, br, n, &gx, &gy);
-		snprintf(fn, sizeof fn, "%s_g", cname);
-		launch_line(&launches, fn, gx, gy);
-	} else if (rc == 0) {
-		fl_strbuf_printf(&launches, "  /* a branch has several phases: "
-				 "the branches run one after another */\n");
-		for (int b = 0; b < n; b++)
-			for (int i = 0; i < br[b].n_phases; i++) {
-				print_entry(out, &br[b].phases[i]);
-				snprintf(fn, sizeof fn, "%s_g",
-					 br[b].phases[i].name);
-				launch_line(&launches, fn,
-					    br[b].phases[i].grid_x,
-					    br[b].phases[i].grid_y);
-			}
-	}
+	for (int i = 0; rc == 0 && i < max_phases(br, n); i++)
+		print_dispatch(out, cname, br, n, i, &launches);
 	if (rc == 0)
 		print_host(out, cname, &all, launches.s ? launches.s : "");
 	for (int b = 0; b < n; b++)
@@ -1427,6 +1086,22 @@ static const char cuda_prologue[] =
 	"float b)\n"
 	"{\n  return op == FL_RED_SUM ? a + b : op == FL_RED_MAX ? "
 	"fl_fmaxf(a, b) : fl_fminf(a, b);\n}\n\n"
+	"/* *addr = *addr (op) v, atomically: max and min by compare-and-swap\n"
+	" * with the same NaN rule as fl_fmaxf and fl_fminf. */\n"
+	"__device__ inline void fl_atomic_combine(float *addr, float v, int op)\n{\n"
+	"  unsigned int *a = (unsigned int *)addr, old, seen;\n\n"
+	"  if (op == FL_RED_SUM) {\n    atomicAdd(addr, v);\n    return;\n  }\n"
+	"  old = *a;\n  do {\n    float cur = __uint_as_float(old);\n"
+	"    float next = fl_combine(op, cur, v);\n\n"
+	"    if (__float_as_uint(next) == old)\n      return;\n"
+	"    seen = old;\n"
+	"    old = atomicCAS(a, seen, __float_as_uint(next));\n"
+	"  } while (old != seen);\n}\n\n"
+	"/* v combined over the 32 lanes of the warp, in every lane. */\n"
+	"__device__ __forceinline__ float fl_warp_reduce(float v, int op)\n{\n"
+	"  for (int off = 16; off > 0; off /= 2)\n"
+	"    v = fl_combine(op, v, __shfl_xor_sync(0xffffffffu, v, off));\n"
+	"  return v;\n}\n\n"
 	"/* v combined over the block's threads, in every thread; every thread\n"
 	" * of the block calls it (it waits at barriers). */\n"
 	"__device__ inline float fl_block_reduce(float v, int op)\n{\n"

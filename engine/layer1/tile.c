@@ -1041,10 +1041,53 @@ static isl_multi_aff *project(__isl_take isl_space *set, int m_tiled,
 	return isl_multi_aff_reset_tuple_id(ma, isl_dim_out);
 }
 
+/* Pairs of instances of st that touch the same element of its output,
+ * one of them writing it (the write against itself and against st's
+ * reads of that output).  __isl_give. */
+static isl_map *self_conflicts(const fl_poly_stmt *st)
+{
+	isl_map *w = isl_map_intersect_domain(isl_map_copy(st->write),
+					      isl_set_copy(st->domain));
+	isl_map *all = isl_map_copy(w);
+
+	for (int r = 0; r < st->n_reads; r++)
+		if (st->reads[r].input < 0)
+			all = isl_map_union(all, isl_map_intersect_domain(
+				isl_map_copy(st->reads[r].access),
+				isl_set_copy(st->domain)));
+	return isl_map_apply_range(w, isl_map_reverse(all));
+}
+
+/* Marks the members of the recompute band at g (one statement's
+ * original iterators) coincident where no two instances in conflict
+ * (self_conflicts) differ: the recomputation of an elementwise op is
+ * parallel in all of them, a reduction's in its kept dimensions, so the
+ * backends may share those loops out among threads.  __isl_give. */
+static isl_schedule_node *mark_recompute_coincident(
+	__isl_take isl_schedule_node *g, const fl_poly_stmt *st)
+{
+	isl_map *conf = self_conflicts(st);
+	isl_size n = isl_schedule_node_band_n_member(g);
+
+	for (int j = 0; conf && j < n; j++) {
+		isl_map *eq = isl_map_universe(isl_map_get_space(conf));
+		isl_bool ok;
+
+		eq = isl_map_equate(eq, isl_dim_in, j, isl_dim_out, j);
+		ok = isl_map_is_subset(conf, eq);
+		isl_map_free(eq);
+		if (ok == isl_bool_true)
+			g = isl_schedule_node_band_member_set_coincident(g, j, 1);
+	}
+	isl_map_free(conf);
+	return g;
+}
+
 /* Inserts, at leaf `g`, the band of one recomputed statement (its
  * original iterators) and returns to the node above it. */
 static isl_schedule_node *insert_recompute_band(
-	__isl_take isl_schedule_node *g, __isl_keep isl_map *ext, int m_tiled)
+	__isl_take isl_schedule_node *g, __isl_keep isl_map *ext, int m_tiled,
+	const fl_poly_stmt *st)
 {
 	isl_space *sp = isl_space_range(isl_map_get_space(ext));
 	isl_size n = isl_space_dim(sp, isl_dim_set);
@@ -1058,13 +1101,16 @@ static isl_schedule_node *insert_recompute_band(
 	g = isl_schedule_node_insert_partial_schedule(g,
 		isl_multi_union_pw_aff_from_union_pw_multi_aff(
 			isl_union_pw_multi_aff_from_multi_aff(ma)));
+	g = mark_recompute_coincident(g, st);
 	return isl_schedule_node_parent(g);
 }
 
 /* The extension subtree: [t] -> every recomputed instance, then a
  * sequence of the recomputed statements in program order, each with its
  * own band.  exts[0..n-1] are kept.  __isl_give. */
-static isl_schedule_node *extension_tree(isl_map **exts, int n, int m_tiled)
+static isl_schedule_node *extension_tree(isl_map **exts,
+					  const fl_poly_stmt **sts, int n,
+					  int m_tiled)
 {
 	isl_union_map *all = isl_union_map_from_map(isl_map_copy(exts[0]));
 	isl_union_set_list *filters = isl_union_set_list_alloc(
@@ -1081,13 +1127,13 @@ static isl_schedule_node *extension_tree(isl_map **exts, int n, int m_tiled)
 	g = isl_schedule_node_child(isl_schedule_node_from_extension(all), 0);
 	if (n == 1) {
 		isl_union_set_list_free(filters);
-		return insert_recompute_band(g, exts[0], m_tiled);
+		return insert_recompute_band(g, exts[0], m_tiled, sts[0]);
 	}
 	g = isl_schedule_node_insert_sequence(g, filters);
 	for (int i = 0; i < n; i++) {
 		g = isl_schedule_node_child(isl_schedule_node_child(g, i), 0);
 		g = isl_schedule_node_parent(
-			insert_recompute_band(g, exts[i], m_tiled));
+			insert_recompute_band(g, exts[i], m_tiled, sts[i]));
 	}
 	return isl_schedule_node_parent(g);
 }
@@ -1115,18 +1161,25 @@ static isl_schedule *extended(tiler *T, isl_union_pw_multi_aff **i2t)
 {
 	const fl_l1_model *m = T->m;
 	isl_map **exts = calloc((size_t)m->n_stmts + 1, sizeof *exts);
+	const fl_poly_stmt **sts = calloc((size_t)m->n_stmts + 1, sizeof *sts);
 	isl_schedule_node *point, *g;
 	isl_schedule *s;
 	int n = 0;
 
-	if (!exts)
+	if (!exts || !sts) {
+		free(exts);
+		free(sts);
 		return NULL;
+	}
 	for (int i = 0; i < m->n_stmts; i++)
-		if (T->t2s[i])
+		if (T->t2s[i]) {
+			sts[n] = m->stmts[i].poly;
 			exts[n++] = renamed_ext(isl_map_copy(T->t2s[i]),
 						&m->stmts[i]);
+		}
 	point = isl_schedule_node_child(nest_top(T->t->tiled, T->lo), 0);
-	g = extension_tree(exts, n, T->m_tiled);
+	g = extension_tree(exts, sts, n, T->m_tiled);
+	free(sts);
 	point = isl_schedule_node_graft_before(point, g);
 	s = isl_schedule_node_get_schedule(point);
 	isl_schedule_node_free(point);

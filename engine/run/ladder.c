@@ -7,6 +7,41 @@
 #include <string.h>
 
 #include "machine.h"
+#include "stitch.h"
+
+/* Appends "G<a> + G<b>" (the micro-graphs layer 2 stitched into k) to
+ * buf when there are several. */
+static void stitched_text(const fl_kernel *k, const fl_partition *part,
+			  char *buf, size_t n)
+{
+	int ids[32], count = fl_stitch_kernel_groups(k, part, ids, 32);
+
+	for (int i = 0; count > 1 && i < count && i < 32; i++)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%sG%d",
+			 i ? " + " : "", ids[i]);
+}
+
+/* What layers 2 and 3 made of kernel kn, into lk (ladder.h). */
+static void describe_layers(fl_ladder_kernel *lk, const fl_kernel *kn,
+			    const fl_graph *g, const fl_partition *part)
+{
+	lk->stitched[0] = lk->branches[0] = '\0';
+	lk->n_branches = kn->n_branches;
+	if (kn->n_branches == 0) {
+		stitched_text(kn, part, lk->stitched, sizeof lk->stitched);
+		return;
+	}
+	for (int b = 0; b < kn->n_branches; b++) {
+		const fl_kernel *br = &kn->branches[b];
+		size_t used = strlen(lk->branches);
+
+		if (br->n_ops == 0 || used >= sizeof lk->branches)
+			continue;
+		snprintf(lk->branches + used, sizeof lk->branches - used,
+			 "%s%s..%s", b ? " | " : "", g->ops[br->ops[0]].name,
+			 g->ops[br->ops[br->n_ops - 1]].name);
+	}
+}
 
 /* Copies what the session decided and verified into step st (times
  * come later, from the interleaved timing). */
@@ -36,6 +71,7 @@ static int collect(fl_session *s, fl_ladder_step *st)
 			 p->graph->ops[kn->ops[0]].name);
 		snprintf(lk->last_op, sizeof lk->last_op, "%s",
 			 p->graph->ops[kn->ops[kn->n_ops - 1]].name);
+		describe_layers(lk, kn, p->graph, fl_engine_partition(s));
 		lk->unfused_seconds = lk->unfused_min = lk->unfused_max = -1;
 		if (r && k < r->n_kernels)
 			lk->r = r->kernels[k];

@@ -30,6 +30,13 @@ typedef struct fl_ladder_kernel {
 				   the ranges */
 	char why[FL_EVENT_REASON];	/* SLOWER: what differs from the
 					   unfused kernels, "" otherwise */
+	/* What layers 2 and 3 made of it (the trace names them): the
+	 * micro-graphs layer 2 stitched into it, "G0 + G3", else "";
+	 * the branches layer 3 runs side by side in it, each as its
+	 * first..last op, joined by " | ", else "" (n_branches 0). */
+	char stitched[256];
+	int n_branches;
+	char branches[512];
 } fl_ladder_kernel;
 
 typedef struct fl_ladder_step {

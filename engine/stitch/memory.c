@@ -67,7 +67,6 @@
 #include <isl/val.h>
 
 #include "layer1_impl.h"
-#include "machine.h"
 #include "passes_impl.h"
 #include "stitch.h"
 
@@ -1116,23 +1115,9 @@ static int scan(l2_pass *l2)
 	return L2_NOTHING;
 }
 
-/* --stitch-capacity, else what one tile may keep close: a block's
- * shared memory on the GPU, the per-core L2 on the CPU. */
-static int64_t stitch_capacity(const fl_engine_opts *o)
-{
-	const fl_machine *m = o->layer1.machine ? o->layer1.machine
-						: fl_machine_get();
-
-	if (o->stitch_capacity > 0)
-		return o->stitch_capacity;
-	if (o->run.target == FL_TARGET_CUDA)
-		return FL_CUDA_SHARED_DEFAULT;
-	return m->l2 > 0 ? m->l2 : FL_STITCH_CPU_CAPACITY;
-}
-
 int fl_pass_layer2(fl_state *st, fl_error *err)
 {
-	l2_pass l2 = {st, err, stitch_capacity(st->opts), NULL, 0, 0, NULL,
+	l2_pass l2 = {st, err, fl_stitch_capacity(st->opts), NULL, 0, 0, NULL,
 		      ""};
 	fl_program *prog = st->program;
 	int rc;

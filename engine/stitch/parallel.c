@@ -18,6 +18,15 @@ void fl_roofline_default(fl_roofline *m)
 	m->grain = 4096;
 }
 
+void fl_roofline_cuda_default(fl_roofline *m)
+{
+	m->cores = 132;
+	m->bw = 3.35e12;
+	m->peak = 67e12;
+	m->launch = 4e-6;
+	m->grain = 2048;
+}
+
 const char *fl_par_unit_kind_name(fl_par_unit_kind k)
 {
 	switch (k) {

@@ -60,6 +60,30 @@
  * FL_STITCH_CPU_CAPACITY when the machine does not tell. */
 #define FL_STITCH_CPU_CAPACITY (256 * 1024)
 
+struct fl_engine_opts;
+
+/* The capacity layer 2 gives a tensor on a stitched edge, per tile,
+ * under options o: --stitch-capacity, else for the CUDA target
+ * FL_CUDA_SHARED_DEFAULT, else the per-core L2 of o's machine (the
+ * running one when o names none), else FL_STITCH_CPU_CAPACITY. */
+int64_t fl_stitch_capacity(const struct fl_engine_opts *o);
+
+/* Reading back what layers 2 and 3 made (stitched.c), for views and
+ * exporters.  Each layer-1 kernel holds exactly one micro-graph of
+ * partition p, so a kernel whose ops come from several was stitched by
+ * layer 2 (or runs branches side by side: layer 3).
+ * fl_stitch_kernel_groups writes the micro-graphs of k's ops, each once
+ * in the order of its ops, into groups (at most max; groups may be NULL)
+ * and returns how many there are. */
+int fl_stitch_kernel_groups(const fl_kernel *k, const fl_partition *p,
+			    int *groups, int max);
+/* Whether tensor t of graph g is on an edge layer 2 stitched inside k:
+ * written by an op of one of k's micro-graphs and read by an op of
+ * another; then those micro-graphs go into *from and *to (either may be
+ * NULL; the first reader's when several read it). */
+bool fl_stitch_edge_tensor(const fl_kernel *k, const fl_graph *g,
+			   const fl_partition *p, int t, int *from, int *to);
+
 /* The machine the cost model assumes: documented defaults, not measured
  * (bench/ measures the real bandwidth). */
 typedef struct fl_roofline {
@@ -73,6 +97,12 @@ typedef struct fl_roofline {
 } fl_roofline;
 
 void fl_roofline_default(fl_roofline *m);
+
+/* The GPU the cost model assumes under the CUDA target: an H100 SXM's
+ * datasheet figures, not measured -- 132 SMs (cores), 3.35e12 B/s of
+ * HBM3, 67e12 f32 flop/s without tensor cores, 4e-6 s per launch, 2048
+ * output elements per SM's work (a block of 256 threads, 8 each). */
+void fl_roofline_cuda_default(fl_roofline *m);
 
 typedef enum fl_par_unit_kind {
 	FL_PAR_KERNELS,		/* the program's kernels (after layer 1) */

@@ -1,0 +1,263 @@
+/* The CUDA backend's code (engine/backend/print_cuda.c), read as text:
+ * how loops map to blocks and threads, where tile-local arrays live,
+ * which reductions become warp, block and grid reductions, and how a
+ * kernel splits into launches; one unit with every construct compiled
+ * with nvcc when it is installed.  Running the code needs a GPU: the
+ * runner's tests (test_cuda.c) do that where there is one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen.h"
+#include "engine.h"
+#include "test_util.h"
+
+/* The finished program of graph g under strategy s, in *ss (closed by
+ * the caller; g is freed with it). */
+static const fl_program *program_of(fl_graph *g, fl_strategy s,
+				    fl_session **ss)
+{
+	fl_engine_opts o;
+	fl_error err = {0};
+
+	fl_engine_opts_default(&o);
+	o.strategy = s;
+	o.stop_after = FL_PASS_LAYER3;
+	*ss = fl_engine_open(g, &o, &err);
+	fl_graph_free(g);
+	if (!*ss || fl_engine_run(*ss, &err) < 0)
+		fail_msg("engine: %s", err.msg);
+	return fl_engine_program(*ss);
+}
+
+/* The .cu unit of graph g (taken) under strategy s. */
+static char *emit_cuda(fl_graph *g, fl_strategy s)
+{
+	fl_session *ss;
+	fl_error err = {0};
+	char *cu = fl_codegen_cuda(program_of(g, s, &ss), &err);
+
+	if (!cu)
+		fail_msg("CUDA codegen: %s", err.msg);
+	fl_engine_close(ss);
+	return cu;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* The blocks along x of the launches ("<<<dim3(X, Y)") of the host
+ * function that follows `from` in cu, into grid[0..]; their number. */
+static int launch_grids(const char *from, long *grid, int max)
+{
+	const char *p = strstr(from, "fl_cuda_begin(bufs");
+	const char *end = p ? strstr(p, "fl_cuda_end(bufs") : NULL;
+	int n = 0;
+
+	assert_non_null(end);
+	while (n < max && (p = strstr(p, "<<<dim3(")) && p < end) {
+		p += strlen("<<<dim3(");
+		grid[n++] = strtol(p, NULL, 10);
+	}
+	return n;
+}
+
+/* $NVCC, nvcc on PATH or CUDA's default place; NULL when none. */
+static const char *find_nvcc(void)
+{
+	static char path[512];
+	char *out = NULL;
+	const char *env = getenv("NVCC");
+
+	if (env && *env)
+		return env;
+	if (t_run("command -v nvcc", &out) == 0 && out && out[0] == '/') {
+		snprintf(path, sizeof path, "%s", out);
+		path[strcspn(path, "\n")] = '\0';
+		free(out);
+		return path;
+	}
+	free(out);
+	return access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ?
+	       "/usr/local/cuda/bin/nvcc" : NULL;
+}
+
+/* A whole-tensor sum and max (all-reduces) after a tanh. */
+static const char allreduce_graph[] =
+	"{'format': 'fuselab-graph/1', 'name': 'allreduce', 'tensors': {"
+	"'x': {'shape': [512, 300], 'dtype': 'f32', 'role': 'input'},"
+	"'s': {'shape': [1, 1], 'dtype': 'f32', 'role': 'output'},"
+	"'m': {'shape': [1, 1], 'dtype': 'f32', 'role': 'output'}},"
+	"'ops': [{'name': 't', 'op': 'tanh', 'in': ['x'], 'out': 'tx'},"
+	"{'name': 'sum', 'op': 'reduce_sum', 'in': ['tx'], 'out': 's',"
+	" 'attrs': {'axes': [0, 1]}},"
+	"{'name': 'max', 'op': 'reduce_max', 'in': ['x'], 'out': 'm',"
+	" 'attrs': {'axes': [0, 1]}}]}";
+
+/* Layer 2's softmax: one launch over many blocks, the stitched tensors
+ * in __shared__ memory, each row reduced by the lanes of a warp. */
+static void test_cuda_softmax_one_launch_warp_rows(void **state)
+{
+	char *cu;
+	long grid[2];
+
+	(void)state;
+	cu = emit_cuda(t_load_sample("softmax"), FL_STRATEGY_APOLLO_L2);
+	assert_int_equal(count(cu, "<<<dim3("), 1);
+	assert_int_equal(launch_grids(cu, grid, 2), 1);
+	assert_true(grid[0] > 100);
+	t_assert_contains(cu, "__global__");
+	t_assert_contains(cu, "__shared__ float T4_loc[");
+	t_assert_contains(cu, "fl_warp_reduce(fl_acc0, FL_RED_MAX)");
+	t_assert_contains(cu, "fl_warp_reduce(fl_acc0, FL_RED_SUM)");
+	/* rows over threadIdx.y, the row's elements over threadIdx.x */
+	t_assert_contains(cu, "(int)threadIdx.y * (1)");
+	t_assert_contains(cu, "(int)threadIdx.x * (1)");
+	t_assert_contains(cu, "__syncthreads();");
+	free(cu);
+}
+
+/* The unit's entry points are those of target.h. */
+static void test_cuda_unit_entry_points(void **state)
+{
+	char *cu;
+
+	(void)state;
+	cu = emit_cuda(t_load_sample("layernorm"), FL_STRATEGY_UNFUSED);
+	t_assert_contains(cu, "const int fl_n_kernels = ");
+	t_assert_contains(cu, "void (*const fl_kernels[");
+	t_assert_contains(cu, "int fl_device_resident = 0;");
+	t_assert_contains(cu, "double fl_device_seconds = 0.0;");
+	t_assert_contains(cu, "extern \"C\" const char *fl_device_name(void)");
+	t_assert_contains(cu, "cudaEventElapsedTime(");
+	assert_int_equal(count(cu, "extern \"C\" void fl_k"),
+			 count(cu, "fl_cuda_end(bufs"));
+	free(cu);
+}
+
+/* A whole-tensor reduction spans the grid: partial results per block,
+ * combined into the element with atomics; its init is a launch of its
+ * own, before. */
+static void test_cuda_all_reduce_spans_grid(void **state)
+{
+	char *cu;
+	const char *max;
+	long grid[4];
+
+	(void)state;
+	cu = emit_cuda(t_load_q(allreduce_graph), FL_STRATEGY_UNFUSED);
+	assert_int_equal(count(cu, "fl_atomic_combine(&"), 2);
+	t_assert_contains(cu, "fl_atomic_combine(&T2[0][0], fl_acc0, "
+			  "FL_RED_MAX)");
+	max = strstr(cu, "reduce_max init");
+	assert_non_null(max);
+	/* the init's launch (one block), then the reduction over several */
+	assert_int_equal(launch_grids(max, grid, 4), 2);
+	assert_int_equal(grid[0], 1);
+	assert_true(grid[1] > 1);
+	free(cu);
+}
+
+/* A tile-local array over the block's budget stays global, as a
+ * demotion with the numbers; under it, it is __shared__. */
+static void test_cuda_shared_budget(void **state)
+{
+	fl_session *ss;
+	fl_error err = {0};
+	const fl_program *p;
+	fl_codegen_demotion *d = NULL;
+	int n = 0;
+	char *cu;
+
+	(void)state;
+	p = program_of(t_load_sample("softmax"), FL_STRATEGY_APOLLO_L2, &ss);
+	cu = fl_codegen_cuda_kernel(p, 0, 0, &d, &n, &err);
+	assert_non_null(cu);
+	t_assert_contains(cu, "__shared__ float T4_loc[");
+	free(cu);
+	free(d);
+	cu = fl_codegen_cuda_kernel(p, 0, 4096, &d, &n, &err);
+	assert_non_null(cu);
+	assert_null(strstr(cu, "__shared__ float T4_loc["));
+	assert_true(n >= 1);
+	t_assert_contains(d[0].why, "over the budget of 4096 bytes");
+	free(cu);
+	free(d);
+	fl_engine_close(ss);
+}
+
+/* Layer 3: the branches of a parallel group share one grid, each on its
+ * own range of blocks. */
+static void test_cuda_branches_split_the_grid(void **state)
+{
+	char *cu;
+
+	(void)state;
+	cu = emit_cuda(t_load_sample("inception_block"), FL_STRATEGY_APOLLO);
+	t_assert_contains(cu, "branches side by side, each on its own range "
+			  "of blocks");
+	t_assert_contains(cu, "long b = blockIdx.x;");
+	t_assert_contains(cu, "_b1_p0(bufs, b - ");
+	/* a branch of several launches: its i-th with the others' i-th */
+	t_assert_contains(cu, "_b0_p1(bufs, b - ");
+	free(cu);
+}
+
+/* The producers recomputed per tile (an extension node) run over the
+ * block's threads: layer 1 marks their bands coincident. */
+static void test_cuda_recomputation_over_threads(void **state)
+{
+	char *cu, *stmt;
+
+	(void)state;
+	cu = emit_cuda(t_load_sample("micro2020_fig1"), FL_STRATEGY_APOLLO_L1);
+	stmt = strstr(cu, "/* S0_0_r0:");
+	assert_non_null(stmt);
+	assert_true(stmt - cu > 400);
+	stmt[0] = '\0';
+	/* the loops around the statement: shared out, not thread 0's */
+	t_assert_contains(stmt - 400, "threadIdx");
+	assert_null(strstr(stmt - 400, "if (fl_tid == 0) {"));
+	free(cu);
+}
+
+/* Every construct above compiles with nvcc (skipped without it). */
+static void test_cuda_constructs_compile(void **state)
+{
+	char dir[256], cmd[1024], *out = NULL, *cu;
+	const char *nvcc = find_nvcc();
+	fl_graph *g;
+	int rc;
+
+	(void)state;
+	if (!nvcc)
+		skip();
+	t_make_dir(dir, sizeof dir);
+	g = t_load_q(allreduce_graph);
+	cu = emit_cuda(g, FL_STRATEGY_APOLLO);
+	t_write_graph(dir, "allreduce.cu", cu);
+	free(cu);
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' -std=c++17 -arch=sm_90 -c "
+		 "-o allreduce.o allreduce.cu", dir, nvcc);
+	rc = t_run(cmd, &out);
+	if (rc != 0)
+		fail_msg("nvcc: %s", out);
+	free(out);
+	t_remove_dir(dir);
+}
+
+FL_SUITE(codegen_cuda,
+	cmocka_unit_test(test_cuda_softmax_one_launch_warp_rows),
+	cmocka_unit_test(test_cuda_unit_entry_points),
+	cmocka_unit_test(test_cuda_all_reduce_spans_grid),
+	cmocka_unit_test(test_cuda_shared_budget),
+	cmocka_unit_test(test_cuda_branches_split_the_grid),
+	cmocka_unit_test(test_cuda_recomputation_over_threads),
+	cmocka_unit_test(test_cuda_constructs_compile));
