@@ -534,6 +534,53 @@ static void test_cuda_stitch_capacity(void **state)
 	fl_graph_free(g);
 }
 
+/* Layer 3's decisions on sample name under target t: their reasons, one
+ * a line (malloc'd). */
+static char *layer3_reasons(const fl_graph *g, fl_target t)
+{
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *ses;
+	const fl_event_log *log;
+	fl_strbuf b = {0};
+
+	fl_engine_opts_default(&o);
+	o.strategy = FL_STRATEGY_APOLLO;
+	o.stop_after = FL_PASS_LAYER3;
+	o.run.target = t;
+	ses = fl_engine_open(g, &o, &err);
+	if (!ses || fl_engine_run(ses, &err) < 0)
+		fail_msg("%s: %s", g->name, err.msg);
+	log = fl_engine_events(ses);
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		if (e->pass == FL_PASS_LAYER3)
+			fl_strbuf_printf(&b, "%s\n", e->reason);
+	}
+	fl_engine_close(ses);
+	return fl_strbuf_take(&b);
+}
+
+/* Layer 3 costs kernels with the GPU's roofline under the CUDA target:
+ * the same branches, other numbers. */
+static void test_cuda_layer3_costs_on_the_gpu(void **state)
+{
+	fl_graph *g = t_load_sample("inception_block");
+	char *cpu = layer3_reasons(g, FL_TARGET_CPU);
+	char *gpu = layer3_reasons(g, FL_TARGET_CUDA);
+
+	(void)state;
+	t_assert_contains(cpu, "costs ");
+	t_assert_contains(gpu, "costs ");
+	if (!strcmp(cpu, gpu))
+		fail_msg("layer 3 decided with the same numbers under both "
+			 "targets:\n%s", gpu);
+	free(cpu);
+	free(gpu);
+	fl_graph_free(g);
+}
+
 /* A small CUDA unit with the ABI of target.h, for the runner's nvcc. */
 static const char tiny_cu[] =
 	"#include <cuda_runtime.h>\n"
@@ -863,6 +910,7 @@ FL_SUITE(cuda,
 	 cmocka_unit_test(test_target_option_errors),
 	 cmocka_unit_test(test_cuda_probe_answers),
 	 cmocka_unit_test(test_cuda_stitch_capacity),
+	 cmocka_unit_test(test_cuda_layer3_costs_on_the_gpu),
 	 cmocka_unit_test(test_cuda_build_uses_nvcc),
 	 cmocka_unit_test(test_device_seconds_time_kernels),
 	 cmocka_unit_test(test_cuda_unit_runs_on_device),
