@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "explain_impl.h"
 #include "groups_impl.h"
+#include "machine.h"
 #include "memo_impl.h"
 #include "passes_impl.h"
 
@@ -106,6 +107,10 @@ void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out)
 	}
 	if (s == FL_STRATEGY_UNFUSED)
 		out->n_fuse = 0;	/* nothing fuses, whatever was asked */
+	/* Tiles for the GPU under the CUDA target: enough blocks for its
+	 * multiprocessors, a tile within a block's shared memory. */
+	if (out->run.target == FL_TARGET_CUDA && !out->layer1.machine)
+		out->layer1.machine = fl_machine_cuda();
 }
 
 /* Whether pass p runs under the options. */

@@ -73,7 +73,8 @@ void fl_engine_opts_default(fl_engine_opts *o);
 
 /* The rules and constraints strategy s lets through (DESIGN 1.6):
  * unfused switches every partition rule and --fuse off, xla keeps only
- * R1-R4, apollo-l1 keeps them all.  The session applies this to its
+ * R1-R4, apollo-l1 keeps them all; and under the CUDA target layer 1
+ * plans tiles for the GPU (fl_machine_cuda) unless a machine is given.  The session applies this to its
  * options; exposed for views that show what a strategy allows. */
 void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out);
 

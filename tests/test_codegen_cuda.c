@@ -11,10 +11,16 @@
 
 #include "codegen.h"
 #include "engine.h"
+#include "machine.h"
 #include "test_util.h"
 
-/* The finished program of graph g under strategy s, in *ss (closed by
- * the caller; g is freed with it). */
+/* Layer 1 plans for this machine (NULL: the GPU, as under --target
+ * cuda; the running CPU's larger tiles give multi-row tiles and
+ * recomputed producers, which the GPU's small ones may not). */
+static const fl_machine *plan_for;
+
+/* The finished program of graph g under strategy s for the CUDA target,
+ * in *ss (closed by the caller; g is freed with it). */
 static const fl_program *program_of(fl_graph *g, fl_strategy s,
 				    fl_session **ss)
 {
@@ -24,6 +30,8 @@ static const fl_program *program_of(fl_graph *g, fl_strategy s,
 	fl_engine_opts_default(&o);
 	o.strategy = s;
 	o.stop_after = FL_PASS_LAYER3;
+	o.run.target = FL_TARGET_CUDA;
+	o.layer1.machine = plan_for;
 	*ss = fl_engine_open(g, &o, &err);
 	fl_graph_free(g);
 	if (!*ss || fl_engine_run(*ss, &err) < 0)
@@ -101,26 +109,43 @@ static const char allreduce_graph[] =
 	"{'name': 'max', 'op': 'reduce_max', 'in': ['x'], 'out': 'm',"
 	" 'attrs': {'axes': [0, 1]}}]}";
 
-/* Layer 2's softmax: one launch over many blocks, the stitched tensors
- * in __shared__ memory, each row reduced by the lanes of a warp. */
-static void test_cuda_softmax_one_launch_warp_rows(void **state)
+/* Layer 2's softmax on the GPU's tiles: one launch, a row per block,
+ * the stitched tensors in __shared__ memory, each row reduced by the
+ * whole block. */
+static void test_cuda_softmax_one_launch_block_rows(void **state)
 {
 	char *cu;
 	long grid[2];
 
 	(void)state;
+	plan_for = NULL;
 	cu = emit_cuda(t_load_sample("softmax"), FL_STRATEGY_APOLLO_L2);
 	assert_int_equal(count(cu, "<<<dim3("), 1);
 	assert_int_equal(launch_grids(cu, grid, 2), 1);
-	assert_true(grid[0] > 100);
+	assert_int_equal(grid[0], 4096);
 	t_assert_contains(cu, "__global__");
-	t_assert_contains(cu, "__shared__ float T4_loc[");
+	t_assert_contains(cu, "__shared__ float T4_loc[1][1024];");
+	t_assert_contains(cu, "fl_block_reduce(fl_acc0, FL_RED_MAX)");
+	t_assert_contains(cu, "fl_block_reduce(fl_acc0, FL_RED_SUM)");
+	t_assert_contains(cu, "__syncthreads();");
+	free(cu);
+}
+
+/* On tiles of several rows (the CPU's), each row goes to a warp: rows
+ * over threadIdx.y, a row's elements over the lanes, shuffled. */
+static void test_cuda_softmax_rows_over_warps(void **state)
+{
+	char *cu;
+
+	(void)state;
+	plan_for = fl_machine_get();
+	cu = emit_cuda(t_load_sample("softmax"), FL_STRATEGY_APOLLO_L2);
+	plan_for = NULL;
 	t_assert_contains(cu, "fl_warp_reduce(fl_acc0, FL_RED_MAX)");
 	t_assert_contains(cu, "fl_warp_reduce(fl_acc0, FL_RED_SUM)");
-	/* rows over threadIdx.y, the row's elements over threadIdx.x */
 	t_assert_contains(cu, "(int)threadIdx.y * (1)");
 	t_assert_contains(cu, "(int)threadIdx.x * (1)");
-	t_assert_contains(cu, "__syncthreads();");
+	t_assert_contains(cu, "__syncwarp();");
 	free(cu);
 }
 
@@ -217,7 +242,9 @@ static void test_cuda_recomputation_over_threads(void **state)
 	char *cu, *stmt;
 
 	(void)state;
+	plan_for = fl_machine_get();	/* tiles with a halo to recompute */
 	cu = emit_cuda(t_load_sample("micro2020_fig1"), FL_STRATEGY_APOLLO_L1);
+	plan_for = NULL;
 	stmt = strstr(cu, "/* S0_0_r0:");
 	assert_non_null(stmt);
 	assert_true(stmt - cu > 400);
@@ -254,7 +281,8 @@ static void test_cuda_constructs_compile(void **state)
 }
 
 FL_SUITE(codegen_cuda,
-	cmocka_unit_test(test_cuda_softmax_one_launch_warp_rows),
+	cmocka_unit_test(test_cuda_softmax_one_launch_block_rows),
+	cmocka_unit_test(test_cuda_softmax_rows_over_warps),
 	cmocka_unit_test(test_cuda_unit_entry_points),
 	cmocka_unit_test(test_cuda_all_reduce_spans_grid),
 	cmocka_unit_test(test_cuda_shared_budget),

@@ -63,9 +63,10 @@
 struct fl_engine_opts;
 
 /* The capacity layer 2 gives a tensor on a stitched edge, per tile,
- * under options o: --stitch-capacity, else for the CUDA target
- * FL_CUDA_SHARED_DEFAULT, else the per-core L2 of o's machine (the
- * running one when o names none), else FL_STITCH_CPU_CAPACITY. */
+ * under options o: --stitch-capacity, else under the CUDA target a
+ * block's shared memory (FL_CUDA_SHARED_DEFAULT), else the per-core L2
+ * of o's machine (the running one when o names none), else
+ * FL_STITCH_CPU_CAPACITY. */
 int64_t fl_stitch_capacity(const struct fl_engine_opts *o);
 
 /* Reading back what layers 2 and 3 made (stitched.c), for views and
