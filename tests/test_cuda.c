@@ -35,6 +35,7 @@
 #include "runner.h"
 #include "strbuf.h"
 #include "test_util.h"
+#include "view_fixture.h"
 
 #define MAX_UNITS 256
 #define BATCH_TIMEOUT_S 900
@@ -439,6 +440,45 @@ static void test_run_cpu_says_nothing_of_cuda(void **state)
 	free(out);
 }
 
+/* The timings view says which GPU ran, or that the CPU stood in; under
+ * the CPU target it says nothing of CUDA. */
+static void test_timings_view_names_the_target(void **state)
+{
+	void *st = fl_view_timings.create();
+	fl_ladder_step step;
+	fl_ladder l;
+	t_view f;
+	char *text;
+
+	(void)state;
+	memset(&l, 0, sizeof l);
+	memset(&step, 0, sizeof step);
+	step.strategy = FL_STRATEGY_UNFUSED;
+	step.ran = true;
+	step.status = FL_RUN_OK;
+	step.verified = true;
+	l.n = 1;
+	l.steps = &step;
+	t_view_open(&f, "apollo_fig3", 0);
+	f.ctx.ladder = &l;
+	text = t_view_render(&f, &fl_view_timings, st, 120, 20);
+	assert_null(strstr(text, "target cuda"));
+	free(text);
+	snprintf(step.note, sizeof step.note, "%s (the CUDA compiled with "
+		 "nvcc for sm_90 in 1.0 s)", FL_NO_CUDA_DEVICE);
+	text = t_view_render(&f, &fl_view_timings, st, 120, 20);
+	t_assert_contains(text, "target cuda: no CUDA device: CPU backend only");
+	free(text);
+	step.note[0] = '\0';
+	snprintf(step.device, sizeof step.device, "NVIDIA H100 80GB HBM3");
+	text = t_view_render(&f, &fl_view_timings, st, 120, 20);
+	t_assert_contains(text, "target cuda: NVIDIA H100 80GB HBM3, kernel "
+			  "times from CUDA events");
+	free(text);
+	fl_view_timings.destroy(st);
+	t_view_close(&f);
+}
+
 /* ---- the engine and the runner ---------------------------------------- */
 
 /* The probe answers, the same each time, with a device's name or the
@@ -491,6 +531,53 @@ static void test_cuda_stitch_capacity(void **state)
 	}
 	assert_true(seen[0]);
 	assert_true(seen[1]);
+	fl_graph_free(g);
+}
+
+/* Layer 3's decisions on sample name under target t: their reasons, one
+ * a line (malloc'd). */
+static char *layer3_reasons(const fl_graph *g, fl_target t)
+{
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *ses;
+	const fl_event_log *log;
+	fl_strbuf b = {0};
+
+	fl_engine_opts_default(&o);
+	o.strategy = FL_STRATEGY_APOLLO;
+	o.stop_after = FL_PASS_LAYER3;
+	o.run.target = t;
+	ses = fl_engine_open(g, &o, &err);
+	if (!ses || fl_engine_run(ses, &err) < 0)
+		fail_msg("%s: %s", g->name, err.msg);
+	log = fl_engine_events(ses);
+	for (int i = 0; i < fl_event_log_count(log); i++) {
+		const fl_event *e = fl_event_log_get(log, i);
+
+		if (e->pass == FL_PASS_LAYER3)
+			fl_strbuf_printf(&b, "%s\n", e->reason);
+	}
+	fl_engine_close(ses);
+	return fl_strbuf_take(&b);
+}
+
+/* Layer 3 costs kernels with the GPU's roofline under the CUDA target:
+ * the same branches, other numbers. */
+static void test_cuda_layer3_costs_on_the_gpu(void **state)
+{
+	fl_graph *g = t_load_sample("inception_block");
+	char *cpu = layer3_reasons(g, FL_TARGET_CPU);
+	char *gpu = layer3_reasons(g, FL_TARGET_CUDA);
+
+	(void)state;
+	t_assert_contains(cpu, "costs ");
+	t_assert_contains(gpu, "costs ");
+	if (!strcmp(cpu, gpu))
+		fail_msg("layer 3 decided with the same numbers under both "
+			 "targets:\n%s", gpu);
+	free(cpu);
+	free(gpu);
 	fl_graph_free(g);
 }
 
@@ -823,11 +910,13 @@ FL_SUITE(cuda,
 	 cmocka_unit_test(test_target_option_errors),
 	 cmocka_unit_test(test_cuda_probe_answers),
 	 cmocka_unit_test(test_cuda_stitch_capacity),
+	 cmocka_unit_test(test_cuda_layer3_costs_on_the_gpu),
 	 cmocka_unit_test(test_cuda_build_uses_nvcc),
 	 cmocka_unit_test(test_device_seconds_time_kernels),
 	 cmocka_unit_test(test_cuda_unit_runs_on_device),
 	 cmocka_unit_test(test_cuda_units_batch_together),
 	 cmocka_unit_test(test_run_cpu_says_nothing_of_cuda),
+	 cmocka_unit_test(test_timings_view_names_the_target),
 	 cmocka_unit_test(test_emit_cuda_unit),
 	 cmocka_unit_test(test_run_cuda_without_device),
 	 cmocka_unit_test(test_cuda_every_sample_compiles));

@@ -8,7 +8,8 @@
  * over the program's kernels: branch sets, compute-bound kernels dropped,
  * the roofline cost model, greedy rounds with the gain formula) and keeps
  * it in st->par, each try marked with what became of it.  The model's
- * machine is the documented default, its launch cost the option
+ * machine is the documented default (the GPU's under the CUDA target,
+ * opts->run.target), its launch cost the option
  * launch_cost when set (with no launch cost, kernels that each fill the
  * machine gain nothing together).  Every try the
  * analysis evaluated is one decision, in the order evaluated:
