@@ -312,6 +312,11 @@ void fl_cg_global_decls(fl_strbuf *out, const fl_graph *g,
 int fl_cg_note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
 			 int *n);
 
+/* -1 with a message naming kernel cname when one of k's ops is not an
+ * op of p's graph. */
+int fl_cg_check_ops(const fl_program *p, const fl_kernel *k,
+		    const char *cname, fl_error *err);
+
 /* Whether kernel k is one custom op (a hand-written loop nest). */
 bool fl_cg_is_custom_kernel(const fl_program *p, const fl_kernel *k);
 

@@ -1128,6 +1128,18 @@ static int branches_kernel(fl_strbuf *out, const fl_program *p,
 	return 0;
 }
 
+int fl_cg_check_ops(const fl_program *p, const fl_kernel *k,
+		    const char *cname, fl_error *err)
+{
+	for (int j = 0; j < k->n_ops; j++)
+		if (k->ops[j] < 0 || k->ops[j] >= p->graph->n_ops) {
+			fl_error_set(err, "kernel %s: op %d out of range",
+				     cname, k->ops[j]);
+			return -1;
+		}
+	return 0;
+}
+
 static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 			   int64_t budget, fl_codegen_demotion **demoted,
 			   int *n_demoted, fl_error *err)
@@ -1139,12 +1151,8 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 	if (k->n_branches > 0)
 		return branches_kernel(out, p, k, cname, budget, demoted,
 				       n_demoted, err);
-	for (int j = 0; j < k->n_ops; j++)
-		if (k->ops[j] < 0 || k->ops[j] >= p->graph->n_ops) {
-			fl_error_set(err, "kernel %s: op %d out of range",
-				     cname, k->ops[j]);
-			return -1;
-		}
+	if (fl_cg_check_ops(p, k, cname, err) < 0)
+		return -1;
 	if (fl_cg_is_custom_kernel(p, k)) {
 		fl_cg_kernel_comment(out, p->graph, k, cname, NULL);
 		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],

@@ -247,13 +247,15 @@ static __isl_give isl_printer *print_acc_loop(__isl_take isl_printer *p,
 	return line(p, "}");
 }
 
-/* A block-level reduction: each thread a partial result over its share
- * of the iterations, from the identity; the block combines them; thread
- * 0 combines the total with the start value and stores it. */
-static __isl_give isl_printer *print_reduce(__isl_take isl_printer *p,
-					    cu_printer *cp,
-					    __isl_keep isl_ast_node *node,
-					    __isl_keep isl_ast_print_options *o)
+/* "{ float fl_acc<k> = identity; ..." and loop node with its iterations
+ * shared out (from `first` by `step`): each thread's partial results.
+ * The caller combines them and closes the brace. */
+static __isl_give isl_printer *print_partials(__isl_take isl_printer *p,
+					      cu_printer *cp,
+					      __isl_keep isl_ast_node *node,
+					      __isl_keep isl_ast_print_options *o,
+					      const char *first,
+					      const char *step)
 {
 	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
 	char buf[128];
@@ -266,8 +268,23 @@ static __isl_give isl_printer *print_reduce(__isl_take isl_printer *p,
 		p = line(p, buf);
 	}
 	cp->inner++;
-	p = print_loop(p, cp, node, o, "fl_tid", "FL_BLOCK_THREADS");
+	p = print_loop(p, cp, node, o, first, step);
 	cp->inner--;
+	return p;
+}
+
+/* A block-level reduction: each thread a partial result over its share
+ * of the iterations, from the identity; the block combines them; thread
+ * 0 combines the total with the start value and stores it. */
+static __isl_give isl_printer *print_reduce(__isl_take isl_printer *p,
+					    cu_printer *cp,
+					    __isl_keep isl_ast_node *node,
+					    __isl_keep isl_ast_print_options *o)
+{
+	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
+	char buf[128];
+
+	p = print_partials(p, cp, node, o, "fl_tid", "FL_BLOCK_THREADS");
 	for (int k = 0; k < b->n; k++) {
 		snprintf(buf, sizeof buf, "fl_acc%d = fl_block_reduce(fl_acc%d, "
 			 "%s);", k, k, combine_name(b->upd[k]));
@@ -306,14 +323,7 @@ static __isl_give isl_printer *print_warp_reduce(__isl_take isl_printer *p,
 	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
 	char buf[128];
 
-	p = line(p, "{");
-	p = isl_printer_indent(p, 2);
-	for (int k = 0; k < b->n; k++) {
-		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
-			 k, combine_name(b->upd[k]));
-		p = line(p, buf);
-	}
-	p = print_loop(p, cp, node, o, "(int)threadIdx.x", "FL_BLOCK_X");
+	p = print_partials(p, cp, node, o, "(int)threadIdx.x", "FL_BLOCK_X");
 	for (int k = 0; k < b->n; k++) {
 		snprintf(buf, sizeof buf, "const float fl_start%d = ", k);
 		p = isl_printer_start_line(p);
@@ -348,17 +358,9 @@ static __isl_give isl_printer *print_reduce_grid(__isl_take isl_printer *p,
 	const fl_cg_acc *b = fl_cg_loop_of(node)->acc;
 	char buf[128];
 
-	p = line(p, "{");
-	p = isl_printer_indent(p, 2);
-	for (int k = 0; k < b->n; k++) {
-		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
-			 k, combine_name(b->upd[k]));
-		p = line(p, buf);
-	}
-	cp->inner++;
-	p = print_loop(p, cp, node, o, "(fl_bid * FL_BLOCK_THREADS + fl_tid)",
-		       "(fl_nblk * FL_BLOCK_THREADS)");
-	cp->inner--;
+	p = print_partials(p, cp, node, o,
+			   "(fl_bid * FL_BLOCK_THREADS + fl_tid)",
+			   "(fl_nblk * FL_BLOCK_THREADS)");
 	for (int k = 0; k < b->n; k++) {
 		snprintf(buf, sizeof buf, "fl_acc%d = fl_block_reduce(fl_acc%d, "
 			 "%s);", k, k, combine_name(b->upd[k]));
@@ -984,12 +986,8 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 	if (k->n_branches > 0)
 		return branches_kernel(out, p, k, cname, budget, demoted,
 				       n_demoted, err);
-	for (int j = 0; j < k->n_ops; j++)
-		if (k->ops[j] < 0 || k->ops[j] >= p->graph->n_ops) {
-			fl_error_set(err, "kernel %s: op %d out of range",
-				     cname, k->ops[j]);
-			return -1;
-		}
+	if (fl_cg_check_ops(p, k, cname, err) < 0)
+		return -1;
 	if (fl_cg_is_custom_kernel(p, k)) {
 		fl_cg_kernel_comment(out, p->graph, k, cname, NULL);
 		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
