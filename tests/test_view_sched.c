@@ -231,8 +231,11 @@ static void view_sched_schedule_code_pane(void **state)
 	st = t_create(&fl_view_schedule);
 	t_sched_goto(&f, st, 300, 60, "filter { S0_0_r0[");
 	text = t_view_render(&f, &fl_view_schedule, st, 300, 60);
-	t_assert_contains(text, "code: 7 lines of this filter");
+	t_assert_contains(text, "code: 8 lines of this filter");
 	free(text);
+	/* the recomputed statement's band is coincident: simd inside */
+	assert_true(fl_grid_find_look(f.grid, "#pragma omp simd",
+				      FL_LOOK_HIGHLIGHT));
 	assert_true(fl_grid_find_look(f.grid, "/* S0_0_r0: mul compute */",
 				      FL_LOOK_HIGHLIGHT));
 	assert_true(fl_grid_find_look(f.grid, "for (int c6 = 32 * c2;",
