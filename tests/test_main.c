@@ -45,6 +45,7 @@ FL_SUITE_DECL(layer2);
 FL_SUITE_DECL(layer3);
 FL_SUITE_DECL(bench);
 FL_SUITE_DECL(reduce_form);
+FL_SUITE_DECL(build_cache);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
 		{fl_suite_layer3, &fl_suite_layer3_n},
 		{fl_suite_bench, &fl_suite_bench_n},
 		{fl_suite_reduce_form, &fl_suite_reduce_form_n},
+		{fl_suite_build_cache, &fl_suite_build_cache_n},
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
