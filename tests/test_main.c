@@ -1,11 +1,5 @@
 /* Runs every suite as one cmocka group, so `make test` ends with one
- * summary line.  An optional argument filters tests by name pattern.
- *
- * The sanitizer build runs the suites in the opposite order: make test
- * runs the two passes side by side with one build cache (Makefile), and
- * walking the suites from opposite ends means that a program both passes
- * compile is compiled by whichever reaches it first and taken from the
- * cache by the other, instead of both compiling it at the same time. */
+ * summary line.  An optional argument filters tests by name pattern. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,23 +97,18 @@ int main(int argc, char **argv)
 		{fl_suite_reduce_form, &fl_suite_reduce_form_n},
 		{fl_suite_build_cache, &fl_suite_build_cache_n},
 	};
-	const size_t n_suites = sizeof suites / sizeof suites[0];
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
 	int failed;
 
-	for (size_t s = 0; s < n_suites; s++)
+	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
 		total += *suites[s].n;
 	all = calloc(total, sizeof *all);
 	if (!all)
 		return 1;
-	for (size_t s = 0; s < n_suites; s++) {
-		const struct suite *su = &suites[T_SANITIZED ? n_suites - 1 - s
-							  : s];
-
-		for (size_t i = 0; i < *su->n; i++)
-			all[k++] = su->tests[i];
-	}
+	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
+		for (size_t i = 0; i < *suites[s].n; i++)
+			all[k++] = suites[s].tests[i];
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
 	failed = _cmocka_run_group_tests("fuselab", all, total, NULL, NULL);
