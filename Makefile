@@ -132,8 +132,16 @@ run: all
 # test binary runs); the nested sanitizer make is told it was done.
 # The sanitizer build also checks the engine state after every pass
 # (FL_CHECK_STATE: engine/check.c).
+# Both passes share one build cache (engine/run/build_cache.c): they
+# compile the same generated C, and so do many tests, and compiling is
+# most of the suite's time.  Each make test starts it empty, so every
+# program is still compiled at least once per run.
+BUILD_CACHE := build/build-cache
+
 ifeq ($(SAN),1)
-test: test-san
+test:
+	@rm -rf $(BUILD_CACHE)
+	@$(MAKE) --no-print-directory test-san
 else
 # Both builds first, each with every core; then the two passes side by
 # side (each test binary runs its tests one at a time, so two binaries
@@ -144,6 +152,7 @@ test:
 	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 build/san/fuselab \
 	  build/san/fuselab-tests
 	@$(MAKE) --no-print-directory check-layers
+	@rm -rf $(BUILD_CACHE)
 	@echo "== running the plain and the sanitizer pass side by side" \
 	  "(logs: build/test-plain.log, build/test-san.log)"
 	@{ $(MAKE) --no-print-directory test-plain LAYERS_CHECKED=1 \
@@ -161,6 +170,7 @@ test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 	@echo "== $(VARIANT) build: running $(TEST_BIN)"
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
 	  FUSELAB_ROOT=$(abspath .) \
+	  FUSELAB_BUILD_CACHE=$(abspath $(BUILD_CACHE)) \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -505,8 +505,10 @@ static void print_build(const fl_session *s)
 	if (!b)
 		return;
 	if (b->status == FL_RUN_OK)
-		printf("compile: %s %s: built in %.2f s, %d warning%s\n",
-		       b->compiler, b->flags, b->seconds, b->n_warnings,
+		printf("compile: %s %s: %s in %.2f s, %d warning%s\n",
+		       b->compiler, b->flags,
+		       b->cached ? "taken from the build cache" : "built",
+		       b->seconds, b->n_warnings,
 		       b->n_warnings == 1 ? "" : "s");
 	else
 		printf("compile: %s: %s\n", fl_run_status_name(b->status),

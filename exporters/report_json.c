@@ -208,6 +208,7 @@ cJSON *fl_report_build(const fl_session *s)
 	cJSON_AddStringToObject(o, "compiler", b->compiler);
 	cJSON_AddStringToObject(o, "flags", b->flags);
 	cJSON_AddNumberToObject(o, "seconds", b->seconds);
+	cJSON_AddBoolToObject(o, "cached", b->cached);
 	cJSON_AddNumberToObject(o, "warnings", b->n_warnings);
 	return o;
 }

@@ -43,10 +43,53 @@ static bool log_has(const fl_session *s, fl_event_kind kind, const char *text)
 	return false;
 }
 
+/* The interpreter's values of one graph, shared by the strategies of a
+ * ladder: preprocessing does not depend on the strategy, so every
+ * session of a graph under the same options rewrites it alike, and
+ * interpreting a full-size sample once instead of once per strategy
+ * saves much of the ladder's time.  n_tensors checks that the graphs
+ * agree. */
+typedef struct shared_ref {
+	fl_values *values;
+	int n_tensors;
+} shared_ref;
+
+/* The reference values of session ses's graph: from *shared when it has
+ * them, else interpreted now (and kept there when shared is not NULL;
+ * the caller frees shared->values).  Free the result with
+ * ref_release. */
+static fl_values *ref_of(const fl_session *ses, shared_ref *shared)
+{
+	const fl_graph *g = fl_engine_graph(ses);
+	fl_error err = {""};
+	fl_values *v;
+
+	if (shared && shared->values) {
+		assert_int_equal(g->n_tensors, shared->n_tensors);
+		return shared->values;
+	}
+	v = fl_interp_run(g, NULL, &err);
+	if (!v)
+		fail_msg("interp: %s", err.msg);
+	if (shared) {
+		shared->values = v;
+		shared->n_tensors = g->n_tensors;
+	}
+	return v;
+}
+
+static void ref_release(fl_values *v, const shared_ref *shared)
+{
+	if (!shared)
+		fl_values_free(v);
+}
+
 /* Runs strategy s on g with base options; returns the kernel count.  When
- * `expect` is given, an event of kind `kind` must contain it. */
-static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
-			 fl_strategy s, fl_event_kind kind, const char *expect)
+ * `expect` is given, an event of kind `kind` must contain it.  shared:
+ * the reference values of g under base, or NULL. */
+static int verify_shared(const fl_graph *g, const fl_engine_opts *base,
+			 fl_strategy s, fl_event_kind kind, const char *expect,
+			 shared_ref *shared)
 {
 	fl_engine_opts o;
 	fl_error err = {""};
@@ -62,8 +105,7 @@ static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
 	ses = fl_engine_open(g, &o, &err);
 	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_program(ses))
 		fail_msg("%s/%s: %s", g->name, fl_strategy_name(s), err.msg);
-	ref = fl_interp_run(fl_engine_graph(ses), NULL, &err);
-	assert_non_null(ref);
+	ref = ref_of(ses, shared);
 	fl_run_opts_default(&ro);
 	ro.warmup = 0;
 	ro.repeat = 0;	/* verification only: no timed runs */
@@ -77,9 +119,15 @@ static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
 		fail_msg("%s under %s: no %s event with \"%s\"", g->name,
 			 fl_strategy_name(s), fl_event_kind_name(kind), expect);
 	fl_run_result_free(&r);
-	fl_values_free(ref);
+	ref_release(ref, shared);
 	fl_engine_close(ses);
 	return n;
+}
+
+static int verify_expect(const fl_graph *g, const fl_engine_opts *base,
+			 fl_strategy s, fl_event_kind kind, const char *expect)
+{
+	return verify_shared(g, base, s, kind, expect, NULL);
 }
 
 static int verify(const fl_graph *g, const fl_engine_opts *base, fl_strategy s)
@@ -113,6 +161,7 @@ static int kernel_count(const fl_graph *g, fl_strategy s)
 static void verify_ladder_of(const char *name, bool run_apollo)
 {
 	fl_graph *g = t_load_sample(name);
+	shared_ref ref = {NULL, 0};
 	fl_engine_opts base;
 	int k[FL_STRATEGY_COUNT];
 
@@ -120,7 +169,9 @@ static void verify_ladder_of(const char *name, bool run_apollo)
 	for (int s = 0; s < FL_STRATEGY_COUNT; s++)
 		k[s] = s == FL_STRATEGY_APOLLO_L1 && !run_apollo
 		       ? kernel_count(g, (fl_strategy)s)
-		       : verify(g, &base, (fl_strategy)s);
+		       : verify_shared(g, &base, (fl_strategy)s, FL_EV_MERGED,
+				       NULL, &ref);
+	fl_values_free(ref.values);
 	/* fusing never adds kernels */
 	assert_true(k[FL_STRATEGY_XLA] <= k[FL_STRATEGY_UNFUSED]);
 	assert_true(k[FL_STRATEGY_APOLLO_L1] <= k[FL_STRATEGY_XLA]);

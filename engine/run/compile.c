@@ -656,6 +656,49 @@ static void read_warnings(fl_build *b)
 		b->warnings[len - 1] = '\0';
 }
 
+/* The build cache's key of source under o's compiler: the command and
+ * the flags it is asked for, then the source; malloc'd, NULL when the
+ * cache is off for this compiler (*dir: the cache's directory). */
+static char *cache_key(const char *source, const fl_run_opts *o,
+		       const char **dir)
+{
+	char words[1024], *argv[MAX_CC_WORDS + 16], *key;
+	fl_build asked;
+	size_t n;
+
+	*dir = fl_build_cache_dir(compiler_of(o));
+	snprintf(words, sizeof words, "%s", compiler_of(o));
+	if (!*dir || compiler_argv(words, true, argv, &asked) < 0)
+		return NULL;
+	n = strlen(asked.compiler) + strlen(asked.flags) + strlen(source) + 64;
+	key = malloc(n);
+	if (key)
+		snprintf(key, n, "fuselab-build/1\n%s\n%s\n%s", asked.compiler,
+			 asked.flags, source);
+	return key;
+}
+
+/* Compiles gen.c, or takes what the same compiler made of the same
+ * source before from the build cache (keeping what it compiles now).
+ * Returns as compile. */
+static int compile_or_fetch(fl_build *b, const char *source,
+			    const fl_run_opts *o, fl_error *err)
+{
+	const char *dir;
+	char *key = cache_key(source, o, &dir);
+	int rc;
+
+	if (key && fl_build_cache_fetch(dir, key, b)) {
+		free(key);
+		return 0;
+	}
+	rc = compile(b, o, err);
+	if (key && rc == 0)
+		fl_build_cache_store(dir, key, b);
+	free(key);
+	return rc;
+}
+
 int fl_build_source(const char *source, const fl_run_opts *opts, fl_build *b,
 		    fl_error *err)
 {
@@ -685,7 +728,7 @@ int fl_build_source(const char *source, const fl_run_opts *opts, fl_build *b,
 	}
 	fl_run_progress(opts, "compile", 0, 1);
 	t0 = fl_now();
-	rc = compile(b, opts, err);
+	rc = compile_or_fetch(b, source, opts, err);
 	b->seconds = fl_now() - t0;
 	if (rc < 0) {
 		workdir_remove(b);

@@ -65,5 +65,20 @@ void fl_run_device_syms(void *so, fl_device_syms *d);
  * around the call.  d may be NULL (wall clock). */
 double fl_run_timed_call(fl_kernel_call f, float *const *bufs,
 			 const fl_device_syms *d);
+/* The build cache (build_cache.c): the directory $FUSELAB_BUILD_CACHE
+ * names, or NULL when it is unset or compiler (the command's first word)
+ * is named by a path. */
+const char *fl_build_cache_dir(const char *compiler);
+
+/* Copies the entry of key (the compiler command, the flags asked for and
+ * the source) from cache directory dir into b's work directory as gen.so
+ * and cc.log, with b's compiler, flags and cached set; false, b's
+ * directory left for the compiler, when there is none. */
+bool fl_build_cache_fetch(const char *dir, const char *key, fl_build *b);
+
+/* Keeps b's gen.so and cc.log in dir under key, when b built and was not
+ * itself fetched; failures only mean nothing is kept. */
+void fl_build_cache_store(const char *dir, const char *key,
+			  const fl_build *b);
 
 #endif

@@ -184,6 +184,8 @@ typedef struct fl_build {
 	char compiler[256];	/* the compiler command as run */
 	char flags[512];	/* its flags */
 	double seconds;		/* wall time of the compile */
+	bool cached;		/* gen.so came from the build cache
+				   ($FUSELAB_BUILD_CACHE), not the compiler */
 	int n_warnings;		/* "warning:" lines in its log */
 	char warnings[1024];	/* the first of them */
 	fl_target target;	/* what gen.so was built from: gen.c (cc)
