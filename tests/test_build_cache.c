@@ -232,8 +232,38 @@ static void test_build_cache_off(void **state)
 	fixture_free(&f);
 }
 
+/* A CUDA build is never taken from the cache: its key would be the C
+ * compiler's, which says nothing of the nvcc it needs -- with no nvcc it
+ * must say so, even when a C build of the same text is cached. */
+static void test_build_cache_not_for_cuda(void **state)
+{
+	fl_run_opts o = verify_only(), cu = verify_only();
+	char *saved = getenv("NVCC") ? strdup(getenv("NVCC")) : NULL;
+	fl_error err = {""};
+	fl_build b;
+	fixture f;
+
+	(void)state;
+	fixture_load(&f);
+	assert_false(build_once(f.src, &o));
+	cu.target = FL_TARGET_CUDA;
+	setenv("NVCC", "/nonexistent/nvcc", 1);
+	assert_int_equal(fl_build_source(f.src, &cu, &b, &err), 0);
+	if (saved)
+		setenv("NVCC", saved, 1);
+	else
+		unsetenv("NVCC");
+	free(saved);
+	assert_int_equal(b.status, FL_RUN_NO_COMPILER);
+	assert_false(b.cached);
+	fl_build_remove(&b, &cu);
+	assert_int_equal(count_entries(f.cache), 1);
+	fixture_free(&f);
+}
+
 FL_SUITE(build_cache,
 	 cmocka_unit_test(test_build_cache_second_build_is_taken),
+	 cmocka_unit_test(test_build_cache_not_for_cuda),
 	 cmocka_unit_test(test_build_cache_other_source_compiles),
 	 cmocka_unit_test(test_build_cache_key_must_match),
 	 cmocka_unit_test(test_build_cache_off));

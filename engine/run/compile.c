@@ -666,7 +666,10 @@ static char *cache_key(const char *source, const fl_run_opts *o,
 	fl_build asked;
 	size_t n;
 
-	*dir = fl_build_cache_dir(compiler_of(o));
+	/* C builds only: the key is the C compiler's command line, which
+	 * says nothing of the nvcc a CUDA build would run */
+	*dir = o->target == FL_TARGET_CPU ? fl_build_cache_dir(compiler_of(o))
+					  : NULL;
 	snprintf(words, sizeof words, "%s", compiler_of(o));
 	if (!*dir || compiler_argv(words, true, argv, &asked) < 0)
 		return NULL;
