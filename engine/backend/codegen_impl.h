@@ -312,6 +312,19 @@ void fl_cg_global_decls(fl_strbuf *out, const fl_graph *g,
 int fl_cg_note_demotions(const fl_cg_kernel *cg, fl_codegen_demotion **d,
 			 int *n);
 
+/* -1 with "codegen: no program" when p has no graph or isl context. */
+int fl_cg_check_program(const fl_program *p, fl_error *err);
+
+/* One backend's kernel text and unit around kernel texts (codegen.h). */
+typedef char *(*fl_cg_kernel_fn)(const fl_program *p, int i, fl_error *err);
+typedef char *(*fl_cg_unit_fn)(const fl_program *p,
+			       const char *const *kernels, fl_error *err);
+
+/* The unit of every kernel of p: kernel(p, i) for each, then unit around
+ * them (malloc'd; NULL with a message). */
+char *fl_cg_whole_unit(const fl_program *p, fl_cg_kernel_fn kernel,
+		       fl_cg_unit_fn unit, fl_error *err);
+
 /* -1 with a message naming kernel cname when one of k's ops is not an
  * op of p's graph. */
 int fl_cg_check_ops(const fl_program *p, const fl_kernel *k,

@@ -1241,7 +1241,7 @@ static char *sb_take(fl_strbuf *b, fl_error *err)
 	return text;
 }
 
-static int check_program(const fl_program *p, fl_error *err)
+int fl_cg_check_program(const fl_program *p, fl_error *err)
 {
 	if (!p || !p->graph || !p->ctx) {
 		fl_error_set(err, "codegen: no program");
@@ -1261,7 +1261,7 @@ char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
 		*demoted = NULL;
 		*n_demoted = 0;
 	}
-	if (check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0)
 		return NULL;
 	if (i < 0 || i >= p->n_kernels) {
 		fl_error_set(err, "codegen: no kernel %d", i);
@@ -1319,7 +1319,7 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 	fl_strbuf out = {0};
 	char cname[64];
 
-	if (check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0)
 		return NULL;
 	file_header(&out, p);
 	fl_strbuf_printf(&out, "extern const int fl_n_kernels;\n"
@@ -1340,13 +1340,14 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 	return sb_take(&out, err);
 }
 
-char *fl_codegen_c(const fl_program *p, fl_error *err)
+char *fl_cg_whole_unit(const fl_program *p, fl_cg_kernel_fn kernel,
+		       fl_cg_unit_fn unit, fl_error *err)
 {
 	char **kernels;
-	char *unit = NULL;
+	char *text = NULL;
 	int i;
 
-	if (check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0)
 		return NULL;
 	kernels = calloc((size_t)p->n_kernels + 1, sizeof *kernels);
 	if (!kernels) {
@@ -1354,13 +1355,18 @@ char *fl_codegen_c(const fl_program *p, fl_error *err)
 		return NULL;
 	}
 	for (i = 0; i < p->n_kernels; i++)
-		if (!(kernels[i] = fl_codegen_c_kernel(p, i, err)))
+		if (!(kernels[i] = kernel(p, i, err)))
 			break;
 	if (i == p->n_kernels)
-		unit = fl_codegen_c_unit(p, (const char *const *)kernels, err);
+		text = unit(p, (const char *const *)kernels, err);
 	for (int j = 0; j < p->n_kernels; j++)
 		free(kernels[j]);
 	free(kernels);
-	return unit;
+	return text;
+}
+
+char *fl_codegen_c(const fl_program *p, fl_error *err)
+{
+	return fl_cg_whole_unit(p, fl_codegen_c_kernel, fl_codegen_c_unit, err);
 }
 

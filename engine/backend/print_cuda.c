@@ -998,15 +998,6 @@ static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
 
 /* ---- entry points ------------------------------------------------------- */
 
-static int check_program(const fl_program *p, fl_error *err)
-{
-	if (!p || !p->graph || !p->ctx) {
-		fl_error_set(err, "codegen: no program");
-		return -1;
-	}
-	return 0;
-}
-
 /* Static __shared__ arrays may take 48 KiB per block at most. */
 static int64_t shared_budget_of(int64_t budget)
 {
@@ -1027,7 +1018,7 @@ char *fl_codegen_cuda_kernel(const fl_program *p, int i,
 		*demoted = NULL;
 		*n_demoted = 0;
 	}
-	if (check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0)
 		return NULL;
 	if (i < 0 || i >= p->n_kernels) {
 		fl_error_set(err, "codegen: no kernel %d", i);
@@ -1221,7 +1212,7 @@ char *fl_codegen_cuda_unit(const fl_program *p, const char *const *kernels,
 	fl_strbuf out = {0};
 	char *text;
 
-	if (check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0)
 		return NULL;
 	cuda_header(&out, p);
 	for (int i = 0; i < p->n_kernels; i++)
@@ -1233,30 +1224,15 @@ char *fl_codegen_cuda_unit(const fl_program *p, const char *const *kernels,
 	return text;
 }
 
+/* fl_codegen_cuda_kernel with the default budget, no demotions. */
+static char *cuda_kernel(const fl_program *p, int i, fl_error *err)
+{
+	return fl_codegen_cuda_kernel(p, i, 0, NULL, NULL, err);
+}
+
 char *fl_codegen_cuda(const fl_program *p, fl_error *err)
 {
-	char **kernels;
-	char *unit = NULL;
-	int i;
-
-	if (check_program(p, err) < 0)
-		return NULL;
-	kernels = calloc((size_t)p->n_kernels + 1, sizeof *kernels);
-	if (!kernels) {
-		fl_error_set(err, "codegen: out of memory");
-		return NULL;
-	}
-	for (i = 0; i < p->n_kernels; i++)
-		if (!(kernels[i] = fl_codegen_cuda_kernel(p, i, 0, NULL, NULL,
-							  err)))
-			break;
-	if (i == p->n_kernels)
-		unit = fl_codegen_cuda_unit(p, (const char *const *)kernels,
-					    err);
-	for (int j = 0; j < p->n_kernels; j++)
-		free(kernels[j]);
-	free(kernels);
-	return unit;
+	return fl_cg_whole_unit(p, cuda_kernel, fl_codegen_cuda_unit, err);
 }
 
 char *fl_codegen_target(const fl_program *p, fl_target t, fl_error *err)
