@@ -472,9 +472,17 @@ static void bench_dense(const ps_dense *d, int idx, tally *t)
 			fprintf(stderr, "bench_peers: %s: %s\n", shape, err.msg);
 		goto out;
 	}
-	ok = 1;
 	for (int k = 0; k < 3; k++)
 		rel[k] = check_against_interp(&gp[k]);
+	/* checked on their own inputs, timed on one copy of x and w */
+	for (int k = 1; k < 3; k++)
+		if (gp_share(&gp[k], "x", &gp[0], "a", &err) < 0 ||
+		    gp_share(&gp[k], "w", &gp[0], "b", &err) < 0) {
+			fprintf(stderr, "bench_peers: %s: %s\n", shape,
+				err.msg);
+			goto out;
+		}
+	ok = 1;
 	for (int i = 0; i < n_threads; i++) {
 		il_contender c[3] = {{gp_call, &gp[0]}, {gp_call, &gp[1]},
 				     {gp_call, &gp[2]}};

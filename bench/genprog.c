@@ -76,7 +76,8 @@ static int make_buffers(gp_prog *gp, fl_error *err)
 	gp->n_bufs = g->n_tensors;
 	gp->bufs = calloc((size_t)g->n_tensors, sizeof *gp->bufs);
 	gp->numel = calloc((size_t)g->n_tensors, sizeof *gp->numel);
-	if (!gp->bufs || !gp->numel)
+	gp->borrowed = calloc((size_t)g->n_tensors, 1);
+	if (!gp->bufs || !gp->numel || !gp->borrowed)
 		goto oom;
 	for (int t = 0; t < g->n_tensors; t++) {
 		const fl_tensor *x = &g->tensors[t];
@@ -133,13 +134,34 @@ float *gp_tensor(const gp_prog *gp, const char *name, int64_t *numel)
 	return gp->bufs[t];
 }
 
+int gp_share(gp_prog *dst, const char *dst_name, const gp_prog *src,
+	     const char *src_name, fl_error *err)
+{
+	int t = fl_graph_find_tensor(dst->program->graph, dst_name);
+	int64_t n;
+	float *buf = gp_tensor(src, src_name, &n);
+
+	if (t < 0 || t >= dst->n_bufs || !buf || dst->numel[t] != n) {
+		fl_error_set(err, "cannot share tensor %s with %s: missing or "
+			     "of another size", dst_name, src_name);
+		return -1;
+	}
+	if (!dst->borrowed[t])
+		free(dst->bufs[t]);
+	dst->bufs[t] = buf;
+	dst->borrowed[t] = 1;
+	return 0;
+}
+
 void gp_close(gp_prog *gp)
 {
 	if (gp->bufs)
 		for (int t = 0; t < gp->n_bufs; t++)
-			free(gp->bufs[t]);
+			if (!gp->borrowed || !gp->borrowed[t])
+				free(gp->bufs[t]);
 	free(gp->bufs);
 	free(gp->numel);
+	free(gp->borrowed);
 	if (gp->dl)
 		dlclose(gp->dl);
 	fl_build_remove(&gp->build, &gp->run_opts);

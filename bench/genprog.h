@@ -31,6 +31,8 @@ typedef struct gp_prog {
 	int n_bufs;
 	float **bufs;		/* per tensor of program->graph */
 	int64_t *numel;
+	char *borrowed;		/* per tensor: bufs[t] is another
+				   program's (gp_share), not freed here */
 } gp_prog;
 
 /* Runs the engine on g under strategy st to codegen, compiles and loads
@@ -44,6 +46,15 @@ void gp_call(void *gp);
 /* The buffer of the tensor named `name` in the program's graph and its
  * element count, or NULL. */
 float *gp_tensor(const gp_prog *gp, const char *name, int64_t *numel);
+
+/* Makes dst read the tensor dst_name from src's buffer of src_name (same
+ * element count) instead of its own copy, so that programs timed against
+ * each other read the same memory: with their own copies of a 9 MiB
+ * weight matrix each, which of them finds its copy in the last-level
+ * cache depends on the order they run in, not on their code.  src must
+ * stay open while dst is used.  0, or -1 with a message in err. */
+int gp_share(gp_prog *dst, const char *dst_name, const gp_prog *src,
+	     const char *src_name, fl_error *err);
 
 /* Unloads the program, removes its work directory, frees everything. */
 void gp_close(gp_prog *gp);

@@ -58,6 +58,17 @@ static il_stat with_ratios(il_stat st, const il_stat *r)
 	return st;
 }
 
+/* The contender at position k of round r: odd rounds go backwards
+ * (A B, B A, ...), and every two rounds the order rotates by one, so that
+ * with n > 2 each contender takes every position and follows every
+ * other one equally often (interleave.h). */
+static int round_position(int r, int k, int n)
+{
+	int i = r % 2 ? n - 1 - k : k;
+
+	return n > 2 ? (i + r / 2) % n : i;
+}
+
 int il_measure(const il_contender *c, int n, const il_plan *plan,
 	       il_stat *out)
 {
@@ -74,8 +85,7 @@ int il_measure(const il_contender *c, int n, const il_plan *plan,
 	while (rounds < max && (rounds < plan->min_reps ||
 				fl_now() - start < plan->budget_s)) {
 		for (int k = 0; k < n; k++) {
-			/* odd rounds go backwards: A B, B A, ... */
-			int i = rounds % 2 ? n - 1 - k : k;
+			int i = round_position(rounds, k, n);
 			double t0 = fl_now();
 
 			c[i].call(c[i].ctx);

@@ -147,7 +147,10 @@ cat <<'EOF_EPI'
 For every dense of `bert_encoder` and `gpt2_mlp`: the graph dense + GELU
 (the sample's GELU form) and the graph dense + residual add, both with the
 bias, under `apollo-l1`, timed interleaved with the bare matmul of the same
-shape (three contenders per round).  `krn` is the number of kernels of the
+shape (three contenders per round, their order rotating every two rounds
+so that each runs in every position equally often; the two fused
+programs read the bare matmul's x and w buffers, so all three find the
+same operands in the caches).  `krn` is the number of kernels of the
 fused program (1: layer 1 put the epilogue in the matmul's kernel);
 `overhead` is the median over the rounds of fused / bare in the same
 round, − 1 (each round runs the three back to back, so a change of load
@@ -156,7 +159,8 @@ median − 1, the two series taken apart; `quicker` counts the rounds the
 fused program won, and `verdict` is *within noise* unless the sign test
 over the rounds says otherwise (quicker, or slower, in so many rounds that
 chance would do it less than once in 20).  `rel.err` compares the fused
-program's output with the reference interpreter on the same inputs.
+program's output with the reference interpreter on its own inputs,
+checked before the buffers are shared.
 Target: under 10%.
 
 EOF_EPI

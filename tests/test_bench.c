@@ -58,6 +58,38 @@ static void test_bench_interleave_rounds(void **state)
 	assert_int_equal(s[1].n, 4);
 }
 
+/* Three contenders: the order rotates every two rounds, so that in six
+ * rounds each one takes each position twice and each runs twice in a
+ * row at some turn (in A B C, C B A, ... alone B never would: it ran on
+ * caches the others had filled in every round). */
+static void test_bench_interleave_rotates(void **state)
+{
+	order_log log = {"", 0};
+	logged a = {&log, 'A'}, b = {&log, 'B'}, c = {&log, 'C'};
+	il_contender con[3] = {{log_call, &a}, {log_call, &b},
+			       {log_call, &c}};
+	il_plan six = {6, 6, 0};
+	il_stat s[3];
+
+	(void)state;
+	assert_int_equal(il_measure(con, 3, &six, s), 6);
+	assert_string_equal(log.seq, "ABC" "ABC" "CBA" "BCA" "ACB" "CAB"
+			    "BAC");
+	for (int pos = 0; pos < 3; pos++)
+		for (char who = 'A'; who <= 'C'; who++) {
+			int times = 0;
+
+			for (int r = 1; r <= 6; r++)
+				times += log.seq[3 * r + pos] == who;
+			assert_int_equal(times, 2);
+		}
+	for (char who = 'A'; who <= 'C'; who++) {
+		char twice[3] = {who, who, 0};
+
+		assert_non_null(strstr(log.seq + 3, twice));
+	}
+}
+
 /* Spreads that overlap are within noise; disjoint ones differ. */
 static void test_bench_interleave_distinct(void **state)
 {
@@ -315,6 +347,52 @@ static void test_bench_genprog_epilogues(void **state)
 	}
 }
 
+/* gp_share: the dense program reads the bare matmul's operands (the same
+ * memory, so the two are timed on the same cache contents), still
+ * computes its own epilogue from them, and closing both frees each
+ * buffer once (the sanitizer pass would report a double free or a
+ * leak); a tensor of another size is refused. */
+static void test_bench_genprog_share(void **state)
+{
+	ps_dense d = {.gelu = "tanh"};
+	ps_matmul m = {.batch = 1, .m = 6, .n = 10, .k = 8};
+	fl_error err = {""};
+	fl_graph *gd, *gm;
+	gp_prog bare, fused;
+	float *y, *x;
+	int64_t n;
+
+	(void)state;
+	d.x = m.a = fl_shape_make(2, (const int64_t[]){6, 8});
+	d.w = m.b = fl_shape_make(2, (const int64_t[]){8, 10});
+	d.bias = fl_shape_make(1, (const int64_t[]){10});
+	gm = ps_matmul_graph(&m, &err);
+	gd = ps_dense_graph(&d, PS_BIAS_RESIDUAL, &err);
+	assert_non_null(gm);
+	assert_non_null(gd);
+	if (gp_open(&bare, gm, FL_STRATEGY_APOLLO_L1, &err) < 0 ||
+	    gp_open(&fused, gd, FL_STRATEGY_APOLLO_L1, &err) < 0)
+		fail_msg("gp_open: %s", err.msg);
+	fl_graph_free(gm);
+	fl_graph_free(gd);
+	assert_int_equal(gp_share(&fused, "x", &bare, "a", &err), 0);
+	assert_int_equal(gp_share(&fused, "w", &bare, "b", &err), 0);
+	assert_ptr_equal(gp_tensor(&fused, "x", NULL),
+			 gp_tensor(&bare, "a", NULL));
+	assert_int_equal(gp_share(&fused, "bias", &bare, "a", &err), -1);
+	assert_non_null(strstr(err.msg, "bias"));
+	/* zero operands: the fused output is bias + residual alone */
+	x = gp_tensor(&bare, "a", &n);
+	memset(x, 0, (size_t)n * sizeof *x);
+	gp_call(&fused);
+	y = gp_tensor(&fused, "y", &n);
+	for (int64_t i = 0; i < n; i++)
+		assert_float_equal(y[i], gp_tensor(&fused, "bias", NULL)[i % 10]
+				   + gp_tensor(&fused, "r", NULL)[i], 1e-6);
+	gp_close(&fused);
+	gp_close(&bare);
+}
+
 /* Writes text to dir/name. */
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -417,6 +495,7 @@ static void test_bench_install_deps_mode(void **state)
 
 FL_SUITE(bench,
 	 cmocka_unit_test(test_bench_interleave_rounds),
+	 cmocka_unit_test(test_bench_interleave_rotates),
 	 cmocka_unit_test(test_bench_interleave_distinct),
 	 cmocka_unit_test(test_bench_interleave_paired),
 	 cmocka_unit_test(test_bench_matmul_shapes),
@@ -425,5 +504,6 @@ FL_SUITE(bench,
 	 cmocka_unit_test(test_bench_batch_offsets),
 	 cmocka_unit_test(test_bench_genprog_matmul),
 	 cmocka_unit_test(test_bench_genprog_epilogues),
+	 cmocka_unit_test(test_bench_genprog_share),
 	 cmocka_unit_test(test_bench_results_script),
 	 cmocka_unit_test(test_bench_install_deps_mode));
