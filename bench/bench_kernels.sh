@@ -21,3 +21,11 @@ echo "== bench/ffn_output.json (BERT FFN output dense, a lone matmul)"
 $fuselab --batch bench/ffn_output.json --run --strategy all --repeat 5 \
 	--warmup 1 --timeout 300 |
 	grep -E '^(strategy|unfused|xla|apollo-l1|apollo-l2|apollo) |\[ffn_output\.matmul\]'
+# The whole BERT encoder layer (issue 11's target: apollo-l1 faster than
+# unfused): the programs' totals, interleaved, with 30 rounds -- the
+# kernels fusion removes are about a twentieth of the layer's time, so the
+# sign test needs more pairs than the microbenchmarks' 10 to tell.
+echo "== samples/bert_encoder.json (one encoder layer, program totals)"
+$fuselab --batch samples/bert_encoder.json --run --strategy all --repeat 30 \
+	--warmup 2 --timeout 300 |
+	grep -E '^(strategy|unfused|xla|apollo-l1|apollo-l2|apollo) |^(load|timing):'

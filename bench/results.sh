@@ -170,7 +170,8 @@ cat <<'EOF_KERN'
 ## Kernel ladder (bench/bench_kernels.sh)
 
 `fuselab --batch --run --strategy all` on the four memory-bound
-microbenchmarks at full size and on BERT's FFN output dense: each kernel's
+microbenchmarks at full size, on BERT's FFN output dense and on the whole
+BERT encoder layer (program totals only, 30 rounds): each kernel's
 time and GB/s under each strategy, with the runner's own warm-up, repeats
 and spread, after the stand-alone copy/triad probe of this run.
 
