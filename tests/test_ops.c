@@ -364,6 +364,40 @@ static void test_matmul_wide_output(void **state)
 	check_eval(&op, in, SH(1, 130), want, 0);
 }
 
+/* A transposed b, wide enough for whole column blocks and a partial one,
+ * with values whose float sums round: every element equals the sum over
+ * k in increasing order in double, rounded once, exactly -- as without
+ * the transpose (the interpreter copies such a b into row order first). */
+static void test_matmul_transposed_wide_exact(void **state)
+{
+	enum { M = 3, K = 7, N = 150 };
+	float a[M * K], b[K * N], bt[N * K], want[M * N];
+	fl_op op = make_op(FL_OP_MATMUL, 2);
+	fl_buf in[2] = {buf(SH(M, K), a), buf(SH(K, N), b)};
+	fl_buf in_tb[2] = {buf(SH(M, K), a), buf(SH(N, K), bt)};
+
+	(void)state;
+	for (int i = 0; i < M * K; i++)
+		a[i] = 1.0f / (float)(i + 3);
+	for (int k = 0; k < K; k++)
+		for (int j = 0; j < N; j++) {
+			b[k * N + j] = (float)(j % 11) / 7.0f - (float)k / 3.0f;
+			bt[j * K + k] = b[k * N + j];
+		}
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double acc = 0.0;
+
+			for (int k = 0; k < K; k++)
+				acc += (double)a[i * K + k] * b[k * N + j];
+			want[i * N + j] = (float)acc;
+		}
+	check_eval(&op, in, SH(M, N), want, 0);
+	assert_int_equal(fl_attrs_set_bool(&op.attrs, "transpose_b", true), 0);
+	check_eval(&op, in_tb, SH(M, N), want, 0);
+	fl_attrs_free(&op.attrs);
+}
+
 static void test_matmul_errors(void **state)
 {
 	fl_op op = make_op(FL_OP_MATMUL, 2);
@@ -850,6 +884,7 @@ FL_SUITE(ops,
 	 cmocka_unit_test(test_matmul_values),
 	 cmocka_unit_test(test_matmul_batch_broadcast),
 	 cmocka_unit_test(test_matmul_wide_output),
+	 cmocka_unit_test(test_matmul_transposed_wide_exact),
 	 cmocka_unit_test(test_matmul_errors),
 	 cmocka_unit_test(test_conv2d_values),
 	 cmocka_unit_test(test_conv2d_channels_and_groups),

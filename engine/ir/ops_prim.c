@@ -19,6 +19,7 @@
  * the row themselves, so no per-element index decomposition is needed. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops_impl.h"
@@ -523,8 +524,31 @@ typedef struct mm_geom {
 
 #define MM_BLOCK 64
 
-static void matmul_one(const mm_geom *g, const float *a, const float *b,
-		       float *c)
+/* acc[0..MM_BLOCK) += av * br[0..MM_BLOCK): a fixed trip count over
+ * contiguous floats, which the compiler vectorises even at -O2.  Each
+ * element gets the same multiply and add as in the scalar loop (no
+ * contraction into fused multiply-adds under -std=c11), so the values
+ * do not change. */
+static void mm_axpy_block(double *acc, double av, const float *br)
+{
+	for (int j = 0; j < MM_BLOCK; j++)
+		acc[j] += av * br[j];
+}
+
+/* acc[0..nb) += av * br[j * bj] for j < nb. */
+static void mm_axpy(double *acc, double av, const float *br, int64_t nb,
+		    int64_t bj)
+{
+	if (nb == MM_BLOCK && bj == 1) {
+		mm_axpy_block(acc, av, br);
+		return;
+	}
+	for (int64_t j = 0; j < nb; j++)
+		acc[j] += av * br[j * bj];
+}
+
+static void matmul_rows(const mm_geom *g, const float *a, const float *b,
+			float *c)
 {
 	double acc[MM_BLOCK];
 
@@ -534,16 +558,35 @@ static void matmul_one(const mm_geom *g, const float *a, const float *b,
 
 			for (int64_t j = 0; j < nb; j++)
 				acc[j] = 0.0;
-			for (int64_t k = 0; k < g->k; k++) {
-				double av = a[i * g->ai + k * g->ak];
-				const float *br = b + k * g->bk + j0 * g->bj;
-
-				for (int64_t j = 0; j < nb; j++)
-					acc[j] += av * br[j * g->bj];
-			}
+			for (int64_t k = 0; k < g->k; k++)
+				mm_axpy(acc, a[i * g->ai + k * g->ak],
+					b + k * g->bk + j0 * g->bj, nb, g->bj);
 			for (int64_t j = 0; j < nb; j++)
 				c[i * g->n + j0 + j] = (float)acc[j];
 		}
+}
+
+/* With b transposed (columns apart in memory) it is first copied into
+ * row order, so that the inner loop reads contiguous floats: the same
+ * products summed in the same order.  Without memory for the copy it
+ * runs on b as it is. */
+static void matmul_one(const mm_geom *g, const float *a, const float *b,
+		       float *c)
+{
+	mm_geom rows = *g;
+	float *bt;
+
+	if (g->bj == 1 || !(bt = malloc((size_t)(g->k * g->n) * sizeof *bt))) {
+		matmul_rows(g, a, b, c);
+		return;
+	}
+	for (int64_t k = 0; k < g->k; k++)
+		for (int64_t j = 0; j < g->n; j++)
+			bt[k * g->n + j] = b[k * g->bk + j * g->bj];
+	rows.bk = g->n;
+	rows.bj = 1;
+	matmul_rows(&rows, a, bt, c);
+	free(bt);
 }
 
 void fl_eval_matmul(const fl_op *op, const fl_buf *in, fl_buf *out)
