@@ -470,6 +470,41 @@ static void test_conv2d_channels_and_groups(void **state)
 	fl_attrs_free(&op.attrs);
 }
 
+/* A strided, dilated conv with values whose float sums round: every
+ * output equals the sum over c, r, s in that order in double, rounded
+ * once, exactly (the interpreter computes a whole output row at a time). */
+static void test_conv2d_rows_exact(void **state)
+{
+	enum { C = 3, H = 9, W = 11, K = 2, R = 2, S = 3, OH = 3, OW = 3 };
+	float x[C * H * W], w[K * C * R * S], want[K * OH * OW];
+	fl_op op = make_op(FL_OP_CONV2D, 2);
+	fl_buf in[2] = {buf(SH(1, C, H, W), x), buf(SH(K, C, R, S), w)};
+
+	(void)state;
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = 1.0f / (float)(i % 17 + 3) - 0.1f;
+	for (int i = 0; i < K * C * R * S; i++)
+		w[i] = (float)(i % 5) / 3.0f - 0.7f;
+	/* stride 2 x 3, dilation 3 x 2: output (p, q) reads rows 2p + 3r,
+	   columns 3q + 2s */
+	for (int o = 0; o < K * OH * OW; o++) {
+		int k = o / (OH * OW), p = o / OW % OH, q = o % OW;
+		double acc = 0.0;
+
+		for (int i = 0; i < C * R * S; i++) {
+			int c = i / (R * S), r = i / S % R, t = i % S;
+
+			acc += (double)x[(c * H + 2 * p + 3 * r) * W + 3 * q +
+					 2 * t] * w[k * C * R * S + i];
+		}
+		want[o] = (float)acc;
+	}
+	SET_INTS(&op, "stride", 2, 3);
+	SET_INTS(&op, "dilation", 3, 2);
+	check_eval(&op, in, SH(1, K, OH, OW), want, 0);
+	fl_attrs_free(&op.attrs);
+}
+
 static void test_conv2d_errors(void **state)
 {
 	fl_op op = make_op(FL_OP_CONV2D, 2);
@@ -888,6 +923,7 @@ FL_SUITE(ops,
 	 cmocka_unit_test(test_matmul_errors),
 	 cmocka_unit_test(test_conv2d_values),
 	 cmocka_unit_test(test_conv2d_channels_and_groups),
+	 cmocka_unit_test(test_conv2d_rows_exact),
 	 cmocka_unit_test(test_conv2d_errors),
 	 cmocka_unit_test(test_pool2d_values),
 	 cmocka_unit_test(test_pool2d_errors),

@@ -765,16 +765,66 @@ static double conv_point(const fl_buf *x, const fl_buf *w,
 	return acc;
 }
 
+/* Output row (n, k, h) of conv2d into o[0..wo), acc a scratch row of wo
+ * doubles.  Each element sums the same products over c, r, s in the same
+ * order as conv_point; doing the row at once takes the index arithmetic
+ * and the weight out of the innermost loop. */
+static void conv_row(const fl_buf *x, const fl_buf *w, const conv_params *cp,
+		     const int64_t *xs, const int64_t *ws, const int64_t *nkh,
+		     int64_t wo, double *acc, float *o)
+{
+	int64_t cg = w->shape.dim[1], kg = w->shape.dim[0] / cp->groups;
+	int64_t c0 = (nkh[1] / kg) * cg, step = cp->stride[1];
+
+	for (int64_t v = 0; v < wo; v++)
+		acc[v] = 0.0;
+	for (int64_t c = 0; c < cg; c++)
+		for (int64_t r = 0; r < w->shape.dim[2]; r++) {
+			int64_t h = nkh[2] * cp->stride[0] +
+				    r * cp->dilation[0];
+			const float *xr = x->data + nkh[0] * xs[0] +
+					  (c0 + c) * xs[1] + h * xs[2];
+			const float *wr = w->data + nkh[1] * ws[0] + c * ws[1] +
+					  r * ws[2];
+
+			for (int64_t s = 0; s < w->shape.dim[3]; s++) {
+				const float *xv = xr + s * cp->dilation[1];
+				double wv = wr[s];
+
+				for (int64_t v = 0; v < wo; v++)
+					acc[v] += (double)xv[v * step] * wv;
+			}
+		}
+	for (int64_t v = 0; v < wo; v++)
+		o[v] = (float)acc[v];
+}
+
+/* Row by row (conv_row); point by point when there is no memory for the
+ * scratch row. */
 void fl_eval_conv2d(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
 	const fl_shape *os = &out[0].shape;
 	int64_t xs[4], ws[4];
 	conv_params p;
 	float *o = out[0].data;
+	double *acc = malloc((size_t)(os->dim[3] ? os->dim[3] : 1) *
+			     sizeof *acc);
 
 	conv_attrs(op, &p, NULL);
 	fl_shape_strides(&in[0].shape, xs);
 	fl_shape_strides(&in[1].shape, ws);
+	if (acc) {
+		for (int64_t n = 0; n < os->dim[0]; n++)
+			for (int64_t k = 0; k < os->dim[1]; k++)
+				for (int64_t h = 0; h < os->dim[2]; h++) {
+					conv_row(&in[0], &in[1], &p, xs, ws,
+						 (const int64_t[]){n, k, h},
+						 os->dim[3], acc, o);
+					o += os->dim[3];
+				}
+		free(acc);
+		return;
+	}
 	for (int64_t n = 0; n < os->dim[0]; n++)
 		for (int64_t k = 0; k < os->dim[1]; k++)
 			for (int64_t h = 0; h < os->dim[2]; h++)
