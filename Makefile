@@ -170,11 +170,16 @@ check-layers:
 # at a barrier instead of spinning.  The two passes run side by side on
 # as many cores as a program has threads, so a spinning thread takes the
 # core the other pass (or its own partner thread) needs; the tests time
-# nothing they assert on.  FUSELAB_TEST_TIMES=FILE (tests/test_main.c)
-# appends each test's wall time to FILE.
+# nothing they assert on.  Each test's wall time goes into
+# build/test-<variant>.times (FUSELAB_TEST_TIMES, tests/test_main.c), to
+# see where the suite's time goes: sort -rn build/test-san.times | head
+TEST_TIMES = build/test-$(VARIANT).times
+
 test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 	@echo "== $(VARIANT) build: running $(TEST_BIN)"
+	@rm -f $(TEST_TIMES)
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
+	  FUSELAB_TEST_TIMES=$(abspath $(TEST_TIMES)) \
 	  FUSELAB_ROOT=$(abspath .) \
 	  FUSELAB_BUILD_CACHE=$(abspath $(BUILD_CACHE)) \
 	  OMP_WAIT_POLICY=passive \
