@@ -166,11 +166,23 @@ endif
 check-layers:
 	@scripts/check-layers.sh
 
+# OMP_WAIT_POLICY=passive: the generated programs' OpenMP threads sleep
+# at a barrier instead of spinning.  The two passes run side by side on
+# as many cores as a program has threads, so a spinning thread takes the
+# core the other pass (or its own partner thread) needs; the tests time
+# nothing they assert on.  Each test's wall time goes into
+# build/test-<variant>.times (FUSELAB_TEST_TIMES, tests/test_main.c), to
+# see where the suite's time goes: sort -rn build/test-san.times | head
+TEST_TIMES = build/test-$(VARIANT).times
+
 test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 	@echo "== $(VARIANT) build: running $(TEST_BIN)"
+	@rm -f $(TEST_TIMES)
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
+	  FUSELAB_TEST_TIMES=$(abspath $(TEST_TIMES)) \
 	  FUSELAB_ROOT=$(abspath .) \
 	  FUSELAB_BUILD_CACHE=$(abspath $(BUILD_CACHE)) \
+	  OMP_WAIT_POLICY=passive \
 	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -1,7 +1,11 @@
 /* Runs every suite as one cmocka group, so `make test` ends with one
- * summary line.  An optional argument filters tests by name pattern. */
+ * summary line.  An optional argument filters tests by name pattern.
+ * With FUSELAB_TEST_TIMES=FILE each test's wall time is appended to FILE,
+ * one "seconds name" line per test, to see where the suite's time goes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "test_util.h"
 
@@ -53,6 +57,67 @@ struct suite {
 	const struct CMUnitTest *tests;
 	const size_t *n;
 };
+
+/* One test's clock: cmocka hands it to the test's setup and teardown as
+ * the test state (no test uses its state). */
+struct test_clock {
+	const char *name;
+	struct timespec start;
+};
+
+static FILE *times_file;
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static int clock_start(void **state)
+{
+	struct test_clock *clock = *state;
+
+	clock_gettime(CLOCK_MONOTONIC, &clock->start);
+	return 0;
+}
+
+/* Written at once, so that a run cut short still leaves what it timed. */
+static int clock_stop(void **state)
+{
+	struct test_clock *clock = *state;
+
+	fprintf(times_file, "%.3f %s\n", seconds_since(&clock->start),
+		clock->name);
+	fflush(times_file);
+	return 0;
+}
+
+/* Gives every test a clock when FUSELAB_TEST_TIMES names a file; the
+ * clocks (malloc'd, NULL when not timing) outlive the run. */
+static struct test_clock *time_tests(struct CMUnitTest *all, size_t total)
+{
+	const char *path = getenv("FUSELAB_TEST_TIMES");
+	struct test_clock *clocks;
+
+	if (!path || !*path)
+		return NULL;
+	times_file = fopen(path, "a");
+	clocks = calloc(total, sizeof *clocks);
+	if (!times_file || !clocks) {
+		fprintf(stderr, "FUSELAB_TEST_TIMES: cannot write %s\n", path);
+		exit(1);
+	}
+	for (size_t i = 0; i < total; i++) {
+		clocks[i].name = all[i].name;
+		all[i].initial_state = &clocks[i];
+		all[i].setup_func = clock_start;
+		all[i].teardown_func = clock_stop;
+	}
+	return clocks;
+}
 
 int main(int argc, char **argv)
 {
@@ -106,6 +171,7 @@ int main(int argc, char **argv)
 	};
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
+	struct test_clock *clocks;
 	int failed;
 
 	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
@@ -116,9 +182,13 @@ int main(int argc, char **argv)
 	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
 		for (size_t i = 0; i < *suites[s].n; i++)
 			all[k++] = suites[s].tests[i];
+	clocks = time_tests(all, total);
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
 	failed = _cmocka_run_group_tests("fuselab", all, total, NULL, NULL);
+	if (times_file)
+		fclose(times_file);
+	free(clocks);
 	free(all);
 	return failed ? 1 : 0;
 }

@@ -364,6 +364,40 @@ static void test_matmul_wide_output(void **state)
 	check_eval(&op, in, SH(1, 130), want, 0);
 }
 
+/* A transposed b, wide enough for whole column blocks and a partial one,
+ * with values whose float sums round: every element equals the sum over
+ * k in increasing order in double, rounded once, exactly -- as without
+ * the transpose (the interpreter copies such a b into row order first). */
+static void test_matmul_transposed_wide_exact(void **state)
+{
+	enum { M = 3, K = 7, N = 150 };
+	float a[M * K], b[K * N], bt[N * K], want[M * N];
+	fl_op op = make_op(FL_OP_MATMUL, 2);
+	fl_buf in[2] = {buf(SH(M, K), a), buf(SH(K, N), b)};
+	fl_buf in_tb[2] = {buf(SH(M, K), a), buf(SH(N, K), bt)};
+
+	(void)state;
+	for (int i = 0; i < M * K; i++)
+		a[i] = 1.0f / (float)(i + 3);
+	for (int k = 0; k < K; k++)
+		for (int j = 0; j < N; j++) {
+			b[k * N + j] = (float)(j % 11) / 7.0f - (float)k / 3.0f;
+			bt[j * K + k] = b[k * N + j];
+		}
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double acc = 0.0;
+
+			for (int k = 0; k < K; k++)
+				acc += (double)a[i * K + k] * b[k * N + j];
+			want[i * N + j] = (float)acc;
+		}
+	check_eval(&op, in, SH(M, N), want, 0);
+	assert_int_equal(fl_attrs_set_bool(&op.attrs, "transpose_b", true), 0);
+	check_eval(&op, in_tb, SH(M, N), want, 0);
+	fl_attrs_free(&op.attrs);
+}
+
 static void test_matmul_errors(void **state)
 {
 	fl_op op = make_op(FL_OP_MATMUL, 2);
@@ -433,6 +467,41 @@ static void test_conv2d_channels_and_groups(void **state)
 	assert_int_equal(fl_attrs_set_number(&op.attrs, "groups", 2), 0);
 	check_eval(&op, grouped, SH(2, 4, 1, 1),
 		   F32(1, 2, 6, 8, 3, 6, 12, 16), 0);
+	fl_attrs_free(&op.attrs);
+}
+
+/* A strided, dilated conv with values whose float sums round: every
+ * output equals the sum over c, r, s in that order in double, rounded
+ * once, exactly (the interpreter computes a whole output row at a time). */
+static void test_conv2d_rows_exact(void **state)
+{
+	enum { C = 3, H = 9, W = 11, K = 2, R = 2, S = 3, OH = 3, OW = 3 };
+	float x[C * H * W], w[K * C * R * S], want[K * OH * OW];
+	fl_op op = make_op(FL_OP_CONV2D, 2);
+	fl_buf in[2] = {buf(SH(1, C, H, W), x), buf(SH(K, C, R, S), w)};
+
+	(void)state;
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = 1.0f / (float)(i % 17 + 3) - 0.1f;
+	for (int i = 0; i < K * C * R * S; i++)
+		w[i] = (float)(i % 5) / 3.0f - 0.7f;
+	/* stride 2 x 3, dilation 3 x 2: output (p, q) reads rows 2p + 3r,
+	   columns 3q + 2s */
+	for (int o = 0; o < K * OH * OW; o++) {
+		int k = o / (OH * OW), p = o / OW % OH, q = o % OW;
+		double acc = 0.0;
+
+		for (int i = 0; i < C * R * S; i++) {
+			int c = i / (R * S), r = i / S % R, t = i % S;
+
+			acc += (double)x[(c * H + 2 * p + 3 * r) * W + 3 * q +
+					 2 * t] * w[k * C * R * S + i];
+		}
+		want[o] = (float)acc;
+	}
+	SET_INTS(&op, "stride", 2, 3);
+	SET_INTS(&op, "dilation", 3, 2);
+	check_eval(&op, in, SH(1, K, OH, OW), want, 0);
 	fl_attrs_free(&op.attrs);
 }
 
@@ -850,9 +919,11 @@ FL_SUITE(ops,
 	 cmocka_unit_test(test_matmul_values),
 	 cmocka_unit_test(test_matmul_batch_broadcast),
 	 cmocka_unit_test(test_matmul_wide_output),
+	 cmocka_unit_test(test_matmul_transposed_wide_exact),
 	 cmocka_unit_test(test_matmul_errors),
 	 cmocka_unit_test(test_conv2d_values),
 	 cmocka_unit_test(test_conv2d_channels_and_groups),
+	 cmocka_unit_test(test_conv2d_rows_exact),
 	 cmocka_unit_test(test_conv2d_errors),
 	 cmocka_unit_test(test_pool2d_values),
 	 cmocka_unit_test(test_pool2d_errors),

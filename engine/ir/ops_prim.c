@@ -19,6 +19,7 @@
  * the row themselves, so no per-element index decomposition is needed. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops_impl.h"
@@ -523,8 +524,31 @@ typedef struct mm_geom {
 
 #define MM_BLOCK 64
 
-static void matmul_one(const mm_geom *g, const float *a, const float *b,
-		       float *c)
+/* acc[0..MM_BLOCK) += av * br[0..MM_BLOCK): a fixed trip count over
+ * contiguous floats, which the compiler vectorises even at -O2.  Each
+ * element gets the same multiply and add as in the scalar loop (no
+ * contraction into fused multiply-adds under -std=c11), so the values
+ * do not change. */
+static void mm_axpy_block(double *acc, double av, const float *br)
+{
+	for (int j = 0; j < MM_BLOCK; j++)
+		acc[j] += av * br[j];
+}
+
+/* acc[0..nb) += av * br[j * bj] for j < nb. */
+static void mm_axpy(double *acc, double av, const float *br, int64_t nb,
+		    int64_t bj)
+{
+	if (nb == MM_BLOCK && bj == 1) {
+		mm_axpy_block(acc, av, br);
+		return;
+	}
+	for (int64_t j = 0; j < nb; j++)
+		acc[j] += av * br[j * bj];
+}
+
+static void matmul_rows(const mm_geom *g, const float *a, const float *b,
+			float *c)
 {
 	double acc[MM_BLOCK];
 
@@ -534,16 +558,35 @@ static void matmul_one(const mm_geom *g, const float *a, const float *b,
 
 			for (int64_t j = 0; j < nb; j++)
 				acc[j] = 0.0;
-			for (int64_t k = 0; k < g->k; k++) {
-				double av = a[i * g->ai + k * g->ak];
-				const float *br = b + k * g->bk + j0 * g->bj;
-
-				for (int64_t j = 0; j < nb; j++)
-					acc[j] += av * br[j * g->bj];
-			}
+			for (int64_t k = 0; k < g->k; k++)
+				mm_axpy(acc, a[i * g->ai + k * g->ak],
+					b + k * g->bk + j0 * g->bj, nb, g->bj);
 			for (int64_t j = 0; j < nb; j++)
 				c[i * g->n + j0 + j] = (float)acc[j];
 		}
+}
+
+/* With b transposed (columns apart in memory) it is first copied into
+ * row order, so that the inner loop reads contiguous floats: the same
+ * products summed in the same order.  Without memory for the copy it
+ * runs on b as it is. */
+static void matmul_one(const mm_geom *g, const float *a, const float *b,
+		       float *c)
+{
+	mm_geom rows = *g;
+	float *bt;
+
+	if (g->bj == 1 || !(bt = malloc((size_t)(g->k * g->n) * sizeof *bt))) {
+		matmul_rows(g, a, b, c);
+		return;
+	}
+	for (int64_t k = 0; k < g->k; k++)
+		for (int64_t j = 0; j < g->n; j++)
+			bt[k * g->n + j] = b[k * g->bk + j * g->bj];
+	rows.bk = g->n;
+	rows.bj = 1;
+	matmul_rows(&rows, a, bt, c);
+	free(bt);
 }
 
 void fl_eval_matmul(const fl_op *op, const fl_buf *in, fl_buf *out)
@@ -722,16 +765,66 @@ static double conv_point(const fl_buf *x, const fl_buf *w,
 	return acc;
 }
 
+/* Output row (n, k, h) of conv2d into o[0..wo), acc a scratch row of wo
+ * doubles.  Each element sums the same products over c, r, s in the same
+ * order as conv_point; doing the row at once takes the index arithmetic
+ * and the weight out of the innermost loop. */
+static void conv_row(const fl_buf *x, const fl_buf *w, const conv_params *cp,
+		     const int64_t *xs, const int64_t *ws, const int64_t *nkh,
+		     int64_t wo, double *acc, float *o)
+{
+	int64_t cg = w->shape.dim[1], kg = w->shape.dim[0] / cp->groups;
+	int64_t c0 = (nkh[1] / kg) * cg, step = cp->stride[1];
+
+	for (int64_t v = 0; v < wo; v++)
+		acc[v] = 0.0;
+	for (int64_t c = 0; c < cg; c++)
+		for (int64_t r = 0; r < w->shape.dim[2]; r++) {
+			int64_t h = nkh[2] * cp->stride[0] +
+				    r * cp->dilation[0];
+			const float *xr = x->data + nkh[0] * xs[0] +
+					  (c0 + c) * xs[1] + h * xs[2];
+			const float *wr = w->data + nkh[1] * ws[0] + c * ws[1] +
+					  r * ws[2];
+
+			for (int64_t s = 0; s < w->shape.dim[3]; s++) {
+				const float *xv = xr + s * cp->dilation[1];
+				double wv = wr[s];
+
+				for (int64_t v = 0; v < wo; v++)
+					acc[v] += (double)xv[v * step] * wv;
+			}
+		}
+	for (int64_t v = 0; v < wo; v++)
+		o[v] = (float)acc[v];
+}
+
+/* Row by row (conv_row); point by point when there is no memory for the
+ * scratch row. */
 void fl_eval_conv2d(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
 	const fl_shape *os = &out[0].shape;
 	int64_t xs[4], ws[4];
 	conv_params p;
 	float *o = out[0].data;
+	double *acc = malloc((size_t)(os->dim[3] ? os->dim[3] : 1) *
+			     sizeof *acc);
 
 	conv_attrs(op, &p, NULL);
 	fl_shape_strides(&in[0].shape, xs);
 	fl_shape_strides(&in[1].shape, ws);
+	if (acc) {
+		for (int64_t n = 0; n < os->dim[0]; n++)
+			for (int64_t k = 0; k < os->dim[1]; k++)
+				for (int64_t h = 0; h < os->dim[2]; h++) {
+					conv_row(&in[0], &in[1], &p, xs, ws,
+						 (const int64_t[]){n, k, h},
+						 os->dim[3], acc, o);
+					o += os->dim[3];
+				}
+		free(acc);
+		return;
+	}
 	for (int64_t n = 0; n < os->dim[0]; n++)
 		for (int64_t k = 0; k < os->dim[1]; k++)
 			for (int64_t h = 0; h < os->dim[2]; h++)
