@@ -154,9 +154,9 @@ static bool regroupable(const fl_cg_split *plan)
  * the first call of every chain and what uses it are in part 0, a call
  * that uses the result of one is in part 1, and so on, while
  * independent calls (an LSTM cell's gates) share a part: their chains
- * overlap within an iteration already.
- * The level only grows along a chain, so every part reads what earlier
- * parts or its own earlier statements wrote.  The number of parts. */
+ * overlap within an iteration already.  The level only grows along a
+ * chain, so every part reads what earlier parts or its own earlier
+ * statements wrote.  Returns the number of parts. */
 static int assign_parts(fl_cg_split *plan)
 {
 	int *level = calloc((size_t)plan->n_stmts + 1, sizeof *level);
