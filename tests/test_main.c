@@ -20,6 +20,7 @@ FL_SUITE_DECL(classify);
 FL_SUITE_DECL(preprocess);
 FL_SUITE_DECL(partition);
 FL_SUITE_DECL(codegen);
+FL_SUITE_DECL(split);
 FL_SUITE_DECL(run);
 FL_SUITE_DECL(layer1);
 FL_SUITE_DECL(tiles);
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
 		{fl_suite_preprocess, &fl_suite_preprocess_n},
 		{fl_suite_partition, &fl_suite_partition_n},
 		{fl_suite_codegen, &fl_suite_codegen_n},
+		{fl_suite_split, &fl_suite_split_n},
 		{fl_suite_layer1, &fl_suite_layer1_n},
 		{fl_suite_tiles, &fl_suite_tiles_n},
 		{fl_suite_run, &fl_suite_run_n},

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,50 @@ static void test_math_rt_special_values(void **state)
 	assert_true(p[6] == 1.0f && p[7] == 1.0f && isnan(p[8]));
 }
 
+static float float_of_bits(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* exp at the ends of its range: the clamp bounds themselves are exact
+ * to 1e-6 (the top one is the float just below ln FLT_MAX, where 2^128
+ * comes from the exponent bits), the floats just past them give 0 and
+ * inf; and every NaN -- quiet or signalling, either sign, with a payload
+ * -- comes out NaN (fl_expf adds to a result's bits, which could turn a
+ * NaN into inf if the NaN were not passed through). */
+static void test_math_rt_exp_range_ends_and_nan_payloads(void **state)
+{
+	const float lo = -87.3365402f, hi = 88.7228317f;
+	static const uint32_t nan_bits[] = {0x7fc12345u, 0xffc00123u,
+					    0x7f800001u, 0xff812345u,
+					    0x7fffffffu};
+	enum { N_NAN = sizeof nan_bits / sizeof *nan_bits, N = 4 + N_NAN };
+	float x[N] = {lo, nextafterf(lo, -INFINITY), hi,
+		      nextafterf(hi, INFINITY)};
+	float t[N], e[N], p[N];
+	built b;
+
+	(void)state;
+	for (int i = 0; i < N_NAN; i++)
+		x[4 + i] = float_of_bits(nan_bits[i]);
+	assert_true(exp((double)lo) >= FLT_MIN && exp((double)hi) <= FLT_MAX);
+	assert_true(exp((double)x[1]) < FLT_MIN && exp((double)x[3]) > FLT_MAX);
+	build_sweep(&b);
+	b.sweep(x, t, e, p, N);
+	unbuild(&b);
+	assert_true(rel_err(p[0], exp((double)lo)) < 1e-6);
+	assert_true(p[1] == 0.0f);
+	assert_true(isfinite(p[2]) && rel_err(p[2], exp((double)hi)) < 1e-6);
+	assert_true(isinf(p[3]) && p[3] > 0);
+	for (int i = 0; i < N_NAN; i++)
+		if (!isnan(p[4 + i]))
+			fail_msg("fl_expf(NaN 0x%08x) = %.9g, not NaN",
+				 (unsigned)nan_bits[i], (double)p[4 + i]);
+}
+
 /* The generated code of exp, tanh, erf, sigmoid and both GELU forms
  * calls the runtime, which the unit carries, and not libm's expf, tanhf
  * and erff. */
@@ -242,4 +287,5 @@ static void test_math_rt_generated_code_calls_it(void **state)
 FL_SUITE(math_rt,
 	cmocka_unit_test(test_math_rt_accurate_everywhere),
 	cmocka_unit_test(test_math_rt_special_values),
+	cmocka_unit_test(test_math_rt_exp_range_ends_and_nan_payloads),
 	cmocka_unit_test(test_math_rt_generated_code_calls_it));

@@ -1052,6 +1052,7 @@ void fl_cg_annotations_free(fl_cg_kernel *cg)
 
 		free(cg->loops->acc);
 		fl_cg_contract_free(cg->loops->contract);
+		fl_cg_split_free(cg->loops->split);
 		free(cg->loops);
 		cg->loops = n;
 	}

@@ -1,5 +1,5 @@
 /* Internal to the C backend: the state of one kernel while its C function
- * is made, shared by the three steps that make it, in this order per
+ * is made, shared by the steps that make it, in this order per
  * attempt (print_c.c drives them):
  *
  *   prepare.c   the kernel's op descriptions, its schedule with private
@@ -11,6 +11,8 @@
  *               expressions on every user node, a loop record on every for
  *               node (parallel, coincident), then per loop the pragma, simd
  *               and scalar accumulators the printer will write;
+ *   split.c     which innermost loops chain expensive maths calls and
+ *               print as one loop per link of the chain (C only);
  *   print_c.c   C text from the annotated AST, the kernel's comment and
  *               declarations, custom-op kernels, the file around them.
  *
@@ -66,6 +68,27 @@ typedef struct fl_cg_acc {
 						   NULL */
 } fl_cg_acc;
 
+/* An innermost loop split into one loop per expensive maths call
+ * (split.c). */
+#define FL_CG_SPLIT_MAX_PARTS 8
+#define FL_CG_STRIP 1024	/* iterations of a strip (floats of a
+				   carried array: 4 KiB, L1-resident) */
+typedef struct fl_cg_split {
+	int n_stmts;
+	struct fl_cg_stmt **stmt;	/* the body's statements, in order */
+	int n_parts;
+	int *part;		/* per statement: its part, 0 .. n_parts-1
+				   (the loops print in part order, each
+				   with its statements in body order) */
+	bool *carry;		/* per graph tensor: a register scalar
+				   carried between parts in T<t>_s */
+	long strip;		/* elements of a carried array */
+	bool strip_mined;	/* extent unknown or above FL_CG_STRIP: the
+				   parts run per piece of strip iterations */
+	long lo;		/* !strip_mined: the loop's constant start */
+	char calls[64];		/* "tanh, exp": the calls it splits at */
+} fl_cg_split;
+
 /* A for node of the AST (its annotation points here). */
 typedef struct fl_cg_loop {
 	struct fl_cg_loop *parent;	/* enclosing for node while building */
@@ -92,6 +115,8 @@ typedef struct fl_cg_loop {
 	fl_cg_contract *contract;	/* the loop, with everything under
 					   it, is a contraction printed by
 					   contract.c; NULL: none (owned) */
+	fl_cg_split *split;	/* printed as one loop per expensive call
+				   by split.c; NULL: as one (owned) */
 	int gpu;		/* the CUDA backend's mapping of the loop
 				   (print_cuda.c) */
 } fl_cg_loop;
@@ -151,6 +176,15 @@ typedef struct fl_cg_kernel {
 #define FL_CG_MAX_CONTRACT_NOTES 8
 	int n_contract_notes;
 	char contract_note[FL_CG_MAX_CONTRACT_NOTES][200];
+	/* Where split.c split innermost loops, for the comment: "split at
+	 * tanh, exp: ...". */
+#define FL_CG_MAX_SPLIT_NOTES 8
+	int n_split_notes;
+	char split_note[FL_CG_MAX_SPLIT_NOTES][320];
+	/* While split.c prints the parts of a loop: the plan, whose carried
+	 * scalars print as T<t>_s[strip_index]; NULL otherwise. */
+	const fl_cg_split *strip;
+	char strip_index[96];
 	bool wide;		/* some extent may pass INT_MAX: loop
 				   counters are long (64 bits), else int */
 	int64_t budget;		/* bytes the tile-local arrays of one tile
@@ -261,6 +295,23 @@ const char *fl_cg_contract_runtime(void);
 extern const char fl_contract_rt_text[];
 /* runtime/math_rt.c (fl_tanhf, fl_erff), embedded by the Makefile */
 extern const char fl_math_rt_text[];
+
+/* ---- split.c: one loop per expensive maths call -------------------------- */
+
+/* After the loops are decided (C only): plans the split of each innermost
+ * "omp simd" loop of ast (keep) whose statements chain two or more
+ * expensive maths calls (fl_cg_loop.split), and notes it for the
+ * kernel's comment. */
+void fl_cg_plan_splits(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast);
+void fl_cg_split_free(fl_cg_split *plan);
+/* Whether a split loop of cg's last attempt carries scalar t in T<t>_s. */
+bool fl_cg_split_carries(const fl_cg_kernel *cg, int t);
+/* Prints for node `node` (keep), whose record l has a plan, as its
+ * parts. */
+__isl_give isl_printer *fl_cg_print_split(__isl_take isl_printer *p,
+					  fl_cg_kernel *cg,
+					  __isl_keep isl_ast_node *node,
+					  const fl_cg_loop *l);
 
 /* ---- print_c.c ------------------------------------------------------------ */
 

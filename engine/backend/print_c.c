@@ -21,7 +21,9 @@
  * buffer at the output's linear index rather than through isl's division
  * and modulo per dimension.  For loops print with what annotate.c decided
  * for them: "#pragma omp parallel for" (outermost parallel loop), "omp
- * simd", or scalar accumulators around the loop.  Tile-local tensors
+ * simd", or scalar accumulators around the loop; an innermost loop that
+ * split.c planned to split prints as its parts, one loop per link of a
+ * chain of expensive maths calls.  Tile-local tensors
  * become local arrays sized by their footprint box and indexed by access
  * - offset(tile(instance)), declared in the body of the loop that is
  * their scope (or at function scope when the tile loops all vanished), so
@@ -85,6 +87,13 @@ static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 	isl_size n = isl_ast_expr_op_get_n_arg(acc);
 	char name[32];
 
+	if (cg->arr[t].reg && cg->strip && cg->strip->carry[t]) {
+		/* carried between the parts of a split loop (split.c) */
+		snprintf(name, sizeof name, "T%d_s[", t);
+		p = isl_printer_print_str(p, name);
+		p = isl_printer_print_str(p, cg->strip_index);
+		return isl_printer_print_str(p, "]");
+	}
 	if (cg->arr[t].reg) {	/* a scalar: one element per point */
 		snprintf(name, sizeof name, "T%d_r", t);
 		return isl_printer_print_str(p, name);
@@ -727,6 +736,12 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
 	bool team = l && l->pragma && !l->acc && has_scratch(cg, l);
 
+	if (l && l->split) {
+		isl_ast_expr_free(it);
+		isl_ast_node_free(body);
+		isl_ast_print_options_free(o);
+		return fl_cg_print_split(p, cg, node, l);
+	}
 	if (l && l->contract && !l->pragma) {
 		isl_ast_expr_free(it);
 		isl_ast_node_free(body);
@@ -817,6 +832,7 @@ int fl_cg_attempt(fl_cg_kernel *cg, isl_ast_node **ast)
 						 !fl_cg_fit_budget(cg));
 	if (*ast && !cg->failed && !retry) {
 		fl_cg_decide_loops(cg, *ast);
+		fl_cg_plan_splits(cg, *ast);
 		return 0;
 	}
 	*ast = isl_ast_node_free(*ast);
@@ -903,13 +919,19 @@ void fl_cg_kernel_comment(fl_strbuf *out, const fl_graph *g,
 	}
 	for (int i = 0; cg && i < cg->n_contract_notes; i++)
 		fl_strbuf_printf(out, " *   %s\n", cg->contract_note[i]);
+	for (int i = 0; cg && i < cg->n_split_notes; i++)
+		fl_strbuf_printf(out, " *   %s\n", cg->split_note[i]);
 	for (int t = 0; cg && t < g->n_tensors; t++) {
 		const fl_cg_array *ar = &cg->arr[t];
 
 		if (!ar->used || (!ar->local && !cg->why[t][0]))
 			continue;
 		fl_sanitize_comment(g->tensors[t].name, a, sizeof a);
-		if (ar->reg)
+		if (ar->reg && fl_cg_split_carries(cg, t))
+			fl_strbuf_printf(out, " *   T%d \"%s\": register, carried "
+					 "between split loops in T%d_s\n", t, a,
+					 t);
+		else if (ar->reg)
 			fl_strbuf_printf(out, " *   T%d \"%s\": register (the scalar "
 					 "T%d_r)\n", t, a, t);
 		else if (ar->local)
