@@ -10,7 +10,7 @@
 # first; the powers would otherwise span 20 orders of magnitude).  Prints
 # the largest relative error in double precision and the coefficients of
 # x^2.  math_rt.c uses:
-#   scripts/fit_rational.py tanh 10 5 4   (4.3e-09 in double)
+#   scripts/fit_rational.py tanh 9.1 4 4  (2.5e-08 in double)
 #   scripts/fit_rational.py erf 4 6 4     (7.4e-08 in double)
 # Pure Python, no packages.
 import math, sys
