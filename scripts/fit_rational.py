@@ -63,11 +63,15 @@ def fit(fn, c, npn, nq, npts=1500, iters=8):
         err = max(err, abs(v - fn(x)) / abs(fn(x)))
     return P, Q, err
 
-if len(sys.argv) != 5 or sys.argv[1] not in ("tanh", "erf"):
-    sys.exit("usage: fit_rational.py tanh|erf C NP NQ")
-name = sys.argv[1]; c = float(sys.argv[2]); npn = int(sys.argv[3]); nq = int(sys.argv[4])
-fn = {"tanh": math.tanh, "erf": math.erf}[name]
-P, Q, err = fit(fn, c, npn, nq)
-print(name, c, npn, nq, "max rel err (double)", err)
-print("P", ", ".join("%.9e" % v for v in P))
-print("Q", ", ".join("%.9e" % v for v in Q))
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("tanh", "erf"):
+        sys.exit("usage: fit_rational.py tanh|erf C NP NQ")
+    name = sys.argv[1]; c = float(sys.argv[2]); npn = int(sys.argv[3]); nq = int(sys.argv[4])
+    fn = {"tanh": math.tanh, "erf": math.erf}[name]
+    P, Q, err = fit(fn, c, npn, nq)
+    print(name, c, npn, nq, "max rel err (double)", err)
+    print("P", ", ".join("%.9e" % v for v in P))
+    print("Q", ", ".join("%.9e" % v for v in Q))
+
+if __name__ == "__main__":
+    main()
