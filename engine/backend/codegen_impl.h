@@ -384,6 +384,32 @@ int fl_cg_check_ops(const fl_program *p, const fl_kernel *k,
 /* Whether kernel k is one custom op (a hand-written loop nest). */
 bool fl_cg_is_custom_kernel(const fl_program *p, const fl_kernel *k);
 
+/* A kernel printer of one backend: kernel k of p, named cname, its
+ * tile-local arrays within budget bytes, each demotion appended to
+ * *demoted (when not NULL); 0, or -1 with a message. */
+typedef int (*fl_cg_print_kernel_fn)(fl_strbuf *out, const fl_program *p,
+				     const fl_kernel *k, const char *cname,
+				     int64_t budget,
+				     fl_codegen_demotion **demoted,
+				     int *n_demoted, fl_error *err);
+
+/* One backend's printers of the three kinds of kernel (print_c.c,
+ * print_cuda.c): a layer-3 kernel of branches, one custom op, and a
+ * kernel isl scheduled. */
+typedef struct fl_cg_printers {
+	fl_cg_print_kernel_fn branches;
+	int (*custom)(fl_strbuf *out, const fl_graph *g, const fl_op *op,
+		      const char *cname, fl_error *err);
+	fl_cg_print_kernel_fn polyhedral;
+} fl_cg_printers;
+
+/* Kernel i of p by the backend's printers (malloc'd): the program and i
+ * checked, the kind of kernel picked, the custom op's comment printed
+ * here.  NULL with a message in err, and then no demotions either. */
+char *fl_cg_kernel_text(const fl_cg_printers *b, const fl_program *p, int i,
+			int64_t budget, fl_codegen_demotion **demoted,
+			int *n_demoted, fl_error *err);
+
 /* ---- cuda_map.c: loops onto the grid (the CUDA backend) ---------------- */
 
 /* How a loop runs on the GPU (fl_cg_loop.gpu; cuda_map.c says when). */

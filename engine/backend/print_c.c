@@ -1162,26 +1162,28 @@ int fl_cg_check_ops(const fl_program *p, const fl_kernel *k,
 	return 0;
 }
 
-static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
-			   int64_t budget, fl_codegen_demotion **demoted,
-			   int *n_demoted, fl_error *err)
+/* Kernel k of p by b's printer of its kind. */
+static int kernel_function(const fl_cg_printers *b, fl_strbuf *out,
+			   const fl_program *p, int i, int64_t budget,
+			   fl_codegen_demotion **demoted, int *n_demoted,
+			   fl_error *err)
 {
 	const fl_kernel *k = &p->kernels[i];
 	char cname[64];
 
 	fl_cg_kernel_cname(k, i, cname, sizeof cname);
 	if (k->n_branches > 0)
-		return branches_kernel(out, p, k, cname, budget, demoted,
-				       n_demoted, err);
+		return b->branches(out, p, k, cname, budget, demoted,
+				   n_demoted, err);
 	if (fl_cg_check_ops(p, k, cname, err) < 0)
 		return -1;
 	if (fl_cg_is_custom_kernel(p, k)) {
 		fl_cg_kernel_comment(out, p->graph, k, cname, NULL);
-		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
-				     cname, err);
+		return b->custom(out, p->graph, &p->graph->ops[k->ops[0]],
+				 cname, err);
 	}
-	return polyhedral_kernel(out, p, k, cname, budget, demoted, n_demoted,
-				 err);
+	return b->polyhedral(out, p, k, cname, budget, demoted, n_demoted,
+			     err);
 }
 
 /* ---- the translation unit ------------------------------------------- */
@@ -1272,10 +1274,9 @@ int fl_cg_check_program(const fl_program *p, fl_error *err)
 	return 0;
 }
 
-char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
-				 int64_t local_budget,
-				 fl_codegen_demotion **demoted, int *n_demoted,
-				 fl_error *err)
+char *fl_cg_kernel_text(const fl_cg_printers *b, const fl_program *p, int i,
+			int64_t budget, fl_codegen_demotion **demoted,
+			int *n_demoted, fl_error *err)
 {
 	fl_strbuf out = {0};
 
@@ -1289,7 +1290,7 @@ char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
 		fl_error_set(err, "codegen: no kernel %d", i);
 		return NULL;
 	}
-	if (kernel_function(&out, p, i, local_budget, demoted, n_demoted,
+	if (kernel_function(b, &out, p, i, budget, demoted, n_demoted,
 			    err) < 0) {
 		free(out.s);
 		if (demoted) {
@@ -1300,6 +1301,19 @@ char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
 		return NULL;
 	}
 	return sb_take(&out, err);
+}
+
+static const fl_cg_printers c_printers = {
+	branches_kernel, custom_kernel, polyhedral_kernel,
+};
+
+char *fl_codegen_c_kernel_budget(const fl_program *p, int i,
+				 int64_t local_budget,
+				 fl_codegen_demotion **demoted, int *n_demoted,
+				 fl_error *err)
+{
+	return fl_cg_kernel_text(&c_printers, p, i, local_budget, demoted,
+				 n_demoted, err);
 }
 
 char *fl_codegen_c_kernel_placed(const fl_program *p, int i,

@@ -975,29 +975,6 @@ static int custom_kernel(fl_strbuf *out, const fl_graph *g, const fl_op *op,
 	return 0;
 }
 
-static int kernel_function(fl_strbuf *out, const fl_program *p, int i,
-			   int64_t budget, fl_codegen_demotion **demoted,
-			   int *n_demoted, fl_error *err)
-{
-	const fl_kernel *k = &p->kernels[i];
-	char cname[64];
-
-	fl_cg_kernel_cname(k, i, cname, sizeof cname);
-	if (k->n_branches > 0)
-		return branches_kernel(out, p, k, cname, budget, demoted,
-				       n_demoted, err);
-	if (fl_cg_check_ops(p, k, cname, err) < 0)
-		return -1;
-	if (fl_cg_is_custom_kernel(p, k)) {
-		fl_cg_kernel_comment(out, p->graph, k, cname, NULL);
-		return custom_kernel(out, p->graph, &p->graph->ops[k->ops[0]],
-				     cname, err);
-	}
-	return plain_kernel(out, p, k, cname, budget, demoted, n_demoted, err);
-}
-
-/* ---- entry points ------------------------------------------------------- */
-
 /* Static __shared__ arrays may take 48 KiB per block at most. */
 static int64_t shared_budget_of(int64_t budget)
 {
@@ -1006,38 +983,18 @@ static int64_t shared_budget_of(int64_t budget)
 	return budget;
 }
 
+static const fl_cg_printers cuda_printers = {
+	branches_kernel, custom_kernel, plain_kernel,
+};
+
 char *fl_codegen_cuda_kernel(const fl_program *p, int i,
 			     int64_t shared_budget,
 			     fl_codegen_demotion **demoted, int *n_demoted,
 			     fl_error *err)
 {
-	fl_strbuf out = {0};
-	char *text;
-
-	if (demoted) {
-		*demoted = NULL;
-		*n_demoted = 0;
-	}
-	if (fl_cg_check_program(p, err) < 0)
-		return NULL;
-	if (i < 0 || i >= p->n_kernels) {
-		fl_error_set(err, "codegen: no kernel %d", i);
-		return NULL;
-	}
-	if (kernel_function(&out, p, i, shared_budget_of(shared_budget),
-			    demoted, n_demoted, err) < 0) {
-		free(out.s);
-		if (demoted) {
-			free(*demoted);
-			*demoted = NULL;
-			*n_demoted = 0;
-		}
-		return NULL;
-	}
-	text = fl_strbuf_take(&out);
-	if (!text)
-		fl_error_set(err, "codegen: out of memory");
-	return text;
+	return fl_cg_kernel_text(&cuda_printers, p, i,
+				 shared_budget_of(shared_budget), demoted,
+				 n_demoted, err);
 }
 
 /* The prologue of every .cu file: the device maths the op templates
