@@ -12,7 +12,8 @@
 set -eu
 
 PACKAGES="build-essential pkg-config libisl-dev libgraphviz-dev libcjson-dev \
-libncurses-dev libcmocka-dev tmux graphviz"
+libncurses-dev libcmocka-dev tmux graphviz libprotobuf-c-dev \
+protobuf-c-compiler libonnx-dev libonnx-testdata"
 
 case "${1:-}" in
 "") ;;
