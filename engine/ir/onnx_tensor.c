@@ -1,0 +1,419 @@
+/* TensorProto decoding (onnx_tensor.h). */
+#include "onnx_tensor.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+
+static const struct {
+	int dtype;
+	const char *name;
+	int bytes;		/* of one element in raw_data; 0: not decoded */
+} dtypes[] = {
+	{ONNX__TENSOR_PROTO__DATA_TYPE__UNDEFINED, "undefined", 0},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, "float", 4},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, "uint8", 1},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT8, "int8", 1},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, "uint16", 2},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT16, "int16", 2},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT32, "int32", 4},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT64, "int64", 8},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__STRING, "string", 0},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, "bool", 1},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, "float16", 2},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, "double", 8},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT32, "uint32", 4},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, "uint64", 8},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64, "complex64", 0},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX128, "complex128", 0},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, "bfloat16", 2},
+};
+
+static int dtype_row(int dtype)
+{
+	for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++)
+		if (dtypes[k].dtype == dtype)
+			return (int)k;
+	return -1;
+}
+
+const char *fl_onnx_dtype_name(int dtype)
+{
+	static _Thread_local char buf[24];
+	int k = dtype_row(dtype);
+
+	if (k >= 0)
+		return dtypes[k].name;
+	snprintf(buf, sizeof buf, "type %d", dtype);
+	return buf;
+}
+
+bool fl_onnx_dtype_supported(int dtype)
+{
+	int k = dtype_row(dtype);
+
+	return k >= 0 && dtypes[k].bytes > 0;
+}
+
+static bool dtype_integral(int dtype)
+{
+	return fl_onnx_dtype_supported(dtype) &&
+	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
+	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
+	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+}
+
+static float half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	float v;
+
+	if (e == 0)
+		v = ldexpf((float)m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(m | 0x400), e - 25);
+	return (h & 0x8000) ? -v : v;
+}
+
+static float bfloat_to_float(uint16_t h)
+{
+	uint32_t bits = (uint32_t)h << 16;
+	float v;
+
+	memcpy(&v, &bits, sizeof v);
+	return v;
+}
+
+/* Little-endian unsigned integer of `bytes` bytes at p. */
+static uint64_t load_le(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int b = bytes - 1; b >= 0; b--)
+		v = (v << 8) | p[b];
+	return v;
+}
+
+static int64_t sign_extend(uint64_t v, int bytes)
+{
+	int shift = 64 - 8 * bytes;
+
+	if (shift == 0)
+		return (int64_t)v;
+	return (int64_t)(v << shift) >> shift;
+}
+
+/* Element k, given as the raw little-endian bits of its type (from
+ * raw_data or widened from a typed field), stored into v. */
+static void store_bits(fl_onnx_values *v, int64_t k, uint64_t bits, int bytes)
+{
+	float f;
+
+	switch (v->dtype) {
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: {
+		uint32_t b32 = (uint32_t)bits;
+
+		memcpy(&f, &b32, sizeof f);
+		v->f[k] = f;
+		return;
+	}
+	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: {
+		double d;
+
+		memcpy(&d, &bits, sizeof d);
+		v->f[k] = (float)d;
+		return;
+	}
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+		v->f[k] = half_to_float((uint16_t)bits);
+		return;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
+		v->f[k] = bfloat_to_float((uint16_t)bits);
+		return;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+		v->i[k] = sign_extend(bits, bytes);
+		break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
+		v->i[k] = bits != 0;
+		break;
+	default:		/* unsigned */
+		v->i[k] = (int64_t)bits;
+		break;
+	}
+	v->f[k] = v->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64 ?
+		  (float)(uint64_t)v->i[k] : (float)v->i[k];
+}
+
+static int decode_bytes(fl_onnx_values *v, const uint8_t *p, size_t len,
+			fl_error *err)
+{
+	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+
+	if (len != (size_t)v->n * (size_t)bytes) {
+		fl_error_set(err, "%zu bytes of data where %lld %s elements "
+			     "need %lld", len, (long long)v->n,
+			     fl_onnx_dtype_name(v->dtype),
+			     (long long)v->n * bytes);
+		return -1;
+	}
+	for (int64_t k = 0; k < v->n; k++)
+		store_bits(v, k, load_le(p + k * bytes, bytes), bytes);
+	return 0;
+}
+
+static int count_mismatch(fl_onnx_values *v, size_t have, const char *field,
+			  fl_error *err)
+{
+	fl_error_set(err, "%s holds %zu values where the dims give %lld",
+		     field, have, (long long)v->n);
+	return -1;
+}
+
+/* The typed field that holds the elements of v's type (ONNX's table:
+ * small integers, bool and 16-bit floats go into int32_data). */
+static int decode_typed(const Onnx__TensorProto *t, fl_onnx_values *v,
+			fl_error *err)
+{
+	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+
+	switch (v->dtype) {
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+		if (t->n_float_data != (size_t)v->n)
+			return count_mismatch(v, t->n_float_data, "float_data",
+					      err);
+		memcpy(v->f, t->float_data, (size_t)v->n * sizeof(float));
+		return 0;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+		if (t->n_double_data != (size_t)v->n)
+			return count_mismatch(v, t->n_double_data,
+					      "double_data", err);
+		for (int64_t k = 0; k < v->n; k++)
+			v->f[k] = (float)t->double_data[k];
+		return 0;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+		if (t->n_int64_data != (size_t)v->n)
+			return count_mismatch(v, t->n_int64_data, "int64_data",
+					      err);
+		for (int64_t k = 0; k < v->n; k++)
+			store_bits(v, k, (uint64_t)t->int64_data[k], 8);
+		return 0;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+		if (t->n_uint64_data != (size_t)v->n)
+			return count_mismatch(v, t->n_uint64_data,
+					      "uint64_data", err);
+		for (int64_t k = 0; k < v->n; k++)
+			store_bits(v, k, t->uint64_data[k], 8);
+		return 0;
+	default:
+		if (t->n_int32_data != (size_t)v->n)
+			return count_mismatch(v, t->n_int32_data, "int32_data",
+					      err);
+		for (int64_t k = 0; k < v->n; k++)
+			store_bits(v, k, (uint32_t)t->int32_data[k], bytes);
+		return 0;
+	}
+}
+
+static const char *external_key(const Onnx__TensorProto *t, const char *key)
+{
+	for (size_t k = 0; k < t->n_external_data; k++) {
+		const Onnx__StringStringEntryProto *e = t->external_data[k];
+
+		if (e->key && e->value && strcmp(e->key, key) == 0)
+			return e->value;
+	}
+	return NULL;
+}
+
+static int parse_count(const char *s, const char *key, long long *out,
+		       fl_error *err)
+{
+	char *end;
+
+	errno = 0;
+	*out = s ? strtoll(s, &end, 10) : 0;
+	if (s && (errno || end == s || *end || *out < 0)) {
+		fl_error_set(err, "external_data %s \"%s\" is not a byte count",
+			     key, fl_error_name(s));
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the bytes of a tensor stored outside the model (ONNX's
+ * external data: keys location, offset, length), from a file that must
+ * stay inside base_dir. */
+static int decode_external(const Onnx__TensorProto *t, const char *base_dir,
+			   fl_onnx_values *v, fl_error *err)
+{
+	const char *loc = external_key(t, "location");
+	long long offset, length;
+	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+	size_t need = (size_t)v->n * (size_t)bytes;
+	char path[4096];
+	uint8_t *buf;
+	FILE *f;
+	int rc = -1;
+
+	if (!loc || !*loc) {
+		fl_error_set(err, "external data without a location");
+		return -1;
+	}
+	if (!base_dir) {
+		fl_error_set(err, "external data (\"%s\") where none may be",
+			     fl_error_name(loc));
+		return -1;
+	}
+	if (loc[0] == '/' || strstr(loc, "..")) {
+		fl_error_set(err, "external data location \"%s\" leaves the "
+			     "model's folder", fl_error_name(loc));
+		return -1;
+	}
+	if (parse_count(external_key(t, "offset"), "offset", &offset, err) ||
+	    parse_count(external_key(t, "length"), "length", &length, err))
+		return -1;
+	if (external_key(t, "length") && (size_t)length != need) {
+		fl_error_set(err, "external data length %lld where %lld %s "
+			     "elements need %zu", length, (long long)v->n,
+			     fl_onnx_dtype_name(v->dtype), need);
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/%s", base_dir, loc);
+	f = fopen(path, "rb");
+	if (!f) {
+		fl_error_set(err, "external data file %s: %s",
+			     fl_error_name(path), strerror(errno));
+		return -1;
+	}
+	buf = malloc(need ? need : 1);
+	if (!buf)
+		fl_error_set(err, "out of memory for %zu bytes", need);
+	else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+		 fread(buf, 1, need, f) != need)
+		fl_error_set(err, "external data file %s: shorter than offset "
+			     "%lld + %zu bytes", fl_error_name(path), offset,
+			     need);
+	else
+		rc = decode_bytes(v, buf, need, err);
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+static int take_shape(const Onnx__TensorProto *t, fl_onnx_values *v,
+		      fl_error *err)
+{
+	if (t->n_dims > FL_MAX_RANK) {
+		fl_error_set(err, "rank %zu; fuselab takes at most %d",
+			     t->n_dims, FL_MAX_RANK);
+		return -1;
+	}
+	v->shape.rank = (int)t->n_dims;
+	v->n = 1;
+	for (size_t d = 0; d < t->n_dims; d++) {
+		if (t->dims[d] < 0) {
+			fl_error_set(err, "dims[%zu] is %lld", d,
+				     (long long)t->dims[d]);
+			return -1;
+		}
+		v->shape.dim[d] = t->dims[d];
+		if (t->dims[d] && v->n > FL_ONNX_MAX_ELEMENTS / t->dims[d]) {
+			fl_error_set(err, "dims claim more than %lld elements",
+				     (long long)FL_ONNX_MAX_ELEMENTS);
+			return -1;
+		}
+		v->n *= t->dims[d];
+	}
+	return 0;
+}
+
+int fl_onnx_tensor_values(const Onnx__TensorProto *t, const char *base_dir,
+			  fl_onnx_values *v, fl_error *err)
+{
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	v->dtype = t->has_data_type ? t->data_type : 0;
+	if (!fl_onnx_dtype_supported(v->dtype)) {
+		fl_error_set(err, "element type %s is not supported",
+			     fl_onnx_dtype_name(v->dtype));
+		return -1;
+	}
+	if (t->segment) {
+		fl_error_set(err, "segmented tensors are not supported");
+		return -1;
+	}
+	if (take_shape(t, v, err))
+		return -1;
+	v->f = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->f);
+	if (dtype_integral(v->dtype))
+		v->i = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->i);
+	if (!v->f || (dtype_integral(v->dtype) && !v->i)) {
+		fl_error_set(err, "out of memory for %lld elements",
+			     (long long)v->n);
+		fl_onnx_values_free(v);
+		return -1;
+	}
+	if (t->has_data_location &&
+	    t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		rc = decode_external(t, base_dir, v, err);
+	else if (t->has_raw_data)
+		rc = decode_bytes(v, t->raw_data.data, t->raw_data.len, err);
+	else
+		rc = decode_typed(t, v, err);
+	if (rc)
+		fl_onnx_values_free(v);
+	return rc;
+}
+
+void fl_onnx_values_free(fl_onnx_values *v)
+{
+	free(v->f);
+	free(v->i);
+	v->f = NULL;
+	v->i = NULL;
+}
+
+int fl_onnx_read_tensor_file(const char *path, fl_onnx_values *v, char **name,
+			     fl_error *err)
+{
+	size_t len;
+	char *text = fl_read_file(path, FL_LOADER_MAX_FILE_BYTES, "tensor file",
+				  &len, err);
+	Onnx__TensorProto *t;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	if (name)
+		*name = NULL;
+	if (!text)
+		return -1;
+	t = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *)text);
+	free(text);
+	if (!t) {
+		fl_error_set(err, "%s: not a serialized ONNX TensorProto",
+			     fl_error_name(path));
+		return -1;
+	}
+	rc = fl_onnx_tensor_values(t, NULL, v, err);
+	if (rc)
+		fl_error_prefix(err, "%s", fl_error_name(path));
+	else if (name && !(*name = strdup(t->name ? t->name : ""))) {
+		fl_error_set(err, "%s: out of memory", fl_error_name(path));
+		fl_onnx_values_free(v);
+		rc = -1;
+	}
+	onnx__tensor_proto__free_unpacked(t, NULL);
+	return rc;
+}
