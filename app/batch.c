@@ -11,6 +11,7 @@
 #include "loader.h"
 #include "overrides.h"
 #include "export.h"
+#include "feeds.h"
 #include "report_json.h"
 #include "run.h"
 #include "signals.h"
@@ -232,14 +233,61 @@ static double cone_seconds(const fl_graph *g, const fl_values *v, int t,
 	return s;
 }
 
-static int interpret(const fl_graph *g, const fl_options *o)
+/* The interpreter's options: the seed, the memory limit and the
+ * --inputs values. */
+static fl_interp_opts interp_opts(const fl_options *o,
+				  const fl_tensor_files *in)
 {
-	fl_interp_opts io = {o->seed, o->max_bytes};
+	fl_interp_opts io;
+
+	fl_interp_opts_default(&io);
+	io.seed = o->seed;
+	io.max_bytes = o->max_bytes;
+	io.feeds = in->t;
+	io.n_feeds = in->n;
+	return io;
+}
+
+static void print_checksums(const fl_graph *g, const fl_options *o,
+			    const fl_values *v, const int *outs, int n,
+			    char *mark)
+{
+	double total = 0;
+
+	for (int i = 0; i < g->n_ops; i++)
+		total += v->op_seconds[i];
+	if (o->inputs_dir)
+		printf("interpreted: %d ops in %.3f s (inputs from %s)\n",
+		       g->n_ops, total, fl_safe_name(o->inputs_dir));
+	else
+		printf("interpreted: %d ops in %.3f s (seed %llu)\n", g->n_ops,
+		       total, (unsigned long long)o->seed);
+	for (int k = 0; k < n; k++) {
+		const fl_buf *b = &v->bufs[outs[k]];
+		fl_checksum c = fl_buf_checksum(b);
+		char sh[128];
+
+		printf("output %s %s: checksum sum=%.9g abs=%.9g hash=%016llx "
+		       "nan=%lld time=%.3f ms\n",
+		       fl_safe_name(g->tensors[outs[k]].name),
+		       fl_shape_format(&b->shape, sh, sizeof sh), c.sum, c.abs_sum,
+		       (unsigned long long)c.hash, (long long)c.n_nan,
+		       1e3 * cone_seconds(g, v, outs[k], mark));
+	}
+}
+
+/* --interpret and --expect: runs the reference interpreter (on the
+ * --inputs values when given); prints the outputs' checksums
+ * (--interpret) and compares them with the expected ones (--expect:
+ * status 1 when one differs). */
+static int interpret(const fl_graph *g, const fl_options *o,
+		     const fl_tensor_files *in, const fl_tensor_files *expect)
+{
+	fl_interp_opts io = interp_opts(o, in);
 	fl_error err = {""};
 	fl_values *v = fl_interp_run(g, &io, &err);
 	char *mark;
-	double total = 0;
-	int *outs, n;
+	int *outs, n, rc = 0;
 
 	if (!v) {
 		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
@@ -254,26 +302,14 @@ static int interpret(const fl_graph *g, const fl_options *o)
 		fl_values_free(v);
 		return 1;
 	}
-	for (int i = 0; i < g->n_ops; i++)
-		total += v->op_seconds[i];
-	printf("interpreted: %d ops in %.3f s (seed %llu)\n", g->n_ops, total,
-	       (unsigned long long)o->seed);
-	for (int k = 0; k < n; k++) {
-		const fl_buf *b = &v->bufs[outs[k]];
-		fl_checksum c = fl_buf_checksum(b);
-		char sh[128];
-
-		printf("output %s %s: checksum sum=%.9g abs=%.9g hash=%016llx "
-		       "nan=%lld time=%.3f ms\n",
-		       fl_safe_name(g->tensors[outs[k]].name),
-		       fl_shape_format(&b->shape, sh, sizeof sh), c.sum, c.abs_sum,
-		       (unsigned long long)c.hash, (long long)c.n_nan,
-		       1e3 * cone_seconds(g, v, outs[k], mark));
-	}
+	if (o->interpret)
+		print_checksums(g, o, v, outs, n, mark);
+	if (expect->n)
+		rc = fl_expect_compare(g, v, expect);
 	free(outs);
 	free(mark);
 	fl_values_free(v);
-	return 0;
+	return rc;
 }
 
 /* The pass the command line asks the engine to stop after: --stage, or
@@ -665,7 +701,7 @@ static int advance(fl_session *s, const fl_options *o, fl_error *err)
 /* With keep, the session is handed to *keep instead of being closed
  * (exports read it after the strategies ran). */
 static int run_engine(const fl_graph *g, const fl_options *o,
-		      fl_session **keep)
+		      const fl_tensor_files *in, fl_session **keep)
 {
 	bool show_state = o->stage || o->step >= 0;
 	fl_engine_opts eo;
@@ -675,6 +711,7 @@ static int run_engine(const fl_graph *g, const fl_options *o,
 
 	if (fl_app_engine_opts(o, &eo) < 0)
 		return 2;
+	eo.interp = interp_opts(o, in);
 	s = fl_engine_open(g, &eo, &err);
 	if (!s && fl_app_signal())
 		return fl_app_interrupted(NULL, NULL);
@@ -727,11 +764,29 @@ static int run_engine(const fl_graph *g, const fl_options *o,
 	return rc;
 }
 
+/* --inputs DIR, --expect DIR: -1 (message printed) when a file does
+ * not fit the graph. */
+static int load_tensor_files(const fl_options *o, const fl_graph *g,
+			     fl_tensor_files *in, fl_tensor_files *expect)
+{
+	fl_error err = {""};
+
+	if ((o->inputs_dir &&
+	     fl_tensor_files_load(o->inputs_dir, "input", g, in, &err) < 0) ||
+	    (o->expect_dir &&
+	     fl_tensor_files_load(o->expect_dir, "output", g, expect, &err) < 0)) {
+		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
+		return -1;
+	}
+	return 0;
+}
+
 int fl_batch_run(const fl_options *o)
 {
 	bool exports = fl_app_exports_wanted(o);
 	fl_session *kept = NULL;
 	fl_ladder ladder = {0};
+	fl_tensor_files in = {0}, expect = {0};
 	fl_error err = {""};
 	fl_graph *g;
 	int rc = 0;
@@ -743,7 +798,9 @@ int fl_batch_run(const fl_options *o)
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
-	if (fl_app_check_overrides(o, g) < 0) {
+	if (fl_app_check_overrides(o, g) < 0 ||
+	    load_tensor_files(o, g, &in, &expect) < 0) {
+		fl_tensor_files_free(&in);
 		fl_graph_free(g);
 		return 2;
 	}
@@ -752,19 +809,21 @@ int fl_batch_run(const fl_options *o)
 		fl_app_signals_install();
 	if (o->format == FL_FORMAT_TEXT)
 		print_summary(g, o);
-	if (o->interpret) {
+	if (o->interpret || expect.n) {
 		fflush(stdout);
-		rc = interpret(g, o);
+		rc = interpret(g, o, &in, &expect);
 	}
 	if (rc == 0 && (o->stage || o->step >= 0 || o->events || o->why_a ||
 			exports))
-		rc = run_engine(g, o, exports ? &kept : NULL);
+		rc = run_engine(g, o, &in, exports ? &kept : NULL);
 	if (rc == 0 && (o->emit_dir || o->run)) {
 		fl_engine_opts eo;
 
 		if (fl_app_engine_opts(o, &eo) < 0)
 			rc = 2;
-		else if (o->emit_dir)
+		else
+			eo.interp = interp_opts(o, &in);
+		if (rc == 0 && o->emit_dir)
 			rc = fl_batch_emit(g, &eo, o);
 		if (rc == 0 && o->run)
 			rc = fl_batch_strategies(g, &eo, o,
@@ -774,6 +833,8 @@ int fl_batch_run(const fl_options *o)
 		rc = fl_app_export(kept, o->run ? &ladder : NULL, o);
 	fl_engine_close(kept);
 	fl_ladder_free(&ladder);
+	fl_tensor_files_free(&in);
+	fl_tensor_files_free(&expect);
 	fl_graph_free(g);
 	/* a signal that came when nothing could be stopped */
 	if (fl_app_signal() && rc < 128)

@@ -21,7 +21,7 @@ typedef enum opt_id {
 	OPT_L1_MAX_STMTS, OPT_OVERRIDES, OPT_DOT, OPT_SVG, OPT_PNG, OPT_TRACE,
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
-	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET,
+	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET, OPT_INPUTS, OPT_EXPECT,
 } opt_id;
 
 typedef struct opt_spec {
@@ -44,6 +44,15 @@ static const opt_spec specs[] = {
 	 "the time of each output"},
 	{OPT_SEED, "seed", 0, "N",
 	 "seed of the deterministic input generator (default 42)"},
+	{OPT_INPUTS, "inputs", 0, "DIR",
+	 "with --batch: the graph's inputs from DIR/input_0.pb, input_1.pb, "
+	 "... (ONNX TensorProto files, as ONNX's backend tests store them; "
+	 "matched by tensor name, else by position) instead of the seeded "
+	 "generator; the interpreter and every run use them"},
+	{OPT_EXPECT, "expect", 0, "DIR",
+	 "with --batch: compare the interpreter's outputs with "
+	 "DIR/output_0.pb, ... at ONNX's tolerances (rtol 1e-3, atol 1e-7); "
+	 "exit status 1 when one differs"},
 	{OPT_MAX_MEMORY, "max-memory", 0, "SIZE",
 	 "refuse to interpret graphs, or run programs (tensors plus "
 	 "reference values), needing more (default 8G; K, M, G suffixes)"},
@@ -473,6 +482,8 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_PNG: o->png = arg; break;
 	case OPT_TRACE: o->trace_file = arg; break;
 	case OPT_REPORT: o->report_file = arg; break;
+	case OPT_INPUTS: o->inputs_dir = arg; break;
+	case OPT_EXPECT: o->expect_dir = arg; break;
 	case OPT_FRAMES: o->frames = true; break;
 	case OPT_SCHEDULE_TREES: o->schedule_trees = true; break;
 	case OPT_DOMAIN:
@@ -731,6 +742,8 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 	}
 	if (o->mode != FL_MODE_BATCH) {
 		const char *need = o->interpret ? "--interpret"
+				   : o->inputs_dir ? "--inputs"
+				   : o->expect_dir ? "--expect"
 				   : o->stage	 ? "--stage"
 				   : o->step >= 0 ? "--step"
 				   : o->events	 ? "--events"

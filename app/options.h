@@ -31,6 +31,8 @@ typedef struct fl_options {
 	const char *file;	/* NULL: the built-in sample */
 	bool interpret;
 	uint64_t seed;
+	const char *inputs_dir;	/* --inputs: input_K.pb files */
+	const char *expect_dir;	/* --expect: output_K.pb files */
 	int64_t max_bytes;
 	/* engine */
 	const char *stage;	/* a pass name, "partition", or NULL */

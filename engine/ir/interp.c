@@ -16,6 +16,8 @@ void fl_interp_opts_default(fl_interp_opts *o)
 {
 	o->seed = FL_INTERP_DEFAULT_SEED;
 	o->max_bytes = FL_INTERP_DEFAULT_MAX_BYTES;
+	o->feeds = NULL;
+	o->n_feeds = 0;
 }
 
 void fl_values_free(fl_values *v)
@@ -118,6 +120,41 @@ static int check_budget(const fl_graph *g, const fl_interp_opts *o,
 	return 0;
 }
 
+static const fl_feed *feed_of(const fl_interp_opts *o, const char *name)
+{
+	for (int k = 0; k < o->n_feeds; k++)
+		if (strcmp(o->feeds[k].name, name) == 0)
+			return &o->feeds[k];
+	return NULL;
+}
+
+/* The values input-like tensor t starts with: its feed, else the
+ * deterministic generator's (consts: the file's). */
+static int fill_start_value(const fl_graph *g, int t, const fl_interp_opts *o,
+			    fl_buf *b, fl_error *err)
+{
+	const fl_tensor *x = &g->tensors[t];
+	const fl_feed *f = x->role == FL_ROLE_CONST ? NULL
+						     : feed_of(o, x->name);
+	char want[128], got[128];
+
+	if (!f) {
+		fl_interp_fill_input(g, t, o->seed, b);
+		return 0;
+	}
+	if (!fl_shape_equal(&f->buf.shape, &x->shape)) {
+		fl_error_set(err, "input \"%s\": given values of shape %s where "
+			     "the graph's tensor is %s",
+			     fl_error_name(x->name),
+			     fl_shape_format(&f->buf.shape, got, sizeof got),
+			     fl_shape_format(&x->shape, want, sizeof want));
+		return -1;
+	}
+	memcpy(b->data, f->buf.data,
+	       (size_t)fl_shape_numel(&x->shape) * sizeof(float));
+	return 0;
+}
+
 /* Runs op i: gathers its input buffers, allocates outputs, evaluates. */
 static int run_op(const fl_graph *g, int i, fl_values *v, fl_error *err)
 {
@@ -169,7 +206,10 @@ fl_values *fl_interp_run(const fl_graph *g, const fl_interp_opts *o,
 			continue;
 		if (alloc_buf(g, t, &v->bufs[t]) < 0)
 			goto oom;
-		fl_interp_fill_input(g, t, o->seed, &v->bufs[t]);
+		if (fill_start_value(g, t, o, &v->bufs[t], err) < 0) {
+			fl_values_free(v);
+			return NULL;
+		}
 	}
 	for (int i = 0; i < g->n_ops; i++)
 		if (run_op(g, i, v, err) < 0) {

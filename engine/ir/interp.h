@@ -12,9 +12,21 @@
 #define FL_INTERP_DEFAULT_SEED 42u
 #define FL_INTERP_DEFAULT_MAX_BYTES ((int64_t)8 << 30)
 
+/* Given values for an input or param tensor, by name (--inputs: the
+ * test data of ONNX's backend tests).  buf.shape must be the tensor's. */
+typedef struct fl_feed {
+	const char *name;
+	fl_buf buf;
+} fl_feed;
+
 typedef struct fl_interp_opts {
 	uint64_t seed;
 	int64_t max_bytes;	/* refuse graphs whose tensors need more */
+	/* Inputs and params named here get these values instead of the
+	 * generator's; a name the graph lacks is ignored (a pass may have
+	 * removed an unused input), a shape that differs is an error. */
+	const fl_feed *feeds;
+	int n_feeds;
 } fl_interp_opts;
 
 void fl_interp_opts_default(fl_interp_opts *o);
@@ -37,7 +49,8 @@ void fl_values_free(fl_values *v);
 void fl_interp_fill_input(const fl_graph *g, int t, uint64_t seed,
 			  fl_buf *buf);
 
-/* Runs g.  Returns NULL with a message on failure (too much memory). */
+/* Runs g.  Returns NULL with a message on failure (too much memory, a
+ * feed whose shape is not its tensor's). */
 fl_values *fl_interp_run(const fl_graph *g, const fl_interp_opts *o,
 			 fl_error *err);
 

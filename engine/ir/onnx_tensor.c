@@ -293,7 +293,7 @@ static int decode_external(const Onnx__TensorProto *t, const char *base_dir,
 	f = fopen(path, "rb");
 	if (!f) {
 		fl_error_set(err, "external data file %s: %s",
-			     fl_error_name(path), strerror(errno));
+			     path, strerror(errno));
 		return -1;
 	}
 	buf = malloc(need ? need : 1);
@@ -302,7 +302,7 @@ static int decode_external(const Onnx__TensorProto *t, const char *base_dir,
 	else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
 		 fread(buf, 1, need, f) != need)
 		fl_error_set(err, "external data file %s: shorter than offset "
-			     "%lld + %zu bytes", fl_error_name(path), offset,
+			     "%lld + %zu bytes", path, offset,
 			     need);
 	else
 		rc = decode_bytes(v, buf, need, err);
@@ -403,14 +403,14 @@ int fl_onnx_read_tensor_file(const char *path, fl_onnx_values *v, char **name,
 	free(text);
 	if (!t) {
 		fl_error_set(err, "%s: not a serialized ONNX TensorProto",
-			     fl_error_name(path));
+			     path);
 		return -1;
 	}
 	rc = fl_onnx_tensor_values(t, NULL, v, err);
 	if (rc)
-		fl_error_prefix(err, "%s", fl_error_name(path));
+		fl_error_prefix(err, "%s", path);
 	else if (name && !(*name = strdup(t->name ? t->name : ""))) {
-		fl_error_set(err, "%s: out of memory", fl_error_name(path));
+		fl_error_set(err, "%s: out of memory", path);
 		fl_onnx_values_free(v);
 		rc = -1;
 	}

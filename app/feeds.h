@@ -1,0 +1,40 @@
+/* --inputs DIR and --expect DIR: given input values and expected outputs
+ * as serialized ONNX TensorProto files, laid out as ONNX's backend tests
+ * store them (DIR/input_0.pb, input_1.pb, ...; output_0.pb, ...).
+ *
+ * A file's tensor goes to the graph input (or output) of its name; a
+ * tensor without a name, or with one the graph lacks while its position
+ * is free, goes by position.  Every value is converted to float, as
+ * fuselab computes in f32. */
+#ifndef FL_APP_FEEDS_H
+#define FL_APP_FEEDS_H
+
+#include "graph.h"
+#include "interp.h"
+
+/* ONNX's backend-test tolerances: |got - want| <= atol + rtol |want|. */
+#define FL_EXPECT_RTOL 1e-3
+#define FL_EXPECT_ATOL 1e-7
+
+typedef struct fl_tensor_files {
+	int n;
+	fl_feed *t;		/* name: the graph tensor's (owned) */
+	char **path;		/* the file each came from */
+} fl_tensor_files;
+
+/* Reads DIR/<stem>_0.pb, <stem>_1.pb, ... ("input" or "output") and
+ * matches each to g's inputs or outputs; -1 with "DIR/input_1.pb: ..."
+ * on any problem (none found, a name or shape the graph does not have,
+ * a tensor given twice, an unreadable file). */
+int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
+			 fl_tensor_files *f, fl_error *err);
+
+void fl_tensor_files_free(fl_tensor_files *f);
+
+/* Compares the interpreter's values v of g with the expected outputs e,
+ * printing one line per output ("expect NAME [shape]: ok (...)" or
+ * "... MISMATCH ..."); 0 when every one is within the tolerances. */
+int fl_expect_compare(const fl_graph *g, const fl_values *v,
+		      const fl_tensor_files *e);
+
+#endif
