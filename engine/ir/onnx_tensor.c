@@ -154,10 +154,89 @@ static void store_bits(fl_onnx_values *v, int64_t k, uint64_t bits, int bytes)
 		  (float)(uint64_t)v->i[k] : (float)v->i[k];
 }
 
-static int decode_bytes(fl_onnx_values *v, const uint8_t *p, size_t len,
-			fl_error *err)
+static void decode_bytes(fl_onnx_values *v, const uint8_t *p)
 {
 	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+
+	for (int64_t k = 0; k < v->n; k++)
+		store_bits(v, k, load_le(p + k * bytes, bytes), bytes);
+}
+
+/* How many values the typed field of v's type holds, and its name (ONNX's
+ * table: small integers, bool and 16-bit floats go into int32_data). */
+static size_t typed_count(const Onnx__TensorProto *t, int dtype,
+			  const char **field)
+{
+	switch (dtype) {
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+		*field = "float_data";
+		return t->n_float_data;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+		*field = "double_data";
+		return t->n_double_data;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+		*field = "int64_data";
+		return t->n_int64_data;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+		*field = "uint64_data";
+		return t->n_uint64_data;
+	default:
+		*field = "int32_data";
+		return t->n_int32_data;
+	}
+}
+
+/* Copies the typed field (its count already checked) into v. */
+static void decode_typed(const Onnx__TensorProto *t, fl_onnx_values *v)
+{
+	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+
+	for (int64_t k = 0; k < v->n; k++) {
+		switch (v->dtype) {
+		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+			v->f[k] = t->float_data[k];
+			break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+			v->f[k] = (float)t->double_data[k];
+			break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+			store_bits(v, k, (uint64_t)t->int64_data[k], 8);
+			break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+		case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+			store_bits(v, k, t->uint64_data[k], 8);
+			break;
+		default:
+			store_bits(v, k, (uint32_t)t->int32_data[k], bytes);
+			break;
+		}
+	}
+}
+
+/* The arrays of v's n elements. */
+static int alloc_values(fl_onnx_values *v, fl_error *err)
+{
+	size_t n = (size_t)(v->n ? v->n : 1);
+
+	v->f = malloc(n * sizeof *v->f);
+	if (v->f && dtype_integral(v->dtype))
+		v->i = malloc(n * sizeof *v->i);
+	if (!v->f || (dtype_integral(v->dtype) && !v->i)) {
+		fl_error_set(err, "out of memory for %lld elements",
+			     (long long)v->n);
+		fl_onnx_values_free(v);
+		return -1;
+	}
+	return 0;
+}
+
+/* The bytes of raw_data, or -1 when their count is not n elements'. */
+static int decode_raw(const Onnx__TensorProto *t, fl_onnx_values *v,
+		      fl_error *err)
+{
+	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+	size_t len = t->raw_data.len;
 
 	if (len != (size_t)v->n * (size_t)bytes) {
 		fl_error_set(err, "%zu bytes of data where %lld %s elements "
@@ -166,63 +245,27 @@ static int decode_bytes(fl_onnx_values *v, const uint8_t *p, size_t len,
 			     (long long)v->n * bytes);
 		return -1;
 	}
-	for (int64_t k = 0; k < v->n; k++)
-		store_bits(v, k, load_le(p + k * bytes, bytes), bytes);
+	if (alloc_values(v, err))
+		return -1;
+	decode_bytes(v, t->raw_data.data);
 	return 0;
 }
 
-static int count_mismatch(fl_onnx_values *v, size_t have, const char *field,
-			  fl_error *err)
-{
-	fl_error_set(err, "%s holds %zu values where the dims give %lld",
-		     field, have, (long long)v->n);
-	return -1;
-}
-
-/* The typed field that holds the elements of v's type (ONNX's table:
- * small integers, bool and 16-bit floats go into int32_data). */
-static int decode_typed(const Onnx__TensorProto *t, fl_onnx_values *v,
+static int decode_field(const Onnx__TensorProto *t, fl_onnx_values *v,
 			fl_error *err)
 {
-	int bytes = dtypes[dtype_row(v->dtype)].bytes;
+	const char *field;
+	size_t have = typed_count(t, v->dtype, &field);
 
-	switch (v->dtype) {
-	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-		if (t->n_float_data != (size_t)v->n)
-			return count_mismatch(v, t->n_float_data, "float_data",
-					      err);
-		memcpy(v->f, t->float_data, (size_t)v->n * sizeof(float));
-		return 0;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
-		if (t->n_double_data != (size_t)v->n)
-			return count_mismatch(v, t->n_double_data,
-					      "double_data", err);
-		for (int64_t k = 0; k < v->n; k++)
-			v->f[k] = (float)t->double_data[k];
-		return 0;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-		if (t->n_int64_data != (size_t)v->n)
-			return count_mismatch(v, t->n_int64_data, "int64_data",
-					      err);
-		for (int64_t k = 0; k < v->n; k++)
-			store_bits(v, k, (uint64_t)t->int64_data[k], 8);
-		return 0;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
-	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
-		if (t->n_uint64_data != (size_t)v->n)
-			return count_mismatch(v, t->n_uint64_data,
-					      "uint64_data", err);
-		for (int64_t k = 0; k < v->n; k++)
-			store_bits(v, k, t->uint64_data[k], 8);
-		return 0;
-	default:
-		if (t->n_int32_data != (size_t)v->n)
-			return count_mismatch(v, t->n_int32_data, "int32_data",
-					      err);
-		for (int64_t k = 0; k < v->n; k++)
-			store_bits(v, k, (uint32_t)t->int32_data[k], bytes);
-		return 0;
+	if (have != (size_t)v->n) {
+		fl_error_set(err, "%s holds %zu values where the dims give %lld",
+			     field, have, (long long)v->n);
+		return -1;
 	}
+	if (alloc_values(v, err))
+		return -1;
+	decode_typed(t, v);
+	return 0;
 }
 
 static const char *external_key(const Onnx__TensorProto *t, const char *key)
@@ -296,16 +339,21 @@ static int decode_external(const Onnx__TensorProto *t, const char *base_dir,
 			     path, strerror(errno));
 		return -1;
 	}
-	buf = malloc(need ? need : 1);
-	if (!buf)
+	buf = NULL;
+	if (fseeko(f, 0, SEEK_END) != 0 || ftello(f) < offset ||
+	    (size_t)(ftello(f) - offset) < need)
+		fl_error_set(err, "external data file %s: shorter than offset "
+			     "%lld + %zu bytes", path, offset, need);
+	else if (!(buf = malloc(need ? need : 1)))
 		fl_error_set(err, "out of memory for %zu bytes", need);
 	else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
 		 fread(buf, 1, need, f) != need)
-		fl_error_set(err, "external data file %s: shorter than offset "
-			     "%lld + %zu bytes", path, offset,
-			     need);
-	else
-		rc = decode_bytes(v, buf, need, err);
+		fl_error_set(err, "external data file %s: cannot read %zu "
+			     "bytes at offset %lld", path, need, offset);
+	else if (alloc_values(v, err) == 0) {
+		decode_bytes(v, buf);
+		rc = 0;
+	}
 	free(buf);
 	fclose(f);
 	return rc;
@@ -356,22 +404,15 @@ int fl_onnx_tensor_values(const Onnx__TensorProto *t, const char *base_dir,
 	}
 	if (take_shape(t, v, err))
 		return -1;
-	v->f = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->f);
-	if (dtype_integral(v->dtype))
-		v->i = malloc((size_t)(v->n ? v->n : 1) * sizeof *v->i);
-	if (!v->f || (dtype_integral(v->dtype) && !v->i)) {
-		fl_error_set(err, "out of memory for %lld elements",
-			     (long long)v->n);
-		fl_onnx_values_free(v);
-		return -1;
-	}
+	/* each path checks the data's size against the dims before it
+	 * allocates: a short file cannot claim gigabytes */
 	if (t->has_data_location &&
 	    t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
 		rc = decode_external(t, base_dir, v, err);
 	else if (t->has_raw_data)
-		rc = decode_bytes(v, t->raw_data.data, t->raw_data.len, err);
+		rc = decode_raw(t, v, err);
 	else
-		rc = decode_typed(t, v, err);
+		rc = decode_field(t, v, err);
 	if (rc)
 		fl_onnx_values_free(v);
 	return rc;
