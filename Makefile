@@ -38,7 +38,14 @@ ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
 
 # The sanitizer build also checks the engine state after every pass
 # (FL_CHECK_STATE: engine/check.c).
-ifeq ($(SAN),1)
+# SAN=fuzz: the libFuzzer build (clang; make fuzz), with ASan and UBSan.
+ifeq ($(SAN),fuzz)
+CC       := clang
+VARIANT  := fuzz
+ALL_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined \
+	      -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1
+LDSAN    := -fsanitize=address,undefined
+else ifeq ($(SAN),1)
 VARIANT  := san
 ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -DFL_CHECK_STATE \
 	      -fno-sanitize-recover=undefined -O1
@@ -73,7 +80,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -183,6 +190,35 @@ endif
 
 check-layers:
 	@scripts/check-layers.sh
+
+# make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="..."]: each libFuzzer harness
+# of fuzz/ for N seconds (default 60), built with clang, ASan and UBSan
+# into build/fuzz/ (needs clang and libclang-rt-14-dev: install-deps.sh
+# --fuzz).  Corpora start from the seeds scripts/fuzz.sh gathers and
+# grow in build/fuzz/corpus/<harness>/; a crashing input is written to
+# build/fuzz/crashes/<harness>/ and make fuzz fails.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(basename $(notdir $(wildcard fuzz/*.c)))
+
+fuzz-deps:
+	@scripts/install-deps.sh --fuzz
+
+fuzz: | fuzz-deps
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=fuzz \
+	  $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+.SECONDARY: $(FUZZ_TARGETS:%=build/fuzz/fuzz/%.o)
+
+build/fuzz/fuzz_%: build/fuzz/fuzz/%.o build/fuzz/libfuselab.a
+	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
+
+# ONNX's own backend tests (libonnx-testdata) through the importer, the
+# interpreter (--expect) and every strategy's kernels (--run); the table
+# also goes to build/conformance.txt.  make test runs a fixed subset
+# (tests/conformance-subset.txt).
+conformance: $(BIN)
+	@scripts/conformance.sh -o build/conformance.txt $(BIN)
 
 # OMP_WAIT_POLICY=passive: the generated programs' OpenMP threads sleep
 # at a barrier instead of spinning.  The two passes run side by side on

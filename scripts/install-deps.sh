@@ -5,6 +5,9 @@
 # and exits non-zero, so a build never half-starts without its libraries.
 #
 #   scripts/install-deps.sh          what make, make test and CI need
+#   scripts/install-deps.sh --fuzz   that, plus clang and its libFuzzer
+#                                    runtime (libclang-rt-14-dev), for
+#                                    make fuzz
 #   scripts/install-deps.sh --bench  that, plus oneDNN (libdnnl-dev), the
 #                                    peer `make bench` measures the
 #                                    generated matmuls and convolutions
@@ -18,9 +21,10 @@ protobuf-c-compiler libonnx-dev libonnx-testdata"
 case "${1:-}" in
 "") ;;
 --bench) PACKAGES="$PACKAGES libdnnl-dev" ;;
+--fuzz) PACKAGES="$PACKAGES clang libclang-rt-14-dev" ;;
 *)
 	echo "fuselab: install-deps.sh: unknown argument '$1' (usage:" \
-	     "install-deps.sh [--bench])" >&2
+	     "install-deps.sh [--bench|--fuzz])" >&2
 	exit 2 ;;
 esac
 

@@ -426,13 +426,36 @@ void fl_onnx_values_free(fl_onnx_values *v)
 	v->i = NULL;
 }
 
+int fl_onnx_tensor_from_bytes(const uint8_t *data, size_t len,
+			      fl_onnx_values *v, char **name, fl_error *err)
+{
+	Onnx__TensorProto *t;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	if (name)
+		*name = NULL;
+	t = onnx__tensor_proto__unpack(NULL, len, data);
+	if (!t) {
+		fl_error_set(err, "not a serialized ONNX TensorProto");
+		return -1;
+	}
+	rc = fl_onnx_tensor_values(t, NULL, v, err);
+	if (rc == 0 && name && !(*name = strdup(t->name ? t->name : ""))) {
+		fl_error_set(err, "out of memory");
+		fl_onnx_values_free(v);
+		rc = -1;
+	}
+	onnx__tensor_proto__free_unpacked(t, NULL);
+	return rc;
+}
+
 int fl_onnx_read_tensor_file(const char *path, fl_onnx_values *v, char **name,
 			     fl_error *err)
 {
 	size_t len;
 	char *text = fl_read_file(path, FL_LOADER_MAX_FILE_BYTES, "tensor file",
 				  &len, err);
-	Onnx__TensorProto *t;
 	int rc;
 
 	memset(v, 0, sizeof *v);
@@ -440,21 +463,10 @@ int fl_onnx_read_tensor_file(const char *path, fl_onnx_values *v, char **name,
 		*name = NULL;
 	if (!text)
 		return -1;
-	t = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *)text);
+	rc = fl_onnx_tensor_from_bytes((const uint8_t *)text, len, v, name,
+				       err);
 	free(text);
-	if (!t) {
-		fl_error_set(err, "%s: not a serialized ONNX TensorProto",
-			     path);
-		return -1;
-	}
-	rc = fl_onnx_tensor_values(t, NULL, v, err);
 	if (rc)
 		fl_error_prefix(err, "%s", path);
-	else if (name && !(*name = strdup(t->name ? t->name : ""))) {
-		fl_error_set(err, "%s: out of memory", path);
-		fl_onnx_values_free(v);
-		rc = -1;
-	}
-	onnx__tensor_proto__free_unpacked(t, NULL);
 	return rc;
 }

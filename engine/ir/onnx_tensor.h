@@ -13,6 +13,7 @@
 #define FL_ONNX_TENSOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fl_error.h"
@@ -43,6 +44,11 @@ int fl_onnx_tensor_values(const Onnx__TensorProto *t, const char *base_dir,
 			  fl_onnx_values *v, fl_error *err);
 
 void fl_onnx_values_free(fl_onnx_values *v);
+
+/* Decodes a serialized TensorProto held in memory (len bytes at data)
+ * like fl_onnx_read_tensor_file; errors name no file. */
+int fl_onnx_tensor_from_bytes(const uint8_t *data, size_t len,
+			      fl_onnx_values *v, char **name, fl_error *err);
 
 /* Reads a serialized TensorProto file (the test_data_set_N/input_K.pb of
  * ONNX's backend tests); *name (may be NULL) receives a malloc'd copy of

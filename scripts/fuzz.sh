@@ -1,0 +1,61 @@
+#!/bin/sh
+# make fuzz, last step: runs each libFuzzer harness build/fuzz/fuzz_NAME
+# for SECONDS, its corpus in build/fuzz/corpus/NAME (kept between runs, so
+# fuzzing goes on where it stopped) seeded with real inputs: the models of
+# ONNX's backend tests (libonnx-testdata) and tests/models/ for onnx_*,
+# their input/output .pb files for tensor_*, samples/ for the JSON
+# loaders.  A crash, leak or timeout writes the input to
+# build/fuzz/crashes/NAME/ and the exit status is 1.  One summary line per
+# harness: seconds, runs, coverage, corpus size.
+# usage: fuzz.sh SECONDS NAME...
+set -u
+
+secs=$1
+shift
+data=/usr/share/libonnx-testdata/data
+status=0
+
+seed() {
+	dir=build/fuzz/seeds/$1
+	[ -d "$dir" ] && return
+	mkdir -p "$dir"
+	case $1 in
+	onnx*)	for f in "$data"/*/*/model.onnx tests/models/*/model.onnx; do
+			[ -f "$f" ] || continue
+			cp "$f" "$dir/$(echo "$f" | tr / _)"
+		done ;;
+	tensor*) for f in "$data"/node/*/test_data_set_0/*.pb; do
+			cp "$f" "$dir/$(echo "$f" | tr / _)"
+		done ;;
+	*)	cp samples/*.json "$dir"/ ;;
+	esac
+}
+
+for name in "$@"; do
+	bin=build/fuzz/fuzz_$name
+	corpus=build/fuzz/corpus/$name
+	crashes=build/fuzz/crashes/$name
+	log=build/fuzz/$name.log
+	seed "$name"
+	mkdir -p "$corpus" "$crashes"
+	echo "== fuzz $name: $secs s (log $log)"
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	LSAN_OPTIONS=suppressions=scripts/lsan.supp:print_suppressions=0 \
+	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
+		-malloc_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$crashes/" "$corpus" "build/fuzz/seeds/$name" \
+		> "$log" 2>&1
+	rc=$?
+	runs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+	cov=$(grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 |
+		sed -n 's/.*cov: \([0-9]*\).*/\1/p')
+	echo "fuzz $name: ${secs} s, ${runs:-?} runs, coverage ${cov:-?}," \
+	     "corpus $(ls "$corpus" | wc -l) inputs, exit $rc"
+	if [ $rc -ne 0 ]; then
+		echo "fuzz $name: FAILED; inputs in $crashes/:" >&2
+		ls "$crashes" >&2
+		grep -m5 -E 'ERROR|SUMMARY' "$log" >&2
+		status=1
+	fi
+done
+exit $status
