@@ -1,0 +1,146 @@
+#!/bin/sh
+# make conformance: ONNX's own backend tests (Debian's libonnx-testdata)
+# through fuselab.  Each test is a model.onnx with test_data_set_N/
+# folders of input_K.pb and output_K.pb; for each data set fuselab imports
+# the model, runs the reference interpreter on the inputs and compares its
+# outputs with the expected ones at ONNX's tolerances (--expect), and
+# compiles, runs and verifies every strategy's kernels against the
+# interpreter (--run --strategy all).
+#
+# A test is skipped, with the reason, when the importer cannot model it:
+# an unsupported op (one that would become a `custom` op), element type
+# or attribute.  Everything else that is not a pass is a failure, with
+# fuselab's error.  One line per test, then the totals and the skipped
+# tests grouped by reason.
+#
+# usage: conformance.sh [-j JOBS] [-l LIST] [-o OUT] [FUSELAB [DATA]]
+#   FUSELAB  the binary (default build/fuselab)
+#   DATA     the testdata folder (default /usr/share/libonnx-testdata/data)
+#   -l LIST  only the tests named in LIST, one "group/test" per line
+#            (e.g. node/test_abs; # starts a comment)
+#   -o OUT   also write the table to OUT
+#   -j JOBS  tests run side by side (default: the number of cores)
+# Exit status: 0 when no test failed, 1 otherwise, 2 on bad usage.
+set -eu
+
+jobs=$(nproc 2>/dev/null || echo 2)
+list=
+out=
+while getopts j:l:o: opt; do
+	case $opt in
+	j) jobs=$OPTARG ;;
+	l) list=$OPTARG ;;
+	o) out=$OPTARG ;;
+	*) echo "usage: conformance.sh [-j JOBS] [-l LIST] [-o OUT]" \
+		"[FUSELAB [DATA]]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+fuselab=${1:-build/fuselab}
+data=${2:-/usr/share/libonnx-testdata/data}
+
+if [ ! -x "$fuselab" ]; then
+	echo "conformance: $fuselab is not an executable (run make first)" >&2
+	exit 2
+fi
+if [ ! -d "$data/node" ]; then
+	echo "conformance: $data has no node/ folder (Debian package" \
+	     "libonnx-testdata)" >&2
+	exit 2
+fi
+if [ -n "$list" ] && [ ! -r "$list" ]; then
+	echo "conformance: cannot read the list $list" >&2
+	exit 2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fl-conformance-XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
+# The tests to run, "group/test", sorted.
+if [ -n "$list" ]; then
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$list"
+else
+	for d in "$data"/node/* "$data"/pytorch-converted/* \
+		 "$data"/pytorch-operator/* "$data"/simple/*; do
+		[ -f "$d/model.onnx" ] && echo "${d#"$data"/}"
+	done
+fi | sort > "$work/tests"
+
+# One test: writes "PASS|FAIL|SKIP<TAB>group/test<TAB>reason" to
+# $work/r/<n>.  Called by xargs, one test per call.
+cat > "$work/one.sh" <<'EOF'
+#!/bin/sh
+fuselab=$1 data=$2 work=$3 t=$4
+dir=$data/$t
+res=$work/r/$(echo "$t" | tr / _)
+log=$work/l/$(echo "$t" | tr / _)
+
+# The first line of $log that names the problem, without "fuselab: ".
+why() {
+	grep -m1 -E "$1" "$log" | sed -e 's/^fuselab: //' -e "s|$dir/||g" |
+		cut -c1-200
+}
+
+if [ ! -f "$dir/model.onnx" ]; then
+	printf 'FAIL\t%s\tno model.onnx\n' "$t" > "$res"
+	exit 0
+fi
+"$fuselab" --check "$dir/model.onnx" > "$log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+	r=$(why 'unsupported|not supported')
+	if [ -n "$r" ]; then
+		printf 'SKIP\t%s\t%s\n' "$t" "$r" > "$res"
+	else
+		printf 'FAIL\t%s\t%s\n' "$t" "$(why . )" > "$res"
+	fi
+	exit 0
+fi
+custom=$(grep -m1 -E '^(fuselab: )?.*custom op' "$log" | sed 's/^fuselab: //')
+if [ -n "$custom" ]; then
+	printf 'SKIP\t%s\tunsupported op: %s\n' "$t" "$custom" > "$res"
+	exit 0
+fi
+for set in "$dir"/test_data_set_*; do
+	[ -d "$set" ] || continue
+	"$fuselab" --batch --run --strategy all --repeat 1 --warmup 0 \
+		--inputs "$set" --expect "$set" "$dir/model.onnx" \
+		> "$log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		r=$(why 'MISMATCH|error|fuselab:|verified no|deviates')
+		printf 'FAIL\t%s\t%s: %s\n' "$t" "${set##*/}" \
+			"${r:-exit status $rc}" > "$res"
+		exit 0
+	fi
+	if ! grep -q '^expect .*: ok' "$log"; then
+		printf 'FAIL\t%s\t%s: no output was compared\n' "$t" \
+			"${set##*/}" > "$res"
+		exit 0
+	fi
+done
+printf 'PASS\t%s\t\n' "$t" > "$res"
+EOF
+chmod +x "$work/one.sh"
+mkdir -p "$work/r" "$work/l"
+
+n=$(wc -l < "$work/tests")
+echo "conformance: $n ONNX backend tests from $data, $jobs at a time" >&2
+xargs -P "$jobs" -I{} "$work/one.sh" "$fuselab" "$data" "$work" {} \
+	< "$work/tests"
+
+cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
+{
+	awk -F '\t' '{ printf "%-4s %-60s %s\n", $1, $2, $3 }' "$work/table"
+	echo
+	awk -F '\t' '{ n[$1]++ } END {
+		printf "passed %d, failed %d, skipped %d of %d\n",
+		       n["PASS"], n["FAIL"], n["SKIP"], NR }' "$work/table"
+	echo
+	echo "skipped, by reason:"
+	awk -F '\t' '$1 == "SKIP" { print $3 }' "$work/table" |
+		sed -e 's/"[^"]*"//' | sort | uniq -c | sort -rn
+} > "$work/report"
+cat "$work/report"
+[ -n "$out" ] && cp "$work/report" "$out"
+! grep -q '^FAIL' "$work/table"
