@@ -47,23 +47,6 @@ static char *dup_str(builder *b, const char *s)
 	return d ? d : oom(b);
 }
 
-/* Appends item to a repeated message field; -1 when out of memory (item
- * is then freed by the caller's free_fn). */
-#define APPEND(b, arr, n, item)                                         \
-	({                                                               \
-		__typeof__(arr) grown_ = realloc((arr), ((n) + 1) *      \
-						 sizeof *(arr));         \
-		int r_ = -1;                                             \
-		if (grown_) {                                            \
-			(arr) = grown_;                                  \
-			(arr)[(n)++] = (item);                           \
-			r_ = 0;                                          \
-		} else {                                                 \
-			oom(b);                                          \
-		}                                                        \
-		r_;                                                      \
-	})
-
 /* ---------------------------------------------------------------- names */
 
 static const char *tensor_name(const builder *b, int t)
@@ -114,21 +97,31 @@ static Onnx__TensorProto *add_initializer(builder *b, char *name, int dtype,
 					  const int64_t *dims, int rank,
 					  int64_t n, size_t esize)
 {
-	Onnx__TensorProto *t = malloc(sizeof *t);
+	Onnx__GraphProto *gp = b->gp;
+	Onnx__TensorProto **list = realloc(gp->initializer,
+					   (gp->n_initializer + 1) *
+					   sizeof *list);
+	Onnx__TensorProto *t;
 
-	if (!t || APPEND(b, b->gp->initializer, b->gp->n_initializer, t) < 0) {
-		free(t);
+	if (list)
+		gp->initializer = list;
+	if (!list || !(t = malloc(sizeof *t))) {
 		free(name);
 		return oom(b);
 	}
 	onnx__tensor_proto__init(t);
+	list[gp->n_initializer++] = t;
 	t->name = name;
 	t->has_data_type = 1;
 	t->data_type = dtype;
-	if (!name || (rank > 0 && !(t->dims = malloc(rank * sizeof *dims))))
-		return name ? oom(b) : NULL;
-	memcpy(t->dims, dims, rank * sizeof *dims);
-	t->n_dims = rank;
+	if (!name)
+		return NULL;
+	if (rank > 0) {
+		if (!(t->dims = malloc(rank * sizeof *dims)))
+			return oom(b);
+		memcpy(t->dims, dims, rank * sizeof *dims);
+		t->n_dims = rank;
+	}
 	t->has_raw_data = 1;
 	t->raw_data.data = malloc(n > 0 ? (size_t)n * esize : 1);
 	if (!t->raw_data.data)
@@ -196,13 +189,17 @@ static Onnx__NodeProto *add_node(builder *b, const char *op_type,
 				 const char *const *in, int n_in,
 				 const char *out)
 {
-	Onnx__NodeProto *nd = malloc(sizeof *nd);
+	Onnx__GraphProto *gp = b->gp;
+	Onnx__NodeProto **list = realloc(gp->node,
+					 (gp->n_node + 1) * sizeof *list);
+	Onnx__NodeProto *nd;
 
-	if (!nd || APPEND(b, b->gp->node, b->gp->n_node, nd) < 0) {
-		free(nd);
+	if (list)
+		gp->node = list;
+	if (!list || !(nd = malloc(sizeof *nd)))
 		return oom(b);
-	}
 	onnx__node_proto__init(nd);
+	list[gp->n_node++] = nd;
 	if (!(nd->output = calloc(1, sizeof *nd->output)))
 		return oom(b);
 	nd->output[0] = out ? dup_str(b, out) : helper_name(b, op_type);
@@ -234,13 +231,17 @@ static const char *helper1(builder *b, const char *op_type, const char *x)
 static Onnx__AttributeProto *add_attr(builder *b, Onnx__NodeProto *nd,
 				      const char *name, int type)
 {
-	Onnx__AttributeProto *a = malloc(sizeof *a);
+	Onnx__AttributeProto **list = realloc(nd->attribute,
+					      (nd->n_attribute + 1) *
+					      sizeof *list);
+	Onnx__AttributeProto *a;
 
-	if (!a || APPEND(b, nd->attribute, nd->n_attribute, a) < 0) {
-		free(a);
+	if (list)
+		nd->attribute = list;
+	if (!list || !(a = malloc(sizeof *a)))
 		return oom(b);
-	}
 	onnx__attribute_proto__init(a);
+	list[nd->n_attribute++] = a;
 	a->has_type = 1;
 	a->type = type;
 	return (a->name = dup_str(b, name)) ? a : NULL;
@@ -857,7 +858,8 @@ static Onnx__ValueInfoProto *value_info(builder *b, const fl_tensor *t)
 			return oom(b);
 		}
 		onnx__tensor_shape_proto__dimension__init(dim);
-		dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		dim->value_case =
+			ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
 		dim->dim_value = t->shape.dim[d];
 		sp->dim[d] = dim;
 	}
@@ -868,14 +870,17 @@ static Onnx__ValueInfoProto *value_info(builder *b, const fl_tensor *t)
 static int add_value_info(builder *b, const fl_tensor *t,
 			  Onnx__ValueInfoProto ***list, size_t *n)
 {
-	Onnx__ValueInfoProto *vi = value_info(b, t);
+	Onnx__ValueInfoProto **grown = realloc(*list, (*n + 1) * sizeof *grown);
+	Onnx__ValueInfoProto *vi;
 
-	if (!vi)
-		return -1;
-	if (APPEND(b, *list, *n, vi) < 0) {
-		onnx__value_info_proto__free_unpacked(vi, NULL);
+	if (!grown) {
+		oom(b);
 		return -1;
 	}
+	*list = grown;
+	if (!(vi = value_info(b, t)))
+		return -1;
+	grown[(*n)++] = vi;
 	return 0;
 }
 

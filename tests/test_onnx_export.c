@@ -119,8 +119,8 @@ static void assert_topological(const Onnx__GraphProto *gp)
 		assert_true(nd->name && nd->name[0]);
 		for (size_t i = 0; i < nd->n_input; i++)
 			if (!names_has(&defined, nd->input[i]))
-				fail_msg("%s: node %s reads \"%s\" before it is "
-					 "defined", gp->name, nd->name,
+				fail_msg("%s: node %s reads \"%s\" before "
+					 "it is defined", gp->name, nd->name,
 					 nd->input[i]);
 		for (size_t i = 0; i < nd->n_output; i++)
 			names_define(&defined, nd->output[i], gp->name);
@@ -306,7 +306,7 @@ static void test_onnx_export_every_sample(void **state)
 
 typedef struct op_case {
 	const char *graph;	/* single-quoted JSON */
-	const char *must;	/* space-separated ONNX types that must appear */
+	const char *must;	/* ONNX types that must appear, by spaces */
 	const char *never;	/* ... that must not */
 } op_case;
 
