@@ -54,14 +54,23 @@ static const char *tensor_name(const builder *b, int t)
 	return b->g->tensors[t].name;
 }
 
-/* A name no tensor of the graph has, from base ("<base>", "<base>_1",
- * ...), reserved in the copy; a malloc'd string, NULL when out of memory. */
+/* Whether name is a tensor's or an op's (helper values and the nodes
+ * computing them share a name, so it must be neither). */
+static bool name_taken(const builder *b, const char *name)
+{
+	return fl_graph_find_tensor(b->g, name) >= 0 ||
+	       fl_graph_find_op(b->g, name) >= 0;
+}
+
+/* A name no tensor or op of the graph has, from base ("<base>",
+ * "<base>_1", ...), reserved in the copy; a malloc'd string, NULL when
+ * out of memory. */
 static char *fresh_name(builder *b, const char *base)
 {
 	char name[512];
 
 	snprintf(name, sizeof name, "%.400s", base);
-	for (int k = 1; fl_graph_find_tensor(b->g, name) >= 0; k++)
+	for (int k = 1; name_taken(b, name); k++)
 		snprintf(name, sizeof name, "%.400s_%d", base, k);
 	if (fl_graph_add_tensor(b->g, name, NULL, FL_ROLE_TEMP, b->err) < 0)
 		return NULL;
@@ -582,8 +591,9 @@ static int export_pad(builder *b)
 }
 
 /* gather: fuselab reads index floor(v) clamped into [0, extent); ONNX
- * wants int64 indices, so Floor, Clip and Cast first (see onnx.h for
- * NaN). */
+ * wants int64 indices.  Clip into [0, extent - 1] then Cast (which
+ * truncates) is the same index for every finite v: after the clip v is
+ * non-negative, where truncating is flooring.  NaN: see onnx.h. */
 static int export_gather(builder *b)
 {
 	const fl_shape *x = shape_of(b, b->op->in[0]);
@@ -592,8 +602,8 @@ static int export_gather(builder *b)
 	const char *clip_in[3], *in[2] = {in_name(b, 0)};
 	Onnx__NodeProto *clip, *cast, *nd;
 
-	if (!(clip_in[0] = helper1(b, "Floor", in_name(b, 1))) ||
-	    !(clip_in[1] = init_splat(b, "min", &scalar, 0)) ||
+	clip_in[0] = in_name(b, 1);
+	if (!(clip_in[1] = init_splat(b, "min", &scalar, 0)) ||
 	    !(clip_in[2] = init_splat(b, "max", &scalar,
 				      (float)(x->dim[axis] - 1))) ||
 	    !(clip = add_node(b, "Clip", clip_in, 3, NULL)) ||

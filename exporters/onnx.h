@@ -19,10 +19,10 @@
  * fuselab op's output is named after the op; helper nodes after their
  * output.
  *
- * One difference: gather indices go through Floor, Clip into the axis's
- * range and Cast to int64, which is fuselab's rule for every finite
- * index; a NaN index reads element 0 in fuselab but gives an undefined
- * index in ONNX.
+ * One difference: gather indices go through Clip into the axis's range
+ * and Cast to int64 (truncation), which is fuselab's rule (floor, then
+ * clamp) for every finite index; a NaN index reads element 0 in fuselab
+ * but gives an undefined index in ONNX.
  *
  * g must be validated (every shape known, ops in topological order), as
  * the loader and the importer leave it; g is not changed. */
