@@ -638,6 +638,25 @@ static void test_onnx_export_names_do_not_clash(void **state)
 	fl_graph_free(g);
 }
 
+/* A graph whose shapes were never inferred is refused, naming the
+ * tensor, and nothing is returned. */
+static void test_onnx_export_needs_shapes(void **state)
+{
+	fl_graph *g = fl_graph_new("raw");
+	fl_error err = {""};
+	uint8_t *bytes = (uint8_t *)"";
+	size_t n = 1;
+
+	(void)state;
+	assert_true(fl_graph_add_tensor(g, "x", NULL, FL_ROLE_INPUT,
+					&err) >= 0);
+	assert_int_equal(fl_export_onnx_bytes(g, &bytes, &n, &err), -1);
+	t_assert_contains(err.msg, "tensor x: shape unknown");
+	assert_null(bytes);
+	assert_int_equal(n, 0);
+	fl_graph_free(g);
+}
+
 /* ---- ONNX's checker and the command line ------------------------------- */
 
 /* The op cases' models into dir, named case-<k>.onnx. */
@@ -745,5 +764,6 @@ FL_SUITE(onnx_export,
 	 cmocka_unit_test(test_onnx_export_gather_clamps),
 	 cmocka_unit_test(test_onnx_export_norm_parameters),
 	 cmocka_unit_test(test_onnx_export_names_do_not_clash),
+	 cmocka_unit_test(test_onnx_export_needs_shapes),
 	 cmocka_unit_test(test_onnx_export_onnx_checker),
 	 cmocka_unit_test(test_onnx_export_cli));
