@@ -750,6 +750,7 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 				   : o->png	 ? "--png"
 				   : o->trace_file ? "--trace"
 				   : o->report_file ? "--report"
+				   : o->onnx_file ? "--export-onnx"
 						 : NULL;
 
 		if (need) {

@@ -754,6 +754,13 @@ static void test_onnx_export_cli(void **state)
 	assert_int_equal(t_fuselab("--help", &out), 0);
 	t_assert_contains(out, "--export-onnx FILE");
 	free(out);
+	/* --check only checks: asking it to export is a usage error */
+	snprintf(args, sizeof args, "--check %s/softmax.json --export-onnx "
+		 "/tmp/never.onnx", t_samples_dir());
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "--export-onnx needs --batch");
+	free(out);
+	assert_int_not_equal(access("/tmp/never.onnx", F_OK), 0);
 }
 
 FL_SUITE(onnx_export,
