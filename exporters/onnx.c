@@ -3,9 +3,9 @@
  * The export works on a copy of the graph in which the compound ops that
  * have no ONNX operator are opened into primitives (fl_graph_open_compounds
  * decides per op), so every op left maps to a fixed short list of ONNX
- * nodes.  The copy also reserves the names the export invents: each one is
- * added to it as a tensor, so the graph's own name index keeps them
- * unique.
+ * nodes.  The copy also reserves the names the export invents: each one
+ * avoids every tensor and op name and is added to the copy as a tensor,
+ * so the graph's own name indexes keep them unique.
  *
  * Every protobuf-c message, array and string is malloc'd and hung on the
  * model as soon as it exists, so onnx__model_proto__free_unpacked frees

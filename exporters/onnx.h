@@ -9,7 +9,7 @@
  * whole shape), output tensors the graph outputs; the other tensors get a
  * value_info with their shape.  Tensor names are kept; names the export
  * invents (a Transpose before a MatMul, the axes of a ReduceSum, ...) are
- * made unique against every tensor of the graph.
+ * made unique against every tensor and op name of the graph.
  *
  * Ops: each primitive becomes the ONNX operators computing the same
  * values; compound ops with an operator in opset 17 (softmax, log_softmax,
