@@ -813,6 +813,8 @@ int fl_batch_run(const fl_options *o)
 		fflush(stdout);
 		rc = interpret(g, o, &in, &expect);
 	}
+	if (rc == 0 && o->onnx_file)
+		rc = fl_app_export_onnx(g, o);
 	if (rc == 0 && (o->stage || o->step >= 0 || o->events || o->why_a ||
 			exports))
 		rc = run_engine(g, o, &in, exports ? &kept : NULL);

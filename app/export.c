@@ -17,6 +17,7 @@
 #include "batch.h"
 #include "domain_dot.h"
 #include "dot.h"
+#include "onnx.h"
 #include "report_json.h"
 #include "trace.h"
 
@@ -281,4 +282,16 @@ int fl_app_export(fl_session *s, const fl_ladder *ladder, const fl_options *o)
 			ladder ? " with the strategies' timings" : "");
 	}
 	return rc;
+}
+
+int fl_app_export_onnx(const fl_graph *g, const fl_options *o)
+{
+	fl_error err = {""};
+
+	if (fl_export_onnx(g, o->onnx_file, &err) < 0)
+		return fail(&err);
+	fprintf(note_stream(o), "wrote %s: the graph as an ONNX model "
+		"(opset %d)\n", fl_safe_name(o->onnx_file),
+		FL_ONNX_EXPORT_OPSET);
+	return 0;
 }

@@ -22,6 +22,7 @@ typedef enum opt_id {
 	OPT_REPORT, OPT_FRAMES, OPT_NEIGHBOURHOOD, OPT_SCHEDULE_TREES,
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
 	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET, OPT_INPUTS, OPT_EXPECT,
+	OPT_EXPORT_ONNX,
 } opt_id;
 
 typedef struct opt_spec {
@@ -170,6 +171,9 @@ static const opt_spec specs[] = {
 	{OPT_REPORT, "report", 0, "FILE",
 	 "with --batch: write the JSON report (fuselab-report/1, "
 	 "docs/report-format.md) of the state and, with --run, the timings"},
+	{OPT_EXPORT_ONNX, "export-onnx", 0, "FILE",
+	 "write the graph as loaded as an ONNX model (opset 17) to FILE; "
+	 "without --batch: only that (and the graph summary)"},
 };
 
 #define N_SPECS (sizeof specs / sizeof specs[0])
@@ -484,6 +488,7 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_REPORT: o->report_file = arg; break;
 	case OPT_INPUTS: o->inputs_dir = arg; break;
 	case OPT_EXPECT: o->expect_dir = arg; break;
+	case OPT_EXPORT_ONNX: o->onnx_file = arg; break;
 	case OPT_FRAMES: o->frames = true; break;
 	case OPT_SCHEDULE_TREES: o->schedule_trees = true; break;
 	case OPT_DOMAIN:
@@ -740,6 +745,9 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 			o->file = a;
 		}
 	}
+	/* the ONNX export needs only the graph: alone it is a batch run */
+	if (o->onnx_file && o->mode == FL_MODE_INTERACTIVE)
+		o->mode = FL_MODE_BATCH;
 	if (o->mode != FL_MODE_BATCH) {
 		const char *need = o->interpret ? "--interpret"
 				   : o->inputs_dir ? "--inputs"
@@ -755,6 +763,7 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 				   : o->png	 ? "--png"
 				   : o->trace_file ? "--trace"
 				   : o->report_file ? "--report"
+				   : o->onnx_file ? "--export-onnx"
 						 : NULL;
 
 		if (need) {

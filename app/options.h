@@ -66,6 +66,7 @@ typedef struct fl_options {
 	/* exports (DESIGN 8) */
 	const char *dot, *svg, *png;	/* FILE or DIR */
 	const char *trace_file, *report_file;
+	const char *onnx_file;	/* --export-onnx: the graph as loaded */
 	bool frames, schedule_trees;
 	int neighbourhood;	/* -1: the whole graph */
 	const char *domain;	/* "KERNEL:STATEMENT" */

@@ -16,7 +16,7 @@ set -eu
 
 PACKAGES="build-essential pkg-config libisl-dev libgraphviz-dev libcjson-dev \
 libncurses-dev libcmocka-dev tmux graphviz libprotobuf-c-dev \
-protobuf-c-compiler libonnx-dev libonnx-testdata"
+protobuf-c-compiler libonnx-dev libonnx-testdata python3-onnx"
 
 case "${1:-}" in
 "") ;;

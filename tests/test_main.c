@@ -55,6 +55,7 @@ FL_SUITE_DECL(cuda);
 FL_SUITE_DECL(build_cache);
 FL_SUITE_DECL(onnx_tensor);
 FL_SUITE_DECL(feeds);
+FL_SUITE_DECL(onnx_export);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -142,6 +143,7 @@ int main(int argc, char **argv)
 		{fl_suite_build_cache, &fl_suite_build_cache_n},
 		{fl_suite_onnx_tensor, &fl_suite_onnx_tensor_n},
 		{fl_suite_feeds, &fl_suite_feeds_n},
+		{fl_suite_onnx_export, &fl_suite_onnx_export_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},
