@@ -150,24 +150,6 @@ int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 	return rc;
 }
 
-/* "[1][2]" for element i of shape s. */
-static void format_at(const fl_shape *s, int64_t i, char *buf, size_t n)
-{
-	int64_t idx[FL_MAX_RANK];
-	size_t len = 0;
-
-	for (int d = s->rank - 1; d >= 0; d--) {
-		idx[d] = i % s->dim[d];
-		i /= s->dim[d];
-	}
-	buf[0] = '\0';
-	for (int d = 0; d < s->rank && len + 2 < n; d++)
-		len += (size_t)snprintf(buf + len, n - len, "[%lld]",
-					(long long)idx[d]);
-	if (s->rank == 0)
-		snprintf(buf, n, "[]");
-}
-
 static bool within(float got, float want)
 {
 	if (isnan(want) || isnan(got))
@@ -206,7 +188,7 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 		       FL_EXPECT_RTOL, FL_EXPECT_ATOL);
 		return 0;
 	}
-	format_at(&want->buf.shape, first, at, sizeof at);
+	fl_shape_format_index(&want->buf.shape, first, at, sizeof at);
 	printf("expect %s %s: MISMATCH in %lld of %lld elements; first %s: "
 	       "got %.9g, want %.9g (rtol %g, atol %g)\n",
 	       fl_safe_name(want->name), sh, (long long)bad, (long long)n, at,

@@ -4,7 +4,6 @@
  * after a complete run (snapshots and memoised work); the state checker
  * holds after every pass and catches a broken state; cancel stops a run;
  * the strategy ladder runs in the engine. */
-#include <dirent.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -242,33 +241,13 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 	fl_engine_close(full);
 }
 
-/* Sample names (without .json), sorted; returns the count. */
-static int sample_names(char names[][64], int max)
-{
-	DIR *d = opendir(t_samples_dir());
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)) && n < max) {
-		size_t len = strlen(de->d_name);
-
-		if (len > 5 && len < 60 && !strcmp(de->d_name + len - 5, ".json"))
-			snprintf(names[n++], 64, "%.*s", (int)(len - 5), de->d_name);
-	}
-	closedir(d);
-	qsort(names, (size_t)n, sizeof names[0],
-	      (int (*)(const void *, const void *))strcmp);
-	return n;
-}
-
 /* ---- tests ------------------------------------------------------------ */
 
 static void test_every_sample_steps_equal_cut(void **state)
 {
 	static const char *const sanitized[] = {"apollo_fig3", "layernorm"};
 	char names[64][64];
-	int n = sample_names(names, 64);
+	int n = t_sample_names(names, 64);
 
 	(void)state;
 	assert_true(n >= 20);

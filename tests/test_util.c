@@ -1,7 +1,7 @@
 /* Helpers shared by the test files (see test_util.h). */
-#include <dirent.h>
 #include "test_util.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,5 +266,24 @@ int t_count_entries(const char *dir)
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			n++;
 	closedir(d);
+	return n;
+}
+
+int t_sample_names(char names[][64], int max)
+{
+	DIR *d = opendir(t_samples_dir());
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) && n < max) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 5 && len < 60 && !strcmp(de->d_name + len - 5, ".json"))
+			snprintf(names[n++], 64, "%.*s", (int)(len - 5), de->d_name);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof names[0],
+	      (int (*)(const void *, const void *))strcmp);
 	return n;
 }

@@ -94,6 +94,10 @@ int t_count_entries(const char *dir);
 const char *t_fuselab_bin(void);
 const char *t_samples_dir(void);
 
+/* The samples' names (file names without .json), sorted, into names;
+ * returns how many. */
+int t_sample_names(char names[][64], int max);
+
 /* The repository's root folder: FUSELAB_ROOT (set by make test), else the
  * folder above FUSELAB_SAMPLES, else the current folder. */
 const char *t_repo_root(void);

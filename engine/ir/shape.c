@@ -147,3 +147,21 @@ bool fl_index_next(const fl_shape *s, int64_t *idx)
 	}
 	return false;
 }
+
+char *fl_shape_format_index(const fl_shape *s, int64_t i, char *buf, size_t n)
+{
+	int64_t idx[FL_MAX_RANK];
+	size_t len = 0;
+
+	for (int d = s->rank - 1; d >= 0; d--) {
+		idx[d] = i % s->dim[d];
+		i /= s->dim[d];
+	}
+	buf[0] = '\0';
+	for (int d = 0; d < s->rank && len + 2 < n; d++)
+		len += (size_t)snprintf(buf + len, n - len, "[%lld]",
+					(long long)idx[d]);
+	if (s->rank == 0)
+		snprintf(buf, n, "[]");
+	return buf;
+}

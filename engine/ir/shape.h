@@ -29,6 +29,10 @@ int64_t fl_shape_numel(const fl_shape *s);
 /* "[4096,1024]" ("[]" for a scalar) into buf; returns buf. */
 char *fl_shape_format(const fl_shape *s, char *buf, size_t n);
 
+/* "[0][3][5]": the multi-index of linear (row-major) element i of s
+ * ("[]" for a scalar), into buf (n bytes); returns buf. */
+char *fl_shape_format_index(const fl_shape *s, int64_t i, char *buf, size_t n);
+
 /* numpy broadcasting of a and b (right-aligned, extent 1 stretches).
  * Returns 0 and the result in *out, or -1 with a message naming both. */
 int fl_shape_broadcast(const fl_shape *a, const fl_shape *b, fl_shape *out,

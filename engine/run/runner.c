@@ -298,24 +298,6 @@ static cmp_result compare(const float *got, const float *want, int64_t n,
 	return c;
 }
 
-/* "[0][3][5]" for linear element i of shape s. */
-static void format_index(const fl_shape *s, int64_t i, char *buf, size_t n)
-{
-	int64_t idx[FL_MAX_RANK];
-	size_t len = 0;
-
-	for (int d = s->rank - 1; d >= 0; d--) {
-		idx[d] = i % s->dim[d];
-		i /= s->dim[d];
-	}
-	buf[0] = '\0';
-	for (int d = 0; d < s->rank && len + 2 < n; d++)
-		len += (size_t)snprintf(buf + len, n - len, "[%lld]",
-					(long long)idx[d]);
-	if (s->rank == 0)
-		snprintf(buf, n, "[]");
-}
-
 static void describe_deviation(const run_plan *pl, int k, int t,
 			       const cmp_result *c, char *msg, size_t n)
 {
@@ -323,7 +305,7 @@ static void describe_deviation(const run_plan *pl, int k, int t,
 	char name[128], at[160];
 
 	fl_sanitize_comment(ts->name, name, sizeof name);
-	format_index(&ts->shape, c->bad, at, sizeof at);
+	fl_shape_format_index(&ts->shape, c->bad, at, sizeof at);
 	snprintf(msg, n, "kernel %s deviates first: max abs error %.3g "
 		 "(max rel %.3g) in T%d \"%s\"; worst element %s: got %.9g, "
 		 "want %.9g", pl->label[k], c->max_abs, c->max_rel, t, name, at,
