@@ -12,6 +12,7 @@
 #include "overrides.h"
 #include "export.h"
 #include "feeds.h"
+#include "import.h"
 #include "report_json.h"
 #include "run.h"
 #include "signals.h"
@@ -23,7 +24,7 @@ extern const char fl_builtin_sample_json[];
 fl_graph *fl_app_load(const fl_options *o, fl_error *err)
 {
 	if (o->file)
-		return fl_load_graph_file(o->file, err);
+		return fl_app_load_path(o->file, o, NULL, err);
 	return fl_load_graph_string(fl_builtin_sample_json,
 				    strlen(fl_builtin_sample_json),
 				    BUILTIN_SOURCE, err);
@@ -188,12 +189,17 @@ int fl_app_check_overrides(const fl_options *o, const fl_graph *g)
 
 int fl_batch_check(const fl_options *o)
 {
+	fl_onnx_info info = {0};
 	fl_error err = {""};
 	fl_graph *g;
 
 	if (fl_app_check_rules(o) < 0)
 		return 2;
-	g = fl_app_load(o, &err);
+	g = o->file ? fl_app_load_path(o->file, o, &info, &err)
+		    : fl_app_load(o, &err);
+	if (g && o->file && fl_onnx_is_model_path(o->file))
+		fl_app_print_onnx_summary(stdout, &info);
+	fl_onnx_info_free(&info);
 	if (!g) {
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;

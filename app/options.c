@@ -23,6 +23,7 @@ typedef enum opt_id {
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
 	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET, OPT_INPUTS, OPT_EXPECT,
 	OPT_EXPORT_ONNX,
+	OPT_INPUT_SHAPE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -73,6 +74,9 @@ static const opt_spec specs[] = {
 	{OPT_WHY, "why", 0, "A B",
 	 "with --batch: say whether ops A and B share a micro-graph, and "
 	 "if not, why"},
+	{OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D1,D2,...",
+	 "the shape of ONNX model input NAME, for its dynamic dimensions "
+	 "(or to replace the declared ones); repeatable"},
 	{OPT_RULES, "rules", 0, "FILE",
 	 "load the aggregation rule table from FILE (fuselab-rules/1 JSON)"},
 	{OPT_DISABLE_RULE, "disable-rule", 0, "ID",
@@ -583,6 +587,14 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 			return -1;
 		}
 		break;
+	case OPT_INPUT_SHAPE:
+		if (!strchr(arg, '=') || arg[0] == '=') {
+			snprintf(err, err_len, "--input-shape: expected "
+				 "NAME=D1,D2,..., got \"%s\"", arg);
+			return -1;
+		}
+		return push(o->input_shape, &o->n_input_shape, arg, spec->lng,
+			    err, err_len);
 	case OPT_DISABLE_RULE:
 		return push(o->disabled, &o->n_disabled, arg, spec->lng, err,
 			    err_len);

@@ -76,6 +76,9 @@ typedef struct fl_options {
 	const char *disabled[FL_MAX_LIST];
 	const char *never[FL_MAX_LIST];	/* "A,B" */
 	const char *fuse[FL_MAX_LIST];
+	/* ONNX import (DESIGN 9): --input-shape NAME=d1,d2,... as given */
+	int n_input_shape;
+	const char *input_shape[FL_MAX_LIST];
 } fl_options;
 
 /* Parses argv; on a usage error writes the message to `err` (a line of at

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "onnx_import.h"
 #include "explorer.h"
 #include "keys.h"
 #include "signals.h"
@@ -234,7 +235,8 @@ static fl_explorer *open_explorer(const fl_options *o)
 		goto quiet;	/* printed */
 	if (o->overrides_file && fl_overrides_load(o->overrides_file, &list, &err) < 0)
 		goto out;
-	if (o->file && !(tour = fl_tour_load_file(o->file, &err)))
+	if (o->file && !fl_onnx_is_model_path(o->file) &&
+	    !(tour = fl_tour_load_file(o->file, &err)))
 		goto out;
 	x = fl_explorer_open(g, &eo, file_label(o), tour, list, &err);
 	list = NULL;

@@ -77,7 +77,8 @@ static int copy_op(fl_graph *dst, const fl_graph *g, int i, fl_error *err)
 	d = &dst->ops[k];
 	if (fl_attrs_copy(&d->attrs, &op->attrs) < 0 ||
 	    fl_op_set_provenance(d, op->prov.origin, op->prov.compound,
-				 op->prov.rewrite) < 0) {
+				 op->prov.rewrite) < 0 ||
+	    fl_op_set_source_op(d, op->prov.source_op) < 0) {
 		fl_error_set(err, "out of memory copying op \"%s\"", op->name);
 		goto fail;
 	}

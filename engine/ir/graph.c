@@ -60,6 +60,7 @@ static void op_clear(fl_op *op)
 	free(op->prov.origin);
 	free(op->prov.compound);
 	free(op->prov.rewrite);
+	free(op->prov.source_op);
 }
 
 void fl_graph_free(fl_graph *g)
@@ -315,6 +316,17 @@ int fl_op_set_provenance(fl_op *op, const char *origin, const char *compound,
 	return 0;
 }
 
+int fl_op_set_source_op(fl_op *op, const char *source_op)
+{
+	char *s = source_op ? strdup(source_op) : NULL;
+
+	if (source_op && !s)
+		return -1;
+	free(op->prov.source_op);
+	op->prov.source_op = s;
+	return 0;
+}
+
 static int copy_tensor(fl_tensor *dst, const fl_tensor *src)
 {
 	*dst = *src;
@@ -341,6 +353,7 @@ static int copy_op(fl_op *dst, const fl_op *src)
 	dst->prov.origin = dup_or_null(src->prov.origin);
 	dst->prov.compound = dup_or_null(src->prov.compound);
 	dst->prov.rewrite = dup_or_null(src->prov.rewrite);
+	dst->prov.source_op = dup_or_null(src->prov.source_op);
 	if (fl_attrs_copy(&dst->attrs, &src->attrs) < 0)
 		return -1;
 	return dst->name && dst->in && dst->out ? 0 : -1;

@@ -45,6 +45,8 @@ typedef struct fl_provenance {
 	char *origin;		/* the user's op this stems from */
 	char *compound;		/* compound op it was opened from, or NULL */
 	char *rewrite;		/* rewrite that produced it, or NULL */
+	char *source_op;	/* op type of the imported model's node it
+				 * stems from (ONNX), or NULL */
 } fl_provenance;
 
 typedef struct fl_op {
@@ -98,6 +100,9 @@ int fl_graph_add_op(fl_graph *g, const char *name, fl_op_kind kind,
 /* Sets provenance strings of op i (each may be NULL = keep). */
 int fl_op_set_provenance(fl_op *op, const char *origin, const char *compound,
 			 const char *rewrite);
+
+/* Sets the source op type of op's provenance (NULL clears it). */
+int fl_op_set_source_op(fl_op *op, const char *source_op);
 
 /* Infers the output shapes of op i from its input shapes and attributes;
  * fills unknown output shapes, checks declared ones.  Errors are relative to

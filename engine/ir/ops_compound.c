@@ -357,7 +357,8 @@ static int e_settle(emitter *e, int i)
 						: e->op->name;
 
 	if (fl_op_set_provenance(op, origin, fl_op_kind_name(e->op->kind),
-				 NULL) < 0) {
+				 NULL) < 0 ||
+	    fl_op_set_source_op(op, e->op->prov.source_op) < 0) {
 		fl_error_set(e->err, "out of memory");
 		return -1;
 	}

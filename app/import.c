@@ -1,0 +1,151 @@
+/* The loader choice and the ONNX summaries (import.h). */
+#include "import.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "loader.h"
+
+/* "NAME=d1,d2,..." into s; the name is cut at the last '=' so that names
+ * containing '=' still work. */
+static int parse_input_shape(const char *arg, char **name, fl_shape *s,
+			     fl_error *err)
+{
+	const char *eq = strrchr(arg, '='), *p;
+	char *end;
+
+	*name = NULL;
+	memset(s, 0, sizeof *s);
+	if (!eq || eq == arg)
+		goto bad;
+	for (p = eq + 1; *p; p = *end ? end + 1 : end) {
+		long long d;
+
+		if (s->rank == FL_MAX_RANK) {
+			fl_error_set(err, "--input-shape %s: rank above %d",
+				     fl_error_name(arg), FL_MAX_RANK);
+			return -1;
+		}
+		errno = 0;
+		d = strtoll(p, &end, 10);
+		if (errno || end == p || d < 1 || (*end && *end != ','))
+			goto bad;
+		s->dim[s->rank++] = d;
+	}
+	if (fl_shape_numel(s) < 0)
+		goto bad;
+	*name = strndup(arg, (size_t)(eq - arg));
+	if (!*name) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+bad:
+	fl_error_set(err, "--input-shape: expected NAME=D1,D2,... with "
+		     "extents >= 1, got \"%s\"", fl_error_name(arg));
+	return -1;
+}
+
+static void print_custom_line(const char *path, const fl_onnx_info *info)
+{
+	int n = fl_onnx_info_custom_count(info);
+	const char *sep = "";
+
+	if (!n)
+		return;
+	fprintf(stderr, "fuselab: %s: %d node%s became custom ops:",
+		fl_safe_name(path), n, n == 1 ? "" : "s");
+	for (int k = 0; k < info->n_types; k++)
+		if (info->types[k].custom) {
+			fprintf(stderr, "%s %s x%d", sep,
+				fl_safe_name(info->types[k].op_type),
+				info->types[k].custom);
+			sep = ",";
+		}
+	fputc('\n', stderr);
+}
+
+static fl_graph *load_onnx(const char *path, const fl_options *o,
+			   fl_onnx_info *info, fl_error *err)
+{
+	fl_onnx_input_shape shapes[FL_MAX_LIST];
+	char *names[FL_MAX_LIST] = {NULL};
+	fl_onnx_import_opts opts = {0, shapes};
+	fl_onnx_info mine;
+	fl_graph *g = NULL;
+
+	for (int k = 0; k < o->n_input_shape; k++) {
+		if (parse_input_shape(o->input_shape[k], &names[k],
+				      &shapes[k].shape, err) < 0)
+			goto out;
+		shapes[k].name = names[k];
+		opts.n_shapes++;
+	}
+	g = fl_onnx_load_file(path, &opts, info ? info : &mine, err);
+	if (g)
+		print_custom_line(path, info ? info : &mine);
+	if (!info)
+		fl_onnx_info_free(&mine);
+out:
+	for (int k = 0; k < o->n_input_shape; k++)
+		free(names[k]);
+	return g;
+}
+
+fl_graph *fl_app_load_path(const char *path, const fl_options *o,
+			   fl_onnx_info *info, fl_error *err)
+{
+	if (info)
+		memset(info, 0, sizeof *info);
+	if (fl_onnx_is_model_path(path))
+		return load_onnx(path, o, info, err);
+	if (o->n_input_shape) {
+		fl_error_set(err, "--input-shape is for ONNX models, and %s is "
+			     "not one (no .onnx)", path);
+		return NULL;
+	}
+	return fl_load_graph_file(path, err);
+}
+
+/* "conv2d+pad", "folded", "custom", or a mix, for one op type. */
+static void print_became(FILE *out, const fl_onnx_op_count *t)
+{
+	const char *sep = "";
+
+	for (int k = 0; k < FL_OP_COUNT; k++)
+		if (t->uses[k] && k != FL_OP_CUSTOM) {
+			fprintf(out, "%s%s", sep, fl_op_kind_name(k));
+			sep = "+";
+		}
+	if (t->folded)
+		fprintf(out, "%sfolded at import x%d", *sep ? ", " : "",
+			t->folded), sep = ", ";
+	if (t->custom)
+		fprintf(out, "%scustom x%d", *sep ? ", " : "", t->custom);
+}
+
+void fl_app_print_onnx_summary(FILE *out, const fl_onnx_info *info)
+{
+	int custom = fl_onnx_info_custom_count(info);
+
+	fprintf(out, "onnx: ir_version %lld, producer %s %s\n",
+		(long long)info->ir_version,
+		*info->producer_name ? fl_safe_name(info->producer_name) : "-",
+		fl_safe_name(info->producer_version));
+	fprintf(out, "onnx opsets:");
+	for (int k = 0; k < info->n_opsets; k++)
+		fprintf(out, " %s %lld", *info->opsets[k].domain ?
+			fl_safe_name(info->opsets[k].domain) : "ai.onnx",
+			(long long)info->opsets[k].version);
+	fprintf(out, "\nonnx nodes: %d, initializers: %d, custom: %d\n",
+		info->n_nodes, info->n_initializers, custom);
+	for (int k = 0; k < info->n_types; k++) {
+		fprintf(out, "  %-22s x%-4d -> ",
+			fl_safe_name(info->types[k].op_type),
+			info->types[k].nodes);
+		print_became(out, &info->types[k]);
+		fputc('\n', out);
+	}
+}

@@ -1,0 +1,1078 @@
+/* ONNX import, the driver (onnx_import.h).
+ *
+ * Contract: in, the bytes of a serialized ModelProto; out, a validated
+ * fl_graph whose inputs are the model's graph inputs that are not
+ * initializers (in the model's order, first), whose outputs are the
+ * model's graph outputs, and whose const tensors hold the initializers'
+ * real data; or NULL and "<source>: <node or tensor>: <what>".
+ *
+ * The steps: unpack the protobuf, check the model (a graph, opsets of
+ * known domains only), bind initializers as known values, create the
+ * graph inputs (dynamic dims from --input-shape), then walk the nodes in
+ * their order (ONNX stores them topologically; an input not produced by
+ * an earlier node is an error, which also catches cycles): fold it when
+ * its inputs are known (onnx_fold.c), map it (onnx_ops.c) or make it a
+ * `custom` op; finally mark the outputs and validate. */
+#include "onnx_import_impl.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "loader.h"
+
+/* --- bindings: ONNX value name -> tensor or known value --- */
+
+static uint32_t hash_name(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static int rehash(fl_onnx_ctx *c)
+{
+	int cap = c->cap_hash ? 2 * c->cap_hash : 256;
+	int *h = malloc((size_t)cap * sizeof *h);
+
+	if (!h)
+		return -1;
+	for (int i = 0; i < cap; i++)
+		h[i] = -1;
+	for (int b = 0; b < c->n_bind; b++) {
+		uint32_t k = hash_name(c->bind[b].name) & (uint32_t)(cap - 1);
+
+		while (h[k] >= 0)
+			k = (k + 1) & (uint32_t)(cap - 1);
+		h[k] = b;
+	}
+	free(c->hash);
+	c->hash = h;
+	c->cap_hash = cap;
+	return 0;
+}
+
+fl_onnx_binding *fl_onnx_lookup(fl_onnx_ctx *c, const char *name)
+{
+	uint32_t k;
+
+	if (!c->cap_hash || !name)
+		return NULL;
+	k = hash_name(name) & (uint32_t)(c->cap_hash - 1);
+	for (; c->hash[k] >= 0; k = (k + 1) & (uint32_t)(c->cap_hash - 1))
+		if (!strcmp(c->bind[c->hash[k]].name, name))
+			return &c->bind[c->hash[k]];
+	return NULL;
+}
+
+/* A new binding for name; a name bound twice is an error (ONNX values
+ * are assigned once). */
+static fl_onnx_binding *new_binding(fl_onnx_ctx *c, const char *name,
+				    fl_error *err)
+{
+	fl_onnx_binding *b;
+	uint32_t k;
+
+	if (fl_onnx_lookup(c, name)) {
+		fl_error_set(err, "%s: value produced twice",
+			     fl_error_name(name));
+		return NULL;
+	}
+	if (c->n_bind == c->cap_bind) {
+		int cap = c->cap_bind ? 2 * c->cap_bind : 64;
+		void *p = realloc(c->bind, (size_t)cap * sizeof *c->bind);
+
+		if (!p)
+			goto oom;
+		c->bind = p;
+		c->cap_bind = cap;
+	}
+	if (2 * (c->n_bind + 1) > c->cap_hash && rehash(c) < 0)
+		goto oom;
+	b = &c->bind[c->n_bind];
+	memset(b, 0, sizeof *b);
+	b->tensor = -1;
+	b->name = strdup(name);
+	if (!b->name)
+		goto oom;
+	k = hash_name(name) & (uint32_t)(c->cap_hash - 1);
+	while (c->hash[k] >= 0)
+		k = (k + 1) & (uint32_t)(c->cap_hash - 1);
+	c->hash[k] = c->n_bind++;
+	return b;
+oom:
+	fl_error_set(err, "out of memory");
+	return NULL;
+}
+
+int fl_onnx_bind_tensor(fl_onnx_ctx *c, const char *name, int tensor,
+			int dtype, fl_error *err)
+{
+	fl_onnx_binding *b = new_binding(c, name, err);
+
+	if (!b)
+		return -1;
+	b->tensor = tensor;
+	b->dtype = dtype;
+	return 0;
+}
+
+int fl_onnx_bind_known(fl_onnx_ctx *c, const char *name, fl_onnx_values *v,
+		       fl_error *err)
+{
+	fl_onnx_binding *b = new_binding(c, name, err);
+
+	if (!b) {
+		fl_onnx_values_delete(v);
+		return -1;
+	}
+	b->known = v;
+	b->dtype = v->dtype;
+	return 0;
+}
+
+fl_onnx_values *fl_onnx_values_new(const fl_shape *s, int dtype,
+				   fl_error *err)
+{
+	fl_onnx_values *v = calloc(1, sizeof *v);
+	int64_t n = fl_shape_numel(s);
+
+	if (n < 0 || n > FL_ONNX_MAX_ELEMENTS) {
+		fl_error_set(err, "%lld elements is more than a tensor may "
+			     "hold", (long long)n);
+		free(v);
+		return NULL;
+	}
+	if (v) {
+		v->shape = *s;
+		v->dtype = dtype;
+		v->n = n;
+		v->f = calloc((size_t)(n ? n : 1), sizeof *v->f);
+		if (!fl_onnx_dtype_is_float(dtype))
+			v->i = calloc((size_t)(n ? n : 1), sizeof *v->i);
+	}
+	if (!v || !v->f || (!fl_onnx_dtype_is_float(dtype) && !v->i)) {
+		fl_onnx_values_delete(v);
+		fl_error_set(err, "out of memory");
+		return NULL;
+	}
+	return v;
+}
+
+void fl_onnx_values_delete(fl_onnx_values *v)
+{
+	if (!v)
+		return;
+	fl_onnx_values_free(v);
+	free(v);
+}
+
+/* --- the node's inputs and attributes --- */
+
+int fl_onnx_n_inputs(const fl_onnx_ctx *c)
+{
+	return (int)c->node->n_input;
+}
+
+bool fl_onnx_has_input(const fl_onnx_ctx *c, int k)
+{
+	return k >= 0 && (size_t)k < c->node->n_input && c->node->input[k] &&
+	       *c->node->input[k];
+}
+
+fl_onnx_binding *fl_onnx_input(fl_onnx_ctx *c, int k, fl_error *err)
+{
+	fl_onnx_binding *b;
+
+	if (!fl_onnx_has_input(c, k)) {
+		fl_error_set(err, "input %d: missing", k);
+		return NULL;
+	}
+	b = fl_onnx_lookup(c, c->node->input[k]);
+	if (!b)
+		fl_error_set(err, "input %d: \"%s\" is not a graph input, an "
+			     "initializer or the output of an earlier node", k,
+			     fl_error_name(c->node->input[k]));
+	return b;
+}
+
+const fl_onnx_values *fl_onnx_input_known(fl_onnx_ctx *c, int k)
+{
+	fl_onnx_binding *b = fl_onnx_has_input(c, k)
+		? fl_onnx_lookup(c, c->node->input[k]) : NULL;
+
+	return b ? b->known : NULL;
+}
+
+/* Makes known value b a const tensor (once), named after the value. */
+static int materialize(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
+{
+	fl_tensor *t;
+	int64_t n = b->known->n;
+
+	if (n == 0) {
+		fl_error_set(err, "%s: a tensor with no elements cannot be "
+			     "used as data", fl_error_name(b->name));
+		return -1;
+	}
+	b->tensor = fl_graph_add_tensor(c->g, b->name, &b->known->shape,
+					FL_ROLE_CONST, err);
+	if (b->tensor < 0)
+		return -1;
+	t = &c->g->tensors[b->tensor];
+	t->data = malloc((size_t)n * sizeof(float));
+	if (!t->data) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	memcpy(t->data, b->known->f, (size_t)n * sizeof(float));
+	t->n_data = n;
+	return b->tensor;
+}
+
+bool fl_onnx_dtype_is_float(int dtype)
+{
+	return dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+}
+
+static int data_input(fl_onnx_ctx *c, int k, bool any_type, fl_error *err)
+{
+	fl_onnx_binding *b = fl_onnx_input(c, k, err);
+
+	if (!b)
+		return -1;
+	if (!any_type && !fl_onnx_dtype_is_float(b->dtype)) {
+		fl_error_set(err, "input %d: \"%s\" is a %s tensor on the data "
+			     "path (fuselab computes in float)", k,
+			     fl_error_name(b->name),
+			     fl_onnx_dtype_name(b->dtype));
+		return -1;
+	}
+	if (b->tensor >= 0)
+		return b->tensor;
+	return materialize(c, b, err);
+}
+
+int fl_onnx_data(fl_onnx_ctx *c, int k, fl_error *err)
+{
+	return data_input(c, k, false, err);
+}
+
+int fl_onnx_data_any(fl_onnx_ctx *c, int k, fl_error *err)
+{
+	return data_input(c, k, true, err);
+}
+
+int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
+		       int *n, fl_error *err)
+{
+	fl_onnx_binding *b = fl_onnx_input(c, k, err);
+
+	if (!b)
+		return -1;
+	if (!b->known) {
+		fl_error_set(err, "input %d: \"%s\" must be known at import "
+			     "(a constant, or computed from shapes only)", k,
+			     fl_error_name(b->name));
+		return -1;
+	}
+	if (!b->known->i) {
+		fl_error_set(err, "input %d: \"%s\" must hold integers, not %s",
+			     k, fl_error_name(b->name),
+			     fl_onnx_dtype_name(b->dtype));
+		return -1;
+	}
+	if (b->known->n > max) {
+		fl_error_set(err, "input %d: more than %d values", k, max);
+		return -1;
+	}
+	*n = (int)b->known->n;
+	memcpy(out, b->known->i, (size_t)*n * sizeof *out);
+	return 0;
+}
+
+int fl_onnx_input_dims(fl_onnx_ctx *c, int k, fl_shape *s, fl_error *err)
+{
+	fl_onnx_binding *b = fl_onnx_input(c, k, err);
+
+	if (!b)
+		return -1;
+	if (b->known) {
+		*s = b->known->shape;
+		return 0;
+	}
+	*s = c->g->tensors[b->tensor].shape;
+	return 0;
+}
+
+const Onnx__AttributeProto *fl_onnx_attr(const fl_onnx_ctx *c,
+					 const char *name)
+{
+	for (size_t a = 0; a < c->node->n_attribute; a++) {
+		const Onnx__AttributeProto *p = c->node->attribute[a];
+
+		if (p->name && !strcmp(p->name, name))
+			return p;
+	}
+	return NULL;
+}
+
+int64_t fl_onnx_attr_int(const fl_onnx_ctx *c, const char *name,
+			 int64_t dflt)
+{
+	const Onnx__AttributeProto *a = fl_onnx_attr(c, name);
+
+	return a && a->has_i ? a->i : dflt;
+}
+
+float fl_onnx_attr_float(const fl_onnx_ctx *c, const char *name, float dflt)
+{
+	const Onnx__AttributeProto *a = fl_onnx_attr(c, name);
+
+	return a && a->has_f ? a->f : dflt;
+}
+
+int fl_onnx_attr_ints(const fl_onnx_ctx *c, const char *name, int64_t *out,
+		      int max, int *n, fl_error *err)
+{
+	const Onnx__AttributeProto *a = fl_onnx_attr(c, name);
+
+	*n = -1;
+	if (!a)
+		return 0;
+	if (a->n_ints > (size_t)max) {
+		fl_error_set(err, "attribute %s: more than %d values", name,
+			     max);
+		return -1;
+	}
+	*n = (int)a->n_ints;
+	if (a->n_ints)
+		memcpy(out, a->ints, a->n_ints * sizeof *out);
+	return 0;
+}
+
+const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
+				const char *dflt, char *buf, size_t n)
+{
+	const Onnx__AttributeProto *a = fl_onnx_attr(c, name);
+	size_t len;
+
+	if (!a || !a->has_s)
+		return dflt;
+	len = a->s.len < n - 1 ? a->s.len : n - 1;
+	memcpy(buf, a->s.data, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* --- adding ops --- */
+
+/* "<base>" or, when taken, "<base>.<k>" for the first free k. */
+static void unique_name(char *buf, size_t n, const char *base, bool tensor,
+			const fl_graph *g)
+{
+	snprintf(buf, n, "%s", base);
+	for (int k = 2; (tensor ? fl_graph_find_tensor(g, buf)
+				: fl_graph_find_op(g, buf)) >= 0; k++)
+		snprintf(buf, n, "%s.%d", base, k);
+}
+
+static int new_output(fl_onnx_ctx *c, int out, fl_error *err)
+{
+	char name[300];
+	int t;
+
+	if (out >= 0) {
+		if ((size_t)out >= c->node->n_output || !*c->node->output[out]) {
+			fl_error_set(err, "output %d: missing", out);
+			return -1;
+		}
+		t = fl_graph_add_tensor(c->g, c->node->output[out], NULL,
+					FL_ROLE_TEMP, err);
+		if (t < 0 || fl_onnx_bind_tensor(c, c->node->output[out], t,
+						 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+						 err) < 0)
+			return -1;
+		return t;
+	}
+	snprintf(name, sizeof name, "%s:%d", c->origin, c->n_emitted);
+	unique_name(name, sizeof name, name, true, c->g);
+	return fl_graph_add_tensor(c->g, name, NULL, FL_ROLE_TEMP, err);
+}
+
+int fl_onnx_emit(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n_in,
+		 const fl_attrs *attrs, int out, fl_error *err)
+{
+	char name[300];
+	int t = new_output(c, out, err), op;
+
+	if (t < 0)
+		return -1;
+	unique_name(name, sizeof name, c->origin, false, c->g);
+	op = fl_graph_add_op(c->g, name, kind, in, n_in, &t, 1, err);
+	if (op < 0)
+		return -1;
+	c->n_emitted++;
+	if ((attrs && fl_attrs_copy(&c->g->ops[op].attrs, attrs) < 0) ||
+	    fl_op_set_provenance(&c->g->ops[op], c->origin, NULL, NULL) < 0 ||
+	    fl_op_set_source_op(&c->g->ops[op], c->node->op_type) < 0) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	c->g->tensors[t].producer = op;
+	if (fl_graph_infer_op(c->g, op, err) < 0) {
+		fl_error_prefix(err, "%s", fl_op_kind_name(kind));
+		return -1;
+	}
+	return t;
+}
+
+int fl_onnx_emit1(fl_onnx_ctx *c, fl_op_kind kind, int x, int out,
+		  fl_error *err)
+{
+	return fl_onnx_emit(c, kind, &x, 1, NULL, out, err);
+}
+
+int fl_onnx_emit2(fl_onnx_ctx *c, fl_op_kind kind, int a, int b, int out,
+		  fl_error *err)
+{
+	int in[2] = {a, b};
+
+	return fl_onnx_emit(c, kind, in, 2, NULL, out, err);
+}
+
+int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
+		    fl_error *err)
+{
+	fl_attrs a = {0};
+	int t;
+
+	if (fl_attrs_set_ints(&a, "shape", s->dim, s->rank) < 0) {
+		fl_attrs_free(&a);
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	t = fl_onnx_emit(c, FL_OP_RESHAPE, &x, 1, &a, out, err);
+	fl_attrs_free(&a);
+	return t;
+}
+
+int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err)
+{
+	char hint[300];
+
+	snprintf(hint, sizeof hint, "%s.const", c->origin);
+	return fl_graph_add_scalar(c->g, hint, v, err);
+}
+
+/* --- the model --- */
+
+static bool domain_is_default(const char *d)
+{
+	return !d || !*d || !strcmp(d, "ai.onnx");
+}
+
+static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
+		       fl_error *err)
+{
+	c->opset = -1;
+	for (size_t k = 0; k < m->n_opset_import; k++) {
+		const Onnx__OperatorSetIdProto *o = m->opset_import[k];
+
+		if (!domain_is_default(o->domain)) {
+			fl_error_set(err, "opset_import[%zu]: unknown operator "
+				     "set domain \"%s\" (fuselab knows the "
+				     "default domain \"\" / \"ai.onnx\")", k,
+				     fl_error_name(o->domain));
+			return -1;
+		}
+		c->opset = o->version;
+	}
+	if (c->opset < 0) {
+		fl_error_set(err, "opset_import: no version of the default "
+			     "domain");
+		return -1;
+	}
+	if (c->opset < 7 || c->opset > 18) {
+		fl_error_set(err, "opset_import: version %lld of the default "
+			     "domain; fuselab reads opsets 7 to 18",
+			     (long long)c->opset);
+		return -1;
+	}
+	return 0;
+}
+
+static char *dup_str(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static int fill_info_header(fl_onnx_info *info, const Onnx__ModelProto *m)
+{
+	info->ir_version = m->ir_version;
+	info->producer_name = dup_str(m->producer_name);
+	info->producer_version = dup_str(m->producer_version);
+	info->opsets = calloc(m->n_opset_import + 1, sizeof *info->opsets);
+	if (!info->producer_name || !info->producer_version || !info->opsets)
+		return -1;
+	for (size_t k = 0; k < m->n_opset_import; k++) {
+		info->opsets[k].domain = dup_str(m->opset_import[k]->domain);
+		info->opsets[k].version = m->opset_import[k]->version;
+		info->n_opsets++;
+		if (!info->opsets[k].domain)
+			return -1;
+	}
+	if (m->graph) {
+		info->n_nodes = (int)m->graph->n_node;
+		info->n_initializers = (int)m->graph->n_initializer;
+	}
+	return 0;
+}
+
+static int bind_initializers(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+			     fl_error *err)
+{
+	for (size_t k = 0; k < gp->n_initializer; k++) {
+		const Onnx__TensorProto *t = gp->initializer[k];
+		fl_onnx_values *v = calloc(1, sizeof *v);
+		const char *name = t->name ? t->name : "";
+
+		if (!v) {
+			fl_error_set(err, "out of memory");
+			return -1;
+		}
+		if (!*name) {
+			free(v);
+			fl_error_set(err, "initializer[%zu]: no name", k);
+			return -1;
+		}
+		if (fl_onnx_tensor_values(t, c->base_dir, v, err) < 0) {
+			free(v);
+			fl_error_prefix(err, "initializer %s",
+					fl_error_name(name));
+			return -1;
+		}
+		if (fl_onnx_bind_known(c, name, v, err) < 0) {
+			fl_error_prefix(err, "initializer");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static const fl_onnx_input_shape *given_shape(const fl_onnx_import_opts *o,
+					      const char *name)
+{
+	for (int k = 0; o && k < o->n_shapes; k++)
+		if (!strcmp(o->shapes[k].name, name))
+			return &o->shapes[k];
+	return NULL;
+}
+
+/* The declared shape of a value (tensor type with a shape); *dynamic is
+ * set when a dim has no value. */
+static int declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
+			  bool *dynamic, fl_error *err)
+{
+	const Onnx__TypeProto *tp = vi->type;
+	const Onnx__TensorShapeProto *sp;
+
+	*dynamic = false;
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+	    !tp->tensor_type) {
+		fl_error_set(err, "not a tensor (sequences, maps and "
+			     "optionals are not supported)");
+		return -1;
+	}
+	sp = tp->tensor_type->shape;
+	if (!sp) {
+		*dynamic = true;
+		return 0;
+	}
+	if (sp->n_dim > FL_MAX_RANK) {
+		fl_error_set(err, "rank %zu is above fuselab's %d", sp->n_dim,
+			     FL_MAX_RANK);
+		return -1;
+	}
+	s->rank = (int)sp->n_dim;
+	for (int d = 0; d < s->rank; d++) {
+		const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+
+		if (dim->value_case !=
+		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			*dynamic = true;
+			s->dim[d] = -1;
+			continue;
+		}
+		if (dim->dim_value < 1) {
+			fl_error_set(err, "dimension %d is %lld (fuselab needs "
+				     "extents >= 1)", d,
+				     (long long)dim->dim_value);
+			return -1;
+		}
+		s->dim[d] = dim->dim_value;
+	}
+	if (!*dynamic && fl_shape_numel(s) < 0) {
+		fl_error_set(err, "element count overflows 64 bits");
+		return -1;
+	}
+	return 0;
+}
+
+static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
+		     const fl_onnx_import_opts *o, fl_error *err)
+{
+	const fl_onnx_input_shape *given = given_shape(o, vi->name);
+	fl_shape s = {0};
+	bool dynamic;
+	int t;
+
+	if (declared_shape(vi, &s, &dynamic, err) < 0)
+		return -1;
+	if (given) {
+		if (!(dynamic && s.rank == 0) && s.rank != given->shape.rank) {
+			fl_error_set(err, "--input-shape gives rank %d, the "
+				     "model declares rank %d",
+				     given->shape.rank, s.rank);
+			return -1;
+		}
+		s = given->shape;
+	} else if (dynamic) {
+		fl_error_set(err, "dynamic dimensions: give them with "
+			     "--input-shape %s=d1,d2,...",
+			     fl_error_name(vi->name));
+		return -1;
+	}
+	t = fl_graph_add_tensor(c->g, vi->name, &s, FL_ROLE_INPUT, err);
+	if (t < 0)
+		return -1;
+	c->g->tensors[t].declared = true;
+	return fl_onnx_bind_tensor(c, vi->name, t,
+				   vi->type->tensor_type->elem_type, err);
+}
+
+static int add_inputs(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+		      const fl_onnx_import_opts *o, fl_error *err)
+{
+	for (size_t k = 0; k < gp->n_input; k++) {
+		const Onnx__ValueInfoProto *vi = gp->input[k];
+
+		if (!vi->name || !*vi->name) {
+			fl_error_set(err, "graph input %zu: no name", k);
+			return -1;
+		}
+		if (fl_onnx_lookup(c, vi->name))
+			continue;	/* an initializer: a constant */
+		if (add_input(c, vi, o, err) < 0) {
+			fl_error_prefix(err, "input %s",
+					fl_error_name(vi->name));
+			return -1;
+		}
+	}
+	for (int k = 0; o && k < o->n_shapes; k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < gp->n_input && !found; i++)
+			found = gp->input[i]->name &&
+				!strcmp(gp->input[i]->name, o->shapes[k].name);
+		if (!found) {
+			fl_error_set(err, "--input-shape %s: the model has no "
+				     "input of that name",
+				     fl_error_name(o->shapes[k].name));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- info --- */
+
+static fl_onnx_op_count *count_of(fl_onnx_info *info, const char *op_type)
+{
+	fl_onnx_op_count *n;
+
+	for (int k = 0; k < info->n_types; k++)
+		if (!strcmp(info->types[k].op_type, op_type))
+			return &info->types[k];
+	n = realloc(info->types, (size_t)(info->n_types + 1) * sizeof *n);
+	if (!n)
+		return NULL;
+	info->types = n;
+	n = &info->types[info->n_types];
+	memset(n, 0, sizeof *n);
+	n->op_type = strdup(op_type);
+	if (!n->op_type)
+		return NULL;
+	info->n_types++;
+	return n;
+}
+
+/* How the current node was imported: folded, custom, or into the ops
+ * from first on. */
+static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
+{
+	fl_onnx_op_count *n;
+
+	if (!c->info)
+		return 0;
+	n = count_of(c->info, c->node->op_type);
+	if (!n) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	n->nodes++;
+	n->folded += folded;
+	for (int k = first; k < c->g->n_ops; k++) {
+		n->uses[c->g->ops[k].kind] = true;
+		n->custom += c->g->ops[k].kind == FL_OP_CUSTOM;
+	}
+	return 0;
+}
+
+/* --- nodes --- */
+
+/* The node's shape as a value declared in the model (value_info or a
+ * graph output), for checks; NULL when none declares it. */
+static const Onnx__ValueInfoProto *declared_value(const Onnx__GraphProto *gp,
+						  const char *name)
+{
+	for (size_t k = 0; k < gp->n_value_info; k++)
+		if (gp->value_info[k]->name &&
+		    !strcmp(gp->value_info[k]->name, name))
+			return gp->value_info[k];
+	for (size_t k = 0; k < gp->n_output; k++)
+		if (gp->output[k]->name && !strcmp(gp->output[k]->name, name))
+			return gp->output[k];
+	return NULL;
+}
+
+/* A declared shape that disagrees with the inferred one is an error;
+ * dims without a value agree with anything. */
+static int check_declared(const fl_onnx_ctx *c, const char *name,
+			  const fl_shape *s, fl_error *err)
+{
+	const Onnx__ValueInfoProto *vi = declared_value(c->graph, name);
+	fl_shape d;
+	bool dynamic;
+	char a[128], b[128];
+	fl_error ignore;
+
+	if (!vi || declared_shape(vi, &d, &dynamic, &ignore) < 0 ||
+	    (dynamic && !vi->type->tensor_type->shape))
+		return 0;
+	for (int k = 0; k < d.rank && k < s->rank; k++)
+		if (d.dim[k] < 0)
+			d.dim[k] = s->dim[k];
+	if (d.rank == s->rank && fl_shape_equal(&d, s))
+		return 0;
+	fl_error_set(err, "output %s: the model declares shape %s, the "
+		     "inputs give %s", fl_error_name(name),
+		     fl_shape_format(&d, a, sizeof a),
+		     fl_shape_format(s, b, sizeof b));
+	return -1;
+}
+
+/* An op fuselab cannot model: a `custom` op copying its one data input,
+ * which needs an output of the input's shape. */
+static int import_custom(fl_onnx_ctx *c, fl_error *err)
+{
+	fl_attrs a = {0};
+	int x, t, n_data = 0;
+
+	for (int k = 0; k < fl_onnx_n_inputs(c); k++)
+		n_data += fl_onnx_has_input(c, k);
+	if (n_data != 1 || c->node->n_output != 1) {
+		fl_error_set(err, "%s is not supported, and cannot be kept as "
+			     "a custom op (those have one input and one "
+			     "output of its shape; this has %d and %zu)",
+			     fl_error_name(c->node->op_type), n_data,
+			     c->node->n_output);
+		return -1;
+	}
+	for (x = 0; !fl_onnx_has_input(c, x); x++)
+		;
+	x = fl_onnx_data(c, x, err);
+	if (x < 0)
+		return -1;
+	if (fl_attrs_set_string(&a, "fn", "copy") < 0) {
+		fl_attrs_free(&a);
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	t = fl_onnx_emit(c, FL_OP_CUSTOM, &x, 1, &a, 0, err);
+	fl_attrs_free(&a);
+	if (t < 0)
+		return -1;
+	if (check_declared(c, c->node->output[0], &c->g->tensors[t].shape,
+			   err) < 0) {
+		fl_error_prefix(err, "%s is not supported and cannot be kept "
+				"as a custom op (its output must have its "
+				"input's shape)",
+				fl_error_name(c->node->op_type));
+		return -1;
+	}
+	return 0;
+}
+
+static void set_origin(fl_onnx_ctx *c, int index)
+{
+	const Onnx__NodeProto *n = c->node;
+
+	if (n->name && *n->name)
+		snprintf(c->origin, sizeof c->origin, "%s", n->name);
+	else
+		snprintf(c->origin, sizeof c->origin, "%s_%d",
+			 n->op_type ? n->op_type : "node", index);
+}
+
+static int import_node(fl_onnx_ctx *c, fl_error *err)
+{
+	fl_onnx_map_fn map;
+	int first = c->g->n_ops, rc;
+
+	if (!c->node->op_type || !*c->node->op_type) {
+		fl_error_set(err, "no op_type");
+		return -1;
+	}
+	if (!domain_is_default(c->node->domain)) {
+		fl_error_set(err, "operator domain \"%s\" is not supported",
+			     fl_error_name(c->node->domain));
+		return -1;
+	}
+	rc = fl_onnx_fold_node(c, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		map = fl_onnx_mapping(c->node->op_type);
+		if ((map ? map(c, err) : import_custom(c, err)) < 0)
+			return -1;
+	}
+	return record(c, first, rc == 1, err);
+}
+
+static int import_nodes(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+			fl_error *err)
+{
+	for (size_t k = 0; k < gp->n_node; k++) {
+		c->node = gp->node[k];
+		c->node_index = (int)k;
+		c->n_emitted = 0;
+		set_origin(c, (int)k);
+		if (import_node(c, err) < 0) {
+			fl_error_prefix(err, "node %s (%s)",
+					fl_error_name(c->origin),
+					fl_error_name(c->node->op_type ?
+						      c->node->op_type : "?"));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- outputs --- */
+
+/* A graph output that no op of the graph writes (an input, a constant):
+ * a copy op gives it one. */
+static int copy_to_output(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
+{
+	char name[300];
+	int x = b->tensor >= 0 ? b->tensor : materialize(c, b, err), t, op;
+
+	if (x < 0)
+		return -1;
+	snprintf(name, sizeof name, "%s.out", b->name);
+	unique_name(name, sizeof name, name, true, c->g);
+	t = fl_graph_add_tensor(c->g, name, &c->g->tensors[x].shape,
+				FL_ROLE_OUTPUT, err);
+	if (t < 0)
+		return -1;
+	unique_name(name, sizeof name, name, false, c->g);
+	op = fl_graph_add_op(c->g, name, FL_OP_COPY, &x, 1, &t, 1, err);
+	return op < 0 ? -1 : 0;
+}
+
+static int mark_output(fl_onnx_ctx *c, const char *name, fl_error *err)
+{
+	fl_onnx_binding *b = fl_onnx_lookup(c, name);
+	fl_tensor *t;
+
+	if (!b) {
+		fl_error_set(err, "not produced by any node");
+		return -1;
+	}
+	if (b->tensor < 0 || c->g->tensors[b->tensor].role != FL_ROLE_TEMP)
+		return copy_to_output(c, b, err);
+	t = &c->g->tensors[b->tensor];
+	if (!fl_onnx_dtype_is_float(b->dtype)) {
+		fl_error_set(err, "a %s output is not supported",
+			     fl_onnx_dtype_name(b->dtype));
+		return -1;
+	}
+	t->role = FL_ROLE_OUTPUT;
+	return check_declared(c, name, &t->shape, err);
+}
+
+static int mark_outputs(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+			fl_error *err)
+{
+	if (!gp->n_output) {
+		fl_error_set(err, "graph: no outputs");
+		return -1;
+	}
+	for (size_t k = 0; k < gp->n_output; k++) {
+		const char *name = gp->output[k]->name ? gp->output[k]->name
+						       : "";
+
+		for (size_t j = 0; j < k; j++)
+			if (gp->output[j]->name &&
+			    !strcmp(gp->output[j]->name, name)) {
+				fl_error_set(err, "output %s: listed twice",
+					     fl_error_name(name));
+				return -1;
+			}
+		if (mark_output(c, name, err) < 0) {
+			fl_error_prefix(err, "output %s", fl_error_name(name));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- entry points --- */
+
+static void ctx_free(fl_onnx_ctx *c)
+{
+	for (int k = 0; k < c->n_bind; k++) {
+		free(c->bind[k].name);
+		fl_onnx_values_delete(c->bind[k].known);
+	}
+	free(c->bind);
+	free(c->hash);
+}
+
+static int import_model(fl_onnx_ctx *c, const Onnx__ModelProto *m,
+			const fl_onnx_import_opts *o, fl_error *err)
+{
+	const Onnx__GraphProto *gp = m->graph;
+
+	if (!gp) {
+		fl_error_set(err, "the model has no graph (is this an ONNX "
+			     "model?)");
+		return -1;
+	}
+	c->graph = gp;
+	if (read_opsets(c, m, err) < 0 || bind_initializers(c, gp, err) < 0 ||
+	    add_inputs(c, gp, o, err) < 0 || import_nodes(c, gp, err) < 0 ||
+	    mark_outputs(c, gp, err) < 0)
+		return -1;
+	if (fl_graph_validate(c->g, err) < 0)
+		return -1;
+	return 0;
+}
+
+static const char *graph_name(const Onnx__ModelProto *m, const char *source)
+{
+	if (m->graph && m->graph->name && *m->graph->name)
+		return m->graph->name;
+	return source;
+}
+
+fl_graph *fl_onnx_load_bytes(const uint8_t *data, size_t len,
+			     const char *source, const char *base_dir,
+			     const fl_onnx_import_opts *opts,
+			     fl_onnx_info *info, fl_error *err)
+{
+	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
+	fl_onnx_ctx c = {0};
+
+	if (info)
+		memset(info, 0, sizeof *info);
+	if (!m) {
+		fl_error_set(err, "%s: not an ONNX model: the protobuf is "
+			     "truncated or corrupt", source);
+		return NULL;
+	}
+	c.base_dir = base_dir;
+	c.info = info;
+	c.g = fl_graph_new(graph_name(m, source));
+	if (!c.g || (info && fill_info_header(info, m) < 0)) {
+		fl_error_set(err, "out of memory");
+		goto fail;
+	}
+	if (import_model(&c, m, opts, err) < 0)
+		goto fail;
+	ctx_free(&c);
+	onnx__model_proto__free_unpacked(m, NULL);
+	return c.g;
+fail:
+	fl_error_prefix(err, "%s", source);
+	fl_graph_free(c.g);
+	ctx_free(&c);
+	onnx__model_proto__free_unpacked(m, NULL);
+	return NULL;
+}
+
+fl_graph *fl_onnx_load_file(const char *path, const fl_onnx_import_opts *opts,
+			    fl_onnx_info *info, fl_error *err)
+{
+	size_t len;
+	char *bytes = fl_read_file(path, FL_ONNX_MAX_FILE_BYTES,
+				   "an ONNX model", &len, err);
+	char *dir = strdup(path), *slash;
+	fl_graph *g = NULL;
+
+	if (info)
+		memset(info, 0, sizeof *info);
+	if (bytes && dir) {
+		slash = strrchr(dir, '/');
+		if (slash)
+			slash[1] = '\0';
+		else
+			strcpy(dir, ".");
+		g = fl_onnx_load_bytes((const uint8_t *)bytes, len, path, dir,
+				       opts, info, err);
+	} else if (bytes) {
+		fl_error_set(err, "%s: out of memory", path);
+	}
+	free(dir);
+	free(bytes);
+	return g;
+}
+
+void fl_onnx_info_free(fl_onnx_info *info)
+{
+	if (!info)
+		return;
+	free(info->producer_name);
+	free(info->producer_version);
+	for (int k = 0; k < info->n_opsets; k++)
+		free(info->opsets[k].domain);
+	free(info->opsets);
+	for (int k = 0; k < info->n_types; k++)
+		free(info->types[k].op_type);
+	free(info->types);
+	memset(info, 0, sizeof *info);
+}
+
+int fl_onnx_info_custom_count(const fl_onnx_info *info)
+{
+	int n = 0;
+
+	for (int k = 0; info && k < info->n_types; k++)
+		n += info->types[k].custom;
+	return n;
+}
+
+bool fl_onnx_is_model_path(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	return n >= 5 && !strcasecmp(path + n - 5, ".onnx");
+}

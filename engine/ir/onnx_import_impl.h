@@ -1,0 +1,128 @@
+/* Internal to the ONNX importer (onnx_import.c, onnx_ops.c, onnx_fold.c):
+ * the state of one import and the helpers the per-operator mappings use.
+ * Nothing outside engine/ir/onnx_*.c includes this header.
+ *
+ * Every ONNX value name is bound to one of two things: a tensor of the
+ * graph (an input, or an op's output), with its ONNX element type, or a
+ * value known at import (initializers, Constant nodes, folded shape
+ * arithmetic).  A known float value becomes a const tensor only when an
+ * op reads it as data, so integer initializers that only feed shape
+ * inputs never become tensors. */
+#ifndef FL_ONNX_IMPORT_IMPL_H
+#define FL_ONNX_IMPORT_IMPL_H
+
+#include "onnx_import.h"
+#include "onnx_tensor.h"
+
+typedef struct fl_onnx_binding {
+	char *name;
+	int tensor;		/* graph tensor, or -1 */
+	int dtype;		/* ONNX element type */
+	fl_onnx_values *known;	/* value known at import, or NULL */
+} fl_onnx_binding;
+
+typedef struct fl_onnx_ctx {
+	fl_graph *g;
+	const char *base_dir;
+	int64_t opset;		/* version of the default domain */
+	fl_onnx_info *info;
+	int n_bind, cap_bind;
+	fl_onnx_binding *bind;
+	int *hash;		/* open addressing over bind, cap_hash slots */
+	int cap_hash;
+	/* the node being imported */
+	const Onnx__NodeProto *node;
+	const Onnx__GraphProto *graph;
+	int node_index;
+	char origin[256];	/* node name, or "<OpType>_<index>" */
+	int n_emitted;		/* ops added for this node so far */
+} fl_onnx_ctx;
+
+/* A per-operator mapping: adds the node's ops (or binds known values) and
+ * binds every output it produces.  Errors name the problem only; the
+ * caller prefixes the node. */
+typedef int (*fl_onnx_map_fn)(fl_onnx_ctx *c, fl_error *err);
+
+/* onnx_ops.c: the mapping of op_type (default domain), or NULL. */
+fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
+
+/* onnx_fold.c: when every input of the node is known at import and its
+ * op type is one the folder computes, binds its outputs to known values
+ * and returns 1; 0 when it does not apply; -1 on error. */
+int fl_onnx_fold_node(fl_onnx_ctx *c, fl_error *err);
+
+/* Bindings (onnx_import.c). */
+fl_onnx_binding *fl_onnx_lookup(fl_onnx_ctx *c, const char *name);
+int fl_onnx_bind_tensor(fl_onnx_ctx *c, const char *name, int tensor,
+			int dtype, fl_error *err);
+/* Takes ownership of *v (freed on error too). */
+int fl_onnx_bind_known(fl_onnx_ctx *c, const char *name, fl_onnx_values *v,
+		       fl_error *err);
+
+/* The node's inputs. */
+int fl_onnx_n_inputs(const fl_onnx_ctx *c);
+bool fl_onnx_has_input(const fl_onnx_ctx *c, int k);
+/* Binding of input k; error when it is missing or was never produced. */
+fl_onnx_binding *fl_onnx_input(fl_onnx_ctx *c, int k, fl_error *err);
+/* Known value of input k, or NULL (no error) when not known. */
+const fl_onnx_values *fl_onnx_input_known(fl_onnx_ctx *c, int k);
+/* Graph tensor of float input k (a known value becomes a const tensor);
+ * a non-float tensor on the data path is an error. */
+int fl_onnx_data(fl_onnx_ctx *c, int k, fl_error *err);
+/* Like fl_onnx_data, but integer and bool tensors are accepted (gather
+ * indices, where's condition: fuselab keeps them as integral floats). */
+int fl_onnx_data_any(fl_onnx_ctx *c, int k, fl_error *err);
+/* Integer values of input k, which must be known at import; at most max. */
+int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
+		       int *n, fl_error *err);
+/* Shape of the graph tensor (or known value) of input k. */
+int fl_onnx_input_dims(fl_onnx_ctx *c, int k, fl_shape *s, fl_error *err);
+
+/* The node's attributes (defaults when absent). */
+const Onnx__AttributeProto *fl_onnx_attr(const fl_onnx_ctx *c,
+					 const char *name);
+int64_t fl_onnx_attr_int(const fl_onnx_ctx *c, const char *name,
+			 int64_t dflt);
+float fl_onnx_attr_float(const fl_onnx_ctx *c, const char *name, float dflt);
+/* *n = -1 when absent. */
+int fl_onnx_attr_ints(const fl_onnx_ctx *c, const char *name, int64_t *out,
+		      int max, int *n, fl_error *err);
+/* NUL-terminated copy into buf (dflt when absent). */
+const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
+				const char *dflt, char *buf, size_t n);
+
+/* Adds one op reading in[0..n_in-1] (attributes copied from attrs, may be
+ * NULL) and infers its shape.  Its output is the node's output `out`
+ * (bound to it) or, with out = -1, a new intermediate tensor.  Returns
+ * the output tensor, or -1. */
+int fl_onnx_emit(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n_in,
+		 const fl_attrs *attrs, int out, fl_error *err);
+/* Shorthands. */
+int fl_onnx_emit1(fl_onnx_ctx *c, fl_op_kind kind, int x, int out,
+		  fl_error *err);
+int fl_onnx_emit2(fl_onnx_ctx *c, fl_op_kind kind, int a, int b, int out,
+		  fl_error *err);
+int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
+		    fl_error *err);
+int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err);
+
+/* Float element types (float, double, float16, bfloat16). */
+bool fl_onnx_dtype_is_float(int dtype);
+
+/* onnx_ops.c, shared with the folder: the output shape of the reshape
+ * family (Reshape, Flatten, Squeeze, Unsqueeze, Identity) for input
+ * shape `in`, and Slice's box over `in` (start, end and step per dim,
+ * normalised: start in range, end exclusive, a step that may be
+ * negative). */
+bool fl_onnx_is_reshape_family(const char *op_type);
+int fl_onnx_reshape_target(fl_onnx_ctx *c, const fl_shape *in,
+			   fl_shape *out, fl_error *err);
+int fl_onnx_slice_box(fl_onnx_ctx *c, const fl_shape *in, int64_t *start,
+		      int64_t *step, fl_shape *out, fl_error *err);
+
+/* Known values (the i array only for integral and bool types). */
+fl_onnx_values *fl_onnx_values_new(const fl_shape *s, int dtype,
+				   fl_error *err);
+void fl_onnx_values_delete(fl_onnx_values *v);
+
+#endif

@@ -1,0 +1,1295 @@
+/* ONNX import: the per-operator mapping table (onnx_import_impl.h).
+ *
+ * Contract: each mapping turns the node being imported (default domain,
+ * opsets 7 to 18, attributes read as the node's opset defines them) into
+ * ops of the op library, emitted through fl_onnx_emit so that they carry
+ * the node's provenance and have their shapes inferred at once, and binds
+ * the node's outputs (output 0; the optional extra outputs of Dropout,
+ * LayerNormalization, BatchNormalization and MaxPool are left unbound, so
+ * a node that reads one gets an "undefined input" error).  Inputs that
+ * must be known at import (shapes, axes, pads, ...) are read with
+ * fl_onnx_input_ints; an op type missing here becomes a `custom` op in
+ * onnx_import.c. */
+#include "onnx_import_impl.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT 0		/* emit into the node's output 0 */
+#define TMP (-1)	/* emit into a new intermediate */
+
+static int oom(fl_error *err)
+{
+	fl_error_set(err, "out of memory");
+	return -1;
+}
+
+/* Emits op `kind` with attrs a (freed here) on in[0..n-1]. */
+static int emit_attrs(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n,
+		      fl_attrs *a, int out, fl_error *err)
+{
+	int t = fl_onnx_emit(c, kind, in, n, a, out, err);
+
+	fl_attrs_free(a);
+	return t;
+}
+
+static int emit_ints(fl_onnx_ctx *c, fl_op_kind kind, int x, const char *key,
+		     const int64_t *v, int n, int out, fl_error *err)
+{
+	fl_attrs a = {0};
+
+	if (fl_attrs_set_ints(&a, key, v, n) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, kind, &x, 1, &a, out, err);
+}
+
+static int emit_scalar_op(fl_onnx_ctx *c, fl_op_kind kind, int x, float v,
+			  int out, fl_error *err)
+{
+	int s = fl_onnx_scalar(c, v, err);
+
+	return s < 0 ? -1 : fl_onnx_emit2(c, kind, x, s, out, err);
+}
+
+static int tensor_rank(const fl_onnx_ctx *c, int t)
+{
+	return c->g->tensors[t].shape.rank;
+}
+
+static const fl_shape *shape_of(const fl_onnx_ctx *c, int t)
+{
+	return &c->g->tensors[t].shape;
+}
+
+/* --- elementwise --- */
+
+static const struct {
+	const char *op_type;
+	fl_op_kind kind;
+} unaries[] = {
+	{"Neg", FL_OP_NEG}, {"Abs", FL_OP_ABS}, {"Sqrt", FL_OP_SQRT},
+	{"Reciprocal", FL_OP_RECIP}, {"Exp", FL_OP_EXP}, {"Log", FL_OP_LOG},
+	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
+	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
+}, binaries[] = {
+	{"Add", FL_OP_ADD}, {"Sub", FL_OP_SUB}, {"Mul", FL_OP_MUL},
+	{"Div", FL_OP_DIV}, {"Pow", FL_OP_POW}, {"Max", FL_OP_MAX},
+	{"Min", FL_OP_MIN}, {"Sum", FL_OP_ADD}, {"Mean", FL_OP_ADD},
+};
+
+static fl_op_kind kind_of(const char *t, bool unary)
+{
+	size_t n = unary ? sizeof unaries / sizeof unaries[0]
+			 : sizeof binaries / sizeof binaries[0];
+
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(t, unary ? unaries[k].op_type : binaries[k].op_type))
+			return unary ? unaries[k].kind : binaries[k].kind;
+	return FL_OP_COUNT;
+}
+
+static int map_unary(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err);
+
+	if (x < 0)
+		return -1;
+	return fl_onnx_emit1(c, kind_of(c->node->op_type, true), x, OUT,
+			     err) < 0 ? -1 : 0;
+}
+
+/* Binary ops, and the variadic Max, Min, Sum, Mean folded left. */
+static int map_binary(fl_onnx_ctx *c, fl_error *err)
+{
+	fl_op_kind kind = kind_of(c->node->op_type, false);
+	int n = fl_onnx_n_inputs(c), acc = fl_onnx_data(c, 0, err);
+	bool mean = !strcmp(c->node->op_type, "Mean");
+
+	if (acc < 0)
+		return -1;
+	if (n == 1)
+		return fl_onnx_emit1(c, FL_OP_COPY, acc, OUT, err) < 0 ? -1 : 0;
+	for (int k = 1; k < n; k++) {
+		int b = fl_onnx_data(c, k, err);
+
+		if (b < 0)
+			return -1;
+		acc = fl_onnx_emit2(c, kind, acc, b,
+				    k == n - 1 && !mean ? OUT : TMP, err);
+		if (acc < 0)
+			return -1;
+	}
+	if (mean && emit_scalar_op(c, FL_OP_DIV, acc, (float)n, OUT, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int map_where(fl_onnx_ctx *c, fl_error *err)
+{
+	int in[3] = {fl_onnx_data_any(c, 0, err), -1, -1};
+
+	if (in[0] < 0 || (in[1] = fl_onnx_data(c, 1, err)) < 0 ||
+	    (in[2] = fl_onnx_data(c, 2, err)) < 0)
+		return -1;
+	return fl_onnx_emit(c, FL_OP_WHERE, in, 3, NULL, OUT, err) < 0 ? -1 : 0;
+}
+
+static int map_leaky_relu(fl_onnx_ctx *c, fl_error *err)
+{
+	fl_attrs a = {0};
+	int x = fl_onnx_data(c, 0, err);
+
+	if (x < 0)
+		return -1;
+	if (fl_attrs_set_number(&a, "alpha",
+				fl_onnx_attr_float(c, "alpha", 0.01f)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_LEAKY_RELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Elu: relu(x) + alpha * (exp(min(x, 0)) - 1), right for any alpha. */
+static int map_elu(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), pos, neg;
+
+	if (x < 0 || (pos = fl_onnx_emit1(c, FL_OP_RELU, x, TMP, err)) < 0 ||
+	    (neg = emit_scalar_op(c, FL_OP_MIN, x, 0.0f, TMP, err)) < 0 ||
+	    (neg = fl_onnx_emit1(c, FL_OP_EXP, neg, TMP, err)) < 0 ||
+	    (neg = emit_scalar_op(c, FL_OP_SUB, neg, 1.0f, TMP, err)) < 0 ||
+	    (neg = emit_scalar_op(c, FL_OP_MUL, neg,
+				  fl_onnx_attr_float(c, "alpha", 1.0f), TMP,
+				  err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_ADD, pos, neg, OUT, err) < 0 ? -1 : 0;
+}
+
+/* max(0, min(1, alpha * x + beta)) into `out`. */
+static int hard_sigmoid(fl_onnx_ctx *c, int x, float alpha, float beta,
+			int out, fl_error *err)
+{
+	int t;
+
+	if ((t = emit_scalar_op(c, FL_OP_MUL, x, alpha, TMP, err)) < 0 ||
+	    (t = emit_scalar_op(c, FL_OP_ADD, t, beta, TMP, err)) < 0 ||
+	    (t = emit_scalar_op(c, FL_OP_MIN, t, 1.0f, TMP, err)) < 0)
+		return -1;
+	return emit_scalar_op(c, FL_OP_MAX, t, 0.0f, out, err);
+}
+
+static int map_hard_sigmoid(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err);
+
+	if (x < 0)
+		return -1;
+	return hard_sigmoid(c, x, fl_onnx_attr_float(c, "alpha", 0.2f),
+			    fl_onnx_attr_float(c, "beta", 0.5f), OUT,
+			    err) < 0 ? -1 : 0;
+}
+
+static int map_hard_swish(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), h;
+
+	if (x < 0 || (h = hard_sigmoid(c, x, 1.0f / 6.0f, 0.5f, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_MUL, x, h, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Clip's bound `which` (1 min, 2 max): an attribute before opset 11, an
+ * optional input from 11 on.  -1 when there is none. */
+static int clip_bound(fl_onnx_ctx *c, int which, fl_error *err)
+{
+	const char *name = which == 1 ? "min" : "max";
+
+	if (c->opset < 11)
+		return fl_onnx_attr(c, name)
+			? fl_onnx_scalar(c, fl_onnx_attr_float(c, name, 0), err)
+			: -2;
+	if (!fl_onnx_has_input(c, which))
+		return -2;
+	return fl_onnx_data(c, which, err);
+}
+
+static int map_clip(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), lo, hi;
+
+	if (x < 0 || (lo = clip_bound(c, 1, err)) == -1 ||
+	    (hi = clip_bound(c, 2, err)) == -1)
+		return -1;
+	if (lo < 0 && hi < 0)
+		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
+	if (lo >= 0 && (x = fl_onnx_emit2(c, FL_OP_MAX, x, lo,
+					  hi >= 0 ? TMP : OUT, err)) < 0)
+		return -1;
+	if (hi >= 0 && fl_onnx_emit2(c, FL_OP_MIN, x, hi, OUT, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int map_gelu(fl_onnx_ctx *c, fl_error *err)
+{
+	char buf[16];
+	fl_attrs a = {0};
+	int x = fl_onnx_data(c, 0, err);
+
+	if (x < 0)
+		return -1;
+	if (fl_attrs_set_string(&a, "approximate",
+				fl_onnx_attr_string(c, "approximate", "none",
+						    buf, sizeof buf)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_GELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Cast to float; a float input is an identity.  Casting data to another
+ * type is outside fuselab (it computes in float). */
+static int map_cast(fl_onnx_ctx *c, fl_error *err)
+{
+	int to = (int)fl_onnx_attr_int(c, "to", 0), x;
+	fl_onnx_binding *b = fl_onnx_input(c, 0, err);
+	fl_attrs a = {0};
+
+	if (!b)
+		return -1;
+	if (!fl_onnx_dtype_is_float(to)) {
+		fl_error_set(err, "Cast to %s on the data path (fuselab "
+			     "computes in float)", fl_onnx_dtype_name(to));
+		return -1;
+	}
+	x = fl_onnx_data_any(c, 0, err);
+	if (x < 0)
+		return -1;
+	if (fl_onnx_dtype_is_float(b->dtype))
+		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
+	if (fl_attrs_set_string(&a, "dtype", "f32") < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_CAST, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* --- matmul family --- */
+
+static int map_matmul(fl_onnx_ctx *c, fl_error *err)
+{
+	int a = fl_onnx_data(c, 0, err), b, y;
+	fl_shape sa, sb, sy;
+
+	if (a < 0 || (b = fl_onnx_data(c, 1, err)) < 0)
+		return -1;
+	sa = *shape_of(c, a);
+	sb = *shape_of(c, b);
+	if (sa.rank == 1 || sb.rank == 1) {
+		/* numpy: a vector gets a unit dim, which the result drops */
+		int64_t one = 1;
+		fl_shape va = sa, vb = sb;
+
+		if (sa.rank == 1)
+			va = fl_shape_make(2, (int64_t[]){one, sa.dim[0]});
+		if (sb.rank == 1)
+			vb = fl_shape_make(2, (int64_t[]){sb.dim[0], one});
+		if ((sa.rank == 1 && (a = fl_onnx_reshape(c, a, &va, TMP,
+							   err)) < 0) ||
+		    (sb.rank == 1 && (b = fl_onnx_reshape(c, b, &vb, TMP,
+							   err)) < 0) ||
+		    (y = fl_onnx_emit2(c, FL_OP_MATMUL, a, b, TMP, err)) < 0)
+			return -1;
+		sy = *shape_of(c, y);
+		if (sb.rank == 1)
+			sy.rank--;
+		if (sa.rank == 1) {
+			sy.dim[sy.rank - (sb.rank == 1 ? 1 : 2)] =
+				sy.dim[sy.rank - (sb.rank == 1 ? 0 : 1)];
+			sy.rank--;
+		}
+		return fl_onnx_reshape(c, y, &sy, OUT, err) < 0 ? -1 : 0;
+	}
+	return fl_onnx_emit2(c, FL_OP_MATMUL, a, b, OUT, err) < 0 ? -1 : 0;
+}
+
+/* alpha * A' B' + beta * C. */
+static int map_gemm(fl_onnx_ctx *c, fl_error *err)
+{
+	float alpha = fl_onnx_attr_float(c, "alpha", 1.0f);
+	float beta = fl_onnx_attr_float(c, "beta", 1.0f);
+	bool has_c = fl_onnx_has_input(c, 2);
+	fl_attrs a = {0};
+	int in[2], y, bias;
+
+	if ((in[0] = fl_onnx_data(c, 0, err)) < 0 ||
+	    (in[1] = fl_onnx_data(c, 1, err)) < 0)
+		return -1;
+	if (fl_attrs_set_bool(&a, "transpose_a",
+			      fl_onnx_attr_int(c, "transA", 0) != 0) < 0 ||
+	    fl_attrs_set_bool(&a, "transpose_b",
+			      fl_onnx_attr_int(c, "transB", 0) != 0) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	y = emit_attrs(c, FL_OP_MATMUL, in, 2, &a,
+		       alpha == 1.0f && !has_c ? OUT : TMP, err);
+	if (y < 0)
+		return -1;
+	if (alpha != 1.0f &&
+	    (y = emit_scalar_op(c, FL_OP_MUL, y, alpha, has_c ? TMP : OUT,
+				err)) < 0)
+		return -1;
+	if (!has_c)
+		return 0;
+	if ((bias = fl_onnx_data(c, 2, err)) < 0 ||
+	    (beta != 1.0f &&
+	     (bias = emit_scalar_op(c, FL_OP_MUL, bias, beta, TMP, err)) < 0))
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_ADD, y, bias, OUT, err) < 0 ? -1 : 0;
+}
+
+/* --- sliding windows: Conv, MaxPool, AveragePool --- */
+
+typedef struct window {
+	int nsp;			/* spatial dims: 1 or 2 */
+	int64_t kernel[2], stride[2], dilation[2];
+	int64_t pad_begin[2], pad_end[2];
+} window;
+
+static int read_pair(fl_onnx_ctx *c, const char *name, int nsp, int64_t dflt,
+		     int64_t *v, fl_error *err)
+{
+	int64_t tmp[4];
+	int n;
+
+	if (fl_onnx_attr_ints(c, name, tmp, 4, &n, err) < 0)
+		return -1;
+	if (n >= 0 && n != nsp) {
+		fl_error_set(err, "attribute %s: %d values for %d spatial dims",
+			     name, n, nsp);
+		return -1;
+	}
+	for (int d = 0; d < nsp; d++) {
+		v[d] = n < 0 ? dflt : tmp[d];
+		if (v[d] < (dflt == 0 ? 0 : 1)) {
+			fl_error_set(err, "attribute %s: %lld", name,
+				     (long long)v[d]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Pads from "pads" or "auto_pad" (SAME_UPPER, SAME_LOWER, VALID). */
+static int window_pads(fl_onnx_ctx *c, const fl_shape *x, window *w,
+		       fl_error *err)
+{
+	char buf[16];
+	const char *ap = fl_onnx_attr_string(c, "auto_pad", "NOTSET", buf,
+					     sizeof buf);
+	int64_t pads[4];
+	int n;
+
+	if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+		for (int d = 0; d < w->nsp; d++) {
+			int64_t in = x->dim[2 + d];
+			int64_t out = (in + w->stride[d] - 1) / w->stride[d];
+			int64_t need = (out - 1) * w->stride[d] +
+				       (w->kernel[d] - 1) * w->dilation[d] + 1 -
+				       in;
+
+			need = need > 0 ? need : 0;
+			w->pad_begin[d] = ap[5] == 'U' ? need / 2
+						       : need - need / 2;
+			w->pad_end[d] = need - w->pad_begin[d];
+		}
+		return 0;
+	}
+	if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) {
+		fl_error_set(err, "auto_pad \"%s\" is not supported", ap);
+		return -1;
+	}
+	if (fl_onnx_attr_ints(c, "pads", pads, 4, &n, err) < 0)
+		return -1;
+	if (n >= 0 && n != 2 * w->nsp) {
+		fl_error_set(err, "attribute pads: %d values for %d spatial "
+			     "dims", n, w->nsp);
+		return -1;
+	}
+	for (int d = 0; d < w->nsp; d++) {
+		w->pad_begin[d] = n < 0 || !strcmp(ap, "VALID") ? 0 : pads[d];
+		w->pad_end[d] = n < 0 || !strcmp(ap, "VALID") ? 0
+							     : pads[w->nsp + d];
+		if (w->pad_begin[d] < 0 || w->pad_end[d] < 0) {
+			fl_error_set(err, "negative pads are not supported");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int read_window(fl_onnx_ctx *c, const fl_shape *x,
+		       const int64_t *kernel, window *w, fl_error *err)
+{
+	w->nsp = x->rank - 2;
+	if (w->nsp != 1 && w->nsp != 2) {
+		fl_error_set(err, "%d spatial dims: fuselab has 1-D and 2-D "
+			     "windows only", x->rank - 2);
+		return -1;
+	}
+	for (int d = 0; d < w->nsp; d++)
+		w->kernel[d] = kernel[d];
+	if (read_pair(c, "strides", w->nsp, 1, w->stride, err) < 0 ||
+	    read_pair(c, "dilations", w->nsp, 1, w->dilation, err) < 0)
+		return -1;
+	return window_pads(c, x, w, err);
+}
+
+/* A 1-D window becomes a 2-D one over a unit height: x [N,C,L] is
+ * reshaped to [N,C,1,L], and w's parameters get a leading unit dim. */
+static int lift_2d(fl_onnx_ctx *c, int x, window *w, fl_error *err)
+{
+	fl_shape s = *shape_of(c, x);
+
+	if (w->nsp == 2)
+		return x;
+	w->kernel[1] = w->kernel[0], w->kernel[0] = 1;
+	w->stride[1] = w->stride[0], w->stride[0] = 1;
+	w->dilation[1] = w->dilation[0], w->dilation[0] = 1;
+	w->pad_begin[1] = w->pad_begin[0], w->pad_begin[0] = 0;
+	w->pad_end[1] = w->pad_end[0], w->pad_end[0] = 0;
+	s.rank = 4;
+	s.dim[3] = s.dim[2];
+	s.dim[2] = 1;
+	return fl_onnx_reshape(c, x, &s, TMP, err);
+}
+
+static bool has_pads(const window *w)
+{
+	return w->pad_begin[0] || w->pad_begin[1] || w->pad_end[0] ||
+	       w->pad_end[1];
+}
+
+/* x padded by the window's pads (value v), or x when there are none. */
+static int pad_window(fl_onnx_ctx *c, int x, const window *w, double v,
+		      fl_error *err)
+{
+	int64_t pads[8] = {0, 0, w->pad_begin[0], w->pad_begin[1],
+			   0, 0, w->pad_end[0], w->pad_end[1]};
+	fl_attrs a = {0};
+
+	if (!has_pads(w))
+		return x;
+	if (fl_attrs_set_ints(&a, "pads", pads, 8) < 0 ||
+	    fl_attrs_set_number(&a, "value", v) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_PAD, &x, 1, &a, TMP, err);
+}
+
+/* Back to the node's rank for a 1-D window: [N,K,1,L] -> [N,K,L]. */
+static int drop_unit_height(fl_onnx_ctx *c, int y, fl_error *err)
+{
+	fl_shape s = *shape_of(c, y);
+
+	s.rank = 3;
+	s.dim[2] = s.dim[3];
+	return fl_onnx_reshape(c, y, &s, OUT, err);
+}
+
+static int window_attrs(fl_attrs *a, const window *w, fl_error *err)
+{
+	if (fl_attrs_set_ints(a, "stride", w->stride, 2) < 0)
+		return oom(err);
+	return 0;
+}
+
+/* Conv's bias [K] as [K,1,1] added to y. */
+static int conv_bias(fl_onnx_ctx *c, int y, int out, fl_error *err)
+{
+	int b = fl_onnx_data(c, 2, err);
+	fl_shape s;
+
+	if (b < 0)
+		return -1;
+	s = fl_shape_make(3, (int64_t[]){fl_shape_numel(shape_of(c, b)), 1, 1});
+	if ((b = fl_onnx_reshape(c, b, &s, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_ADD, y, b, out, err);
+}
+
+static int map_conv(fl_onnx_ctx *c, fl_error *err)
+{
+	int in[2] = {fl_onnx_data(c, 0, err), -1}, y;
+	bool bias = fl_onnx_has_input(c, 2);
+	fl_shape ws, s;
+	fl_attrs a = {0};
+	window w;
+
+	if (in[0] < 0 || (in[1] = fl_onnx_data(c, 1, err)) < 0)
+		return -1;
+	ws = *shape_of(c, in[1]);
+	if (read_pair(c, "kernel_shape", ws.rank - 2, 1, w.kernel, err) < 0 ||
+	    read_window(c, shape_of(c, in[0]), ws.dim + 2, &w, err) < 0)
+		return -1;
+	if (w.nsp == 1) {
+		s = fl_shape_make(4, (int64_t[]){ws.dim[0], ws.dim[1], 1,
+						 ws.dim[2]});
+		if ((in[1] = fl_onnx_reshape(c, in[1], &s, TMP, err)) < 0)
+			return -1;
+	}
+	if ((in[0] = lift_2d(c, in[0], &w, err)) < 0 ||
+	    (in[0] = pad_window(c, in[0], &w, 0.0, err)) < 0)
+		return -1;
+	if (window_attrs(&a, &w, err) < 0 ||
+	    fl_attrs_set_ints(&a, "dilation", w.dilation, 2) < 0 ||
+	    fl_attrs_set_number(&a, "groups",
+				(double)fl_onnx_attr_int(c, "group", 1)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	y = emit_attrs(c, FL_OP_CONV2D, in, 2, &a,
+		       w.nsp == 2 && !bias ? OUT : TMP, err);
+	if (y < 0 || (bias && (y = conv_bias(c, y, w.nsp == 2 ? OUT : TMP,
+					     err)) < 0))
+		return -1;
+	if (w.nsp == 1)
+		return drop_unit_height(c, y, err) < 0 ? -1 : 0;
+	return 0;
+}
+
+static int pool(fl_onnx_ctx *c, int x, const window *w, bool avg, int out,
+		fl_error *err)
+{
+	fl_attrs a = {0};
+
+	if (window_attrs(&a, w, err) < 0 ||
+	    fl_attrs_set_ints(&a, "kernel", w->kernel, 2) < 0 ||
+	    fl_attrs_set_string(&a, "mode", avg ? "avg" : "max") < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_POOL2D, &x, 1, &a, out, err);
+}
+
+/* The mean over the valid elements of each window (count_include_pad
+ * 0): the window mean of the zero-padded x over the window mean of a
+ * zero-padded tensor of ones. */
+static int avg_valid_only(fl_onnx_ctx *c, int x, const window *w, int out,
+			  fl_error *err)
+{
+	fl_shape s = *shape_of(c, x);
+	char name[300];
+	int ones, sum, cnt;
+
+	s.dim[0] = s.dim[1] = 1;
+	snprintf(name, sizeof name, "%s.ones", c->origin);
+	ones = fl_graph_add_scalar(c->g, name, 1.0f, err);
+	if (ones < 0)
+		return -1;
+	c->g->tensors[ones].shape = s;	/* one value splatted over s */
+	if ((sum = pad_window(c, x, w, 0.0, err)) < 0 ||
+	    (sum = pool(c, sum, w, true, TMP, err)) < 0 ||
+	    (cnt = pad_window(c, ones, w, 0.0, err)) < 0 ||
+	    (cnt = pool(c, cnt, w, true, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_DIV, sum, cnt, out, err);
+}
+
+static int map_pool(fl_onnx_ctx *c, fl_error *err)
+{
+	bool avg = !strcmp(c->node->op_type, "AveragePool");
+	int x = fl_onnx_data(c, 0, err), y, n, nsp;
+	int64_t kernel[4];
+	window w;
+
+	if (x < 0 ||
+	    fl_onnx_attr_ints(c, "kernel_shape", kernel, 4, &n, err) < 0)
+		return -1;
+	if (n != tensor_rank(c, x) - 2) {
+		fl_error_set(err, "attribute kernel_shape: needs one value per "
+			     "spatial dim");
+		return -1;
+	}
+	if (fl_onnx_attr_int(c, "ceil_mode", 0)) {
+		fl_error_set(err, "ceil_mode 1 is not supported");
+		return -1;
+	}
+	if (read_window(c, shape_of(c, x), kernel, &w, err) < 0)
+		return -1;
+	if (w.dilation[0] != 1 || (w.nsp == 2 && w.dilation[1] != 1)) {
+		fl_error_set(err, "pooling with dilations is not supported");
+		return -1;
+	}
+	nsp = w.nsp;
+	if ((x = lift_2d(c, x, &w, err)) < 0)
+		return -1;
+	if (avg && has_pads(&w) && !fl_onnx_attr_int(c, "count_include_pad", 0))
+		y = avg_valid_only(c, x, &w, nsp == 2 ? OUT : TMP, err);
+	else if ((x = pad_window(c, x, &w, avg ? 0.0 : -FLT_MAX, err)) < 0)
+		return -1;
+	else
+		y = pool(c, x, &w, avg, nsp == 2 ? OUT : TMP, err);
+	if (y < 0)
+		return -1;
+	return nsp == 1 && drop_unit_height(c, y, err) < 0 ? -1 : 0;
+}
+
+/* GlobalAveragePool, GlobalMaxPool: a reduction over the spatial dims,
+ * which fuselab keeps as extent 1 like ONNX does. */
+static int map_global_pool(fl_onnx_ctx *c, fl_error *err)
+{
+	bool avg = !strcmp(c->node->op_type, "GlobalAveragePool");
+	int x = fl_onnx_data(c, 0, err);
+	int64_t axes[FL_MAX_RANK];
+	int n = 0;
+
+	if (x < 0)
+		return -1;
+	for (int d = 2; d < tensor_rank(c, x); d++)
+		axes[n++] = d;
+	return emit_ints(c, avg ? FL_OP_REDUCE_MEAN : FL_OP_REDUCE_MAX, x,
+			 "axes", axes, n, OUT, err) < 0 ? -1 : 0;
+}
+
+/* --- normalisations, softmax --- */
+
+/* A per-channel parameter [C] of an NC... tensor of rank r as [C,1,..]. */
+static int per_channel(fl_onnx_ctx *c, int k, int rank, fl_error *err)
+{
+	int p = fl_onnx_data(c, k, err);
+	fl_shape s = {0};
+
+	if (p < 0 || rank <= 2)
+		return p;
+	s.rank = rank - 1;
+	s.dim[0] = fl_shape_numel(shape_of(c, p));
+	for (int d = 1; d < s.rank; d++)
+		s.dim[d] = 1;
+	return fl_onnx_reshape(c, p, &s, TMP, err);
+}
+
+static int map_batchnorm(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), in[5], r;
+	fl_attrs a = {0};
+
+	if (x < 0)
+		return -1;
+	r = tensor_rank(c, x);
+	in[0] = x;
+	/* ONNX: X, scale, B, mean, var; fuselab: x, mean, var, gamma, beta */
+	if ((in[1] = per_channel(c, 3, r, err)) < 0 ||
+	    (in[2] = per_channel(c, 4, r, err)) < 0 ||
+	    (in[3] = per_channel(c, 1, r, err)) < 0 ||
+	    (in[4] = per_channel(c, 2, r, err)) < 0)
+		return -1;
+	if (fl_attrs_set_number(&a, "eps",
+				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_BATCHNORM, in, 5, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+static int map_layernorm(fl_onnx_ctx *c, fl_error *err)
+{
+	int in[3], n = 0;
+	fl_attrs a = {0};
+
+	for (int k = 0; k < 3 && fl_onnx_has_input(c, k); k++)
+		if ((in[n++] = fl_onnx_data(c, k, err)) < 0)
+			return -1;
+	if (fl_attrs_set_number(&a, "axis",
+				(double)fl_onnx_attr_int(c, "axis", -1)) < 0 ||
+	    fl_attrs_set_number(&a, "eps",
+				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_LAYERNORM, in, n, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Softmax, LogSoftmax.  From opset 13 along "axis" (default -1); before,
+ * over the input coerced to 2-D at "axis" (default 1): every dim from
+ * axis on is one row. */
+static int map_softmax(fl_onnx_ctx *c, fl_error *err)
+{
+	fl_op_kind kind = !strcmp(c->node->op_type, "Softmax")
+			  ? FL_OP_SOFTMAX : FL_OP_LOG_SOFTMAX;
+	int x = fl_onnx_data(c, 0, err), axis, y;
+	fl_shape s, rows;
+	fl_attrs a = {0};
+
+	if (x < 0)
+		return -1;
+	s = *shape_of(c, x);
+	axis = fl_axis_normalize(fl_onnx_attr_int(c, "axis",
+						  c->opset < 13 ? 1 : -1),
+				 s.rank);
+	if (axis < 0) {
+		fl_error_set(err, "attribute axis: out of range");
+		return -1;
+	}
+	if (c->opset >= 13 || axis == s.rank - 1) {
+		if (fl_attrs_set_number(&a, "axis", axis) < 0) {
+			fl_attrs_free(&a);
+			return oom(err);
+		}
+		return emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	}
+	rows = fl_shape_make(2, (int64_t[]){1, 1});
+	for (int d = 0; d < s.rank; d++)
+		rows.dim[d >= axis] *= s.dim[d];
+	if ((x = fl_onnx_reshape(c, x, &rows, TMP, err)) < 0 ||
+	    (y = fl_onnx_emit1(c, kind, x, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_reshape(c, y, &s, OUT, err) < 0 ? -1 : 0;
+}
+
+/* --- reductions --- */
+
+/* The axes of a reduction: an attribute, or from opset 13 (ReduceSum)
+ * or 18 (the others) an optional input.  *n = 0 means all axes, unless
+ * noop_with_empty_axes asks for no reduction (*noop). */
+static int reduce_axes(fl_onnx_ctx *c, int rank, int64_t *axes, int *n,
+		       bool *noop, fl_error *err)
+{
+	bool sum = !strcmp(c->node->op_type, "ReduceSum");
+	bool as_input = c->opset >= (sum ? 13 : 18);
+
+	*noop = false;
+	if (!as_input) {
+		if (fl_onnx_attr_ints(c, "axes", axes, FL_MAX_RANK, n, err) < 0)
+			return -1;
+	} else if (fl_onnx_has_input(c, 1)) {
+		if (fl_onnx_input_ints(c, 1, axes, FL_MAX_RANK, n, err) < 0)
+			return -1;
+	} else {
+		*n = -1;
+	}
+	if (*n <= 0) {
+		*noop = as_input && fl_onnx_attr_int(c, "noop_with_empty_axes", 0);
+		*n = 0;
+		for (int d = 0; d < rank; d++)
+			axes[(*n)++] = d;
+	}
+	for (int k = 0; k < *n; k++)
+		if ((axes[k] = fl_axis_normalize(axes[k], rank)) < 0) {
+			fl_error_set(err, "axes: out of range");
+			return -1;
+		}
+	return 0;
+}
+
+static int map_reduce(fl_onnx_ctx *c, fl_error *err)
+{
+	static const struct {
+		const char *t;
+		fl_op_kind kind;
+	} kinds[] = {{"ReduceSum", FL_OP_REDUCE_SUM},
+		     {"ReduceMean", FL_OP_REDUCE_MEAN},
+		     {"ReduceMax", FL_OP_REDUCE_MAX},
+		     {"ReduceMin", FL_OP_REDUCE_MIN}};
+	int x = fl_onnx_data(c, 0, err), n, y;
+	bool keep = fl_onnx_attr_int(c, "keepdims", 1) != 0, noop;
+	fl_op_kind kind = FL_OP_REDUCE_SUM;
+	int64_t axes[FL_MAX_RANK];
+	fl_shape s;
+
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		if (!strcmp(c->node->op_type, kinds[k].t))
+			kind = kinds[k].kind;
+	if (x < 0 || reduce_axes(c, tensor_rank(c, x), axes, &n, &noop, err) < 0)
+		return -1;
+	if (noop)
+		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
+	y = emit_ints(c, kind, x, "axes", axes, n, keep ? OUT : TMP, err);
+	if (y < 0 || keep)
+		return y < 0 ? -1 : 0;
+	/* keepdims 0: the reduced dims go */
+	s = *shape_of(c, y);
+	s.rank = 0;
+	for (int d = 0; d < shape_of(c, y)->rank; d++) {
+		bool reduced = false;
+
+		for (int k = 0; k < n; k++)
+			reduced |= axes[k] == d;
+		if (!reduced)
+			s.dim[s.rank++] = shape_of(c, y)->dim[d];
+	}
+	return fl_onnx_reshape(c, y, &s, OUT, err) < 0 ? -1 : 0;
+}
+
+/* --- shapes and data movement --- */
+
+bool fl_onnx_is_reshape_family(const char *t)
+{
+	return !strcmp(t, "Reshape") || !strcmp(t, "Flatten") ||
+	       !strcmp(t, "Squeeze") || !strcmp(t, "Unsqueeze") ||
+	       !strcmp(t, "Identity");
+}
+
+static int reshape_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
+			  fl_error *err)
+{
+	bool allow_zero = fl_onnx_attr_int(c, "allowzero", 0) != 0;
+	int64_t dims[FL_MAX_RANK], known = 1, total = fl_shape_numel(in);
+	int n, infer = -1;
+
+	if (fl_onnx_input_ints(c, 1, dims, FL_MAX_RANK, &n, err) < 0)
+		return -1;
+	for (int d = 0; d < n; d++) {
+		if (dims[d] == 0 && !allow_zero && d < in->rank)
+			dims[d] = in->dim[d];
+		if (dims[d] == -1 && infer < 0) {
+			infer = d;
+			continue;
+		}
+		if (dims[d] < 1) {
+			fl_error_set(err, "shape[%d] is %lld", d,
+				     (long long)dims[d]);
+			return -1;
+		}
+		known *= dims[d];
+	}
+	if (infer >= 0)
+		dims[infer] = known > 0 && total % known == 0 ? total / known : -1;
+	*out = fl_shape_make(n, dims);
+	if ((infer >= 0 && dims[infer] < 1) || fl_shape_numel(out) != total) {
+		char a[128];
+
+		fl_error_set(err, "cannot reshape %s to %d dims with %lld "
+			     "elements", fl_shape_format(in, a, sizeof a), n,
+			     (long long)fl_shape_numel(out));
+		return -1;
+	}
+	return 0;
+}
+
+static int axes_of(fl_onnx_ctx *c, int64_t *axes, int *n, fl_error *err)
+{
+	if (c->opset < 13)
+		return fl_onnx_attr_ints(c, "axes", axes, FL_MAX_RANK, n, err);
+	*n = -1;
+	if (!fl_onnx_has_input(c, 1))
+		return 0;
+	return fl_onnx_input_ints(c, 1, axes, FL_MAX_RANK, n, err);
+}
+
+static int squeeze_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
+			  fl_error *err)
+{
+	int64_t axes[FL_MAX_RANK];
+	bool drop[FL_MAX_RANK] = {false};
+	int n;
+
+	if (axes_of(c, axes, &n, err) < 0)
+		return -1;
+	for (int d = 0; d < in->rank; d++)
+		drop[d] = n < 0 && in->dim[d] == 1;
+	for (int k = 0; k < n; k++) {
+		int d = fl_axis_normalize(axes[k], in->rank);
+
+		if (d < 0 || in->dim[d] != 1) {
+			fl_error_set(err, "axes[%d]: not an axis of extent 1", k);
+			return -1;
+		}
+		drop[d] = true;
+	}
+	out->rank = 0;
+	for (int d = 0; d < in->rank; d++)
+		if (!drop[d])
+			out->dim[out->rank++] = in->dim[d];
+	return 0;
+}
+
+static int unsqueeze_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
+			    fl_error *err)
+{
+	int64_t axes[FL_MAX_RANK];
+	bool unit[FL_MAX_RANK] = {false};
+	int n, r, src = 0;
+
+	if (axes_of(c, axes, &n, err) < 0)
+		return -1;
+	r = in->rank + (n > 0 ? n : 0);
+	if (n <= 0 || r > FL_MAX_RANK) {
+		fl_error_set(err, "axes: missing, or rank above %d",
+			     FL_MAX_RANK);
+		return -1;
+	}
+	for (int k = 0; k < n; k++) {
+		int d = fl_axis_normalize(axes[k], r);
+
+		if (d < 0 || unit[d]) {
+			fl_error_set(err, "axes[%d]: out of range or repeated",
+				     k);
+			return -1;
+		}
+		unit[d] = true;
+	}
+	out->rank = r;
+	for (int d = 0; d < r; d++)
+		out->dim[d] = unit[d] ? 1 : in->dim[src++];
+	return 0;
+}
+
+int fl_onnx_reshape_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
+			   fl_error *err)
+{
+	const char *t = c->node->op_type;
+
+	if (!strcmp(t, "Reshape"))
+		return reshape_target(c, in, out, err);
+	if (!strcmp(t, "Squeeze"))
+		return squeeze_target(c, in, out, err);
+	if (!strcmp(t, "Unsqueeze"))
+		return unsqueeze_target(c, in, out, err);
+	if (!strcmp(t, "Flatten")) {
+		int axis = (int)fl_onnx_attr_int(c, "axis", 1);
+
+		if (axis < 0)
+			axis += in->rank;
+		if (axis < 0 || axis > in->rank) {
+			fl_error_set(err, "attribute axis: out of range");
+			return -1;
+		}
+		*out = fl_shape_make(2, (int64_t[]){1, 1});
+		for (int d = 0; d < in->rank; d++)
+			out->dim[d >= axis] *= in->dim[d];
+		return 0;
+	}
+	*out = *in;
+	return 0;
+}
+
+static int map_reshape_family(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err);
+	fl_shape s;
+
+	if (x < 0 || fl_onnx_reshape_target(c, shape_of(c, x), &s, err) < 0)
+		return -1;
+	return fl_onnx_reshape(c, x, &s, OUT, err) < 0 ? -1 : 0;
+}
+
+static int map_transpose(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), n;
+	int64_t perm[FL_MAX_RANK];
+
+	if (x < 0 || fl_onnx_attr_ints(c, "perm", perm, FL_MAX_RANK, &n,
+				       err) < 0)
+		return -1;
+	if (n < 0)
+		for (n = 0; n < tensor_rank(c, x); n++)
+			perm[n] = tensor_rank(c, x) - 1 - n;
+	return emit_ints(c, FL_OP_TRANSPOSE, x, "perm", perm, n, OUT,
+			 err) < 0 ? -1 : 0;
+}
+
+static int map_concat(fl_onnx_ctx *c, fl_error *err)
+{
+	int n = fl_onnx_n_inputs(c), *in = malloc((size_t)(n + 1) * sizeof *in);
+	fl_attrs a = {0};
+	int rc = -1;
+
+	if (!in)
+		return oom(err);
+	for (int k = 0; k < n; k++)
+		if ((in[k] = fl_onnx_data(c, k, err)) < 0)
+			goto out;
+	if (fl_attrs_set_number(&a, "axis",
+				(double)fl_onnx_attr_int(c, "axis", 0)) < 0) {
+		fl_attrs_free(&a);
+		oom(err);
+		goto out;
+	}
+	rc = emit_attrs(c, FL_OP_CONCAT, in, n, &a, OUT, err) < 0 ? -1 : 0;
+out:
+	free(in);
+	return rc;
+}
+
+/* Slice's parameters: attributes before opset 10, inputs from 10 on. */
+static int slice_params(fl_onnx_ctx *c, int64_t *st, int64_t *en,
+			int64_t *ax, int64_t *sp, int *n, fl_error *err)
+{
+	int n_en, n_ax = -1, n_sp = -1;
+
+	if (c->opset < 10) {
+		if (fl_onnx_attr_ints(c, "starts", st, FL_MAX_RANK, n, err) < 0 ||
+		    fl_onnx_attr_ints(c, "ends", en, FL_MAX_RANK, &n_en, err) < 0 ||
+		    fl_onnx_attr_ints(c, "axes", ax, FL_MAX_RANK, &n_ax, err) < 0)
+			return -1;
+	} else if (fl_onnx_input_ints(c, 1, st, FL_MAX_RANK, n, err) < 0 ||
+		   fl_onnx_input_ints(c, 2, en, FL_MAX_RANK, &n_en, err) < 0 ||
+		   (fl_onnx_has_input(c, 3) &&
+		    fl_onnx_input_ints(c, 3, ax, FL_MAX_RANK, &n_ax, err) < 0) ||
+		   (fl_onnx_has_input(c, 4) &&
+		    fl_onnx_input_ints(c, 4, sp, FL_MAX_RANK, &n_sp, err) < 0)) {
+		return -1;
+	}
+	if (*n < 0 || n_en != *n || (n_ax >= 0 && n_ax != *n) ||
+	    (n_sp >= 0 && n_sp != *n)) {
+		fl_error_set(err, "starts, ends, axes and steps must have the "
+			     "same length");
+		return -1;
+	}
+	for (int k = 0; k < *n; k++) {
+		if (n_ax < 0)
+			ax[k] = k;
+		if (n_sp < 0)
+			sp[k] = 1;
+	}
+	return 0;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+int fl_onnx_slice_box(fl_onnx_ctx *c, const fl_shape *in, int64_t *start,
+		      int64_t *step, fl_shape *out, fl_error *err)
+{
+	int64_t st[FL_MAX_RANK], en[FL_MAX_RANK], ax[FL_MAX_RANK],
+		sp[FL_MAX_RANK];
+	int n;
+
+	if (slice_params(c, st, en, ax, sp, &n, err) < 0)
+		return -1;
+	*out = *in;
+	for (int d = 0; d < in->rank; d++)
+		start[d] = 0, step[d] = 1;
+	for (int k = 0; k < n; k++) {
+		int d = fl_axis_normalize(ax[k], in->rank);
+		int64_t dim, s, e;
+
+		if (d < 0 || sp[k] == 0) {
+			fl_error_set(err, "axes[%d] out of range or step 0", k);
+			return -1;
+		}
+		dim = in->dim[d];
+		s = st[k] < 0 ? st[k] + dim : st[k];
+		e = en[k] < 0 && en[k] > INT64_MIN / 2 ? en[k] + dim : en[k];
+		s = sp[k] > 0 ? clamp64(s, 0, dim) : clamp64(s, 0, dim - 1);
+		e = sp[k] > 0 ? clamp64(e, 0, dim) : clamp64(e, -1, dim - 1);
+		start[d] = s;
+		step[d] = sp[k];
+		out->dim[d] = sp[k] > 0 ? (e > s ? (e - s + sp[k] - 1) / sp[k] : 0)
+					: (s > e ? (s - e - sp[k] - 1) / -sp[k] : 0);
+	}
+	return 0;
+}
+
+static int map_slice(fl_onnx_ctx *c, fl_error *err)
+{
+	int64_t start[FL_MAX_RANK], step[FL_MAX_RANK], end[FL_MAX_RANK];
+	int x = fl_onnx_data(c, 0, err);
+	fl_attrs a = {0};
+	fl_shape s;
+
+	if (x < 0 || fl_onnx_slice_box(c, shape_of(c, x), start, step, &s,
+				       err) < 0)
+		return -1;
+	for (int d = 0; d < s.rank; d++) {
+		if (s.dim[d] < 1 || step[d] < 1) {
+			fl_error_set(err, "an empty slice or a negative step "
+				     "(dim %d) is not supported", d);
+			return -1;
+		}
+		end[d] = start[d] + (s.dim[d] - 1) * step[d] + 1;
+	}
+	if (fl_attrs_set_ints(&a, "starts", start, s.rank) < 0 ||
+	    fl_attrs_set_ints(&a, "ends", end, s.rank) < 0 ||
+	    fl_attrs_set_ints(&a, "steps", step, s.rank) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_SLICE, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Pad's pads: an attribute before opset 11, then an input; from opset
+ * 18 an optional axes input says which dims the pads are for. */
+static int pad_amounts(fl_onnx_ctx *c, int rank, int64_t *pads,
+		       fl_error *err)
+{
+	int64_t given[2 * FL_MAX_RANK], axes[FL_MAX_RANK];
+	int n, n_ax = -1;
+
+	if (c->opset < 11) {
+		if (fl_onnx_attr_ints(c, "pads", given, 2 * FL_MAX_RANK, &n,
+				      err) < 0)
+			return -1;
+	} else if (fl_onnx_input_ints(c, 1, given, 2 * FL_MAX_RANK, &n,
+				      err) < 0 ||
+		   (fl_onnx_has_input(c, 3) &&
+		    fl_onnx_input_ints(c, 3, axes, FL_MAX_RANK, &n_ax, err) < 0)) {
+		return -1;
+	}
+	if (n_ax < 0)
+		for (n_ax = 0; n_ax < rank; n_ax++)
+			axes[n_ax] = n_ax;
+	if (n != 2 * n_ax) {
+		fl_error_set(err, "pads: %d values for %d axes", n, n_ax);
+		return -1;
+	}
+	memset(pads, 0, 2 * (size_t)rank * sizeof *pads);
+	for (int k = 0; k < n_ax; k++) {
+		int d = fl_axis_normalize(axes[k], rank);
+
+		if (d < 0 || given[k] < 0 || given[n_ax + k] < 0) {
+			fl_error_set(err, "pads: bad axis or negative pad");
+			return -1;
+		}
+		pads[d] = given[k];
+		pads[rank + d] = given[n_ax + k];
+	}
+	return 0;
+}
+
+static int map_pad(fl_onnx_ctx *c, fl_error *err)
+{
+	char buf[16];
+	int x = fl_onnx_data(c, 0, err), r;
+	int64_t pads[2 * FL_MAX_RANK];
+	const fl_onnx_values *v;
+	double value = fl_onnx_attr_float(c, "value", 0.0f);
+	fl_attrs a = {0};
+
+	if (x < 0)
+		return -1;
+	if (strcmp(fl_onnx_attr_string(c, "mode", "constant", buf, sizeof buf),
+		   "constant")) {
+		fl_error_set(err, "mode \"%s\": only constant padding is "
+			     "supported", buf);
+		return -1;
+	}
+	r = tensor_rank(c, x);
+	if (pad_amounts(c, r, pads, err) < 0)
+		return -1;
+	if (c->opset >= 11 && fl_onnx_has_input(c, 2)) {
+		if (!(v = fl_onnx_input_known(c, 2)) || v->n != 1) {
+			fl_error_set(err, "constant_value must be a scalar "
+				     "known at import");
+			return -1;
+		}
+		value = v->f[0];
+	}
+	if (fl_attrs_set_ints(&a, "pads", pads, 2 * r) < 0 ||
+	    fl_attrs_set_number(&a, "value", value) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_PAD, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Gather; known indices are made non-negative here, since fuselab's
+ * gather clamps where ONNX counts from the end. */
+static int map_gather(fl_onnx_ctx *c, fl_error *err)
+{
+	int in[2] = {fl_onnx_data(c, 0, err), -1};
+	const fl_onnx_values *idx = fl_onnx_input_known(c, 1);
+	int64_t axis = fl_onnx_attr_int(c, "axis", 0);
+	fl_attrs a = {0};
+	int ax;
+
+	if (in[0] < 0)
+		return -1;
+	ax = fl_axis_normalize(axis, tensor_rank(c, in[0]));
+	if (ax < 0) {
+		fl_error_set(err, "attribute axis: out of range");
+		return -1;
+	}
+	if ((in[1] = fl_onnx_data_any(c, 1, err)) < 0)
+		return -1;
+	if (idx && idx->i) {
+		fl_tensor *t = &c->g->tensors[in[1]];
+		int64_t ext = shape_of(c, in[0])->dim[ax];
+
+		for (int64_t k = 0; k < t->n_data; k++) {
+			if (idx->i[k] < -ext || idx->i[k] >= ext) {
+				fl_error_set(err, "index %lld outside [-%lld, "
+					     "%lld)", (long long)idx->i[k],
+					     (long long)ext, (long long)ext);
+				return -1;
+			}
+			t->data[k] = (float)(idx->i[k] < 0 ? idx->i[k] + ext
+							   : idx->i[k]);
+		}
+	}
+	if (fl_attrs_set_number(&a, "axis", ax) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_GATHER, in, 2, &a, OUT, err) < 0 ? -1 : 0;
+}
+
+/* Expand: numpy broadcasting both ways between x and the given shape. */
+static int map_expand(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), n;
+	int64_t dims[FL_MAX_RANK];
+	fl_shape to, s;
+
+	if (x < 0 || fl_onnx_input_ints(c, 1, dims, FL_MAX_RANK, &n, err) < 0)
+		return -1;
+	to = fl_shape_make(n, dims);
+	if (fl_shape_broadcast(shape_of(c, x), &to, &s, err) < 0)
+		return -1;
+	if (fl_shape_equal(&s, shape_of(c, x)))
+		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
+	return emit_ints(c, FL_OP_BROADCAST_TO, x, "shape", s.dim, s.rank, OUT,
+			 err) < 0 ? -1 : 0;
+}
+
+/* --- the table --- */
+
+static const struct {
+	const char *op_type;
+	fl_onnx_map_fn map;
+} mappings[] = {
+	{"Neg", map_unary}, {"Abs", map_unary}, {"Sqrt", map_unary},
+	{"Reciprocal", map_unary}, {"Exp", map_unary}, {"Log", map_unary},
+	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
+	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
+	{"Add", map_binary}, {"Sub", map_binary}, {"Mul", map_binary},
+	{"Div", map_binary}, {"Pow", map_binary}, {"Max", map_binary},
+	{"Min", map_binary}, {"Sum", map_binary}, {"Mean", map_binary},
+	{"Where", map_where}, {"LeakyRelu", map_leaky_relu},
+	{"Elu", map_elu}, {"HardSigmoid", map_hard_sigmoid},
+	{"HardSwish", map_hard_swish}, {"Clip", map_clip},
+	{"Gelu", map_gelu}, {"Cast", map_cast},
+	{"MatMul", map_matmul}, {"Gemm", map_gemm}, {"Conv", map_conv},
+	{"MaxPool", map_pool}, {"AveragePool", map_pool},
+	{"GlobalAveragePool", map_global_pool},
+	{"GlobalMaxPool", map_global_pool},
+	{"BatchNormalization", map_batchnorm},
+	{"LayerNormalization", map_layernorm},
+	{"Softmax", map_softmax}, {"LogSoftmax", map_softmax},
+	{"ReduceSum", map_reduce}, {"ReduceMean", map_reduce},
+	{"ReduceMax", map_reduce}, {"ReduceMin", map_reduce},
+	{"Reshape", map_reshape_family}, {"Flatten", map_reshape_family},
+	{"Squeeze", map_reshape_family}, {"Unsqueeze", map_reshape_family},
+	{"Transpose", map_transpose}, {"Concat", map_concat},
+	{"Slice", map_slice}, {"Pad", map_pad}, {"Gather", map_gather},
+	{"Expand", map_expand},
+};
+
+fl_onnx_map_fn fl_onnx_mapping(const char *op_type)
+{
+	for (size_t k = 0; k < sizeof mappings / sizeof mappings[0]; k++)
+		if (!strcmp(mappings[k].op_type, op_type))
+			return mappings[k].map;
+	return NULL;
+}
