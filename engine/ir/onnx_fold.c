@@ -5,8 +5,8 @@
  * known, which it always is) and its op type is one of the small
  * integer operators that exporters use to compute shapes (Shape, Gather,
  * Unsqueeze, Concat, Cast, Slice, arithmetic, ConstantOfShape, Range,
- * ...), computes its outputs and binds them as known values; the node
- * adds no op.  Constant nodes always fold.  Integer arithmetic is exact
+ * ...), and the inputs are integral (bool included), computes its
+ * outputs and binds them as known values; the node adds no op.  Constant nodes always fold.  Integer arithmetic is exact
  * (int64); float values are computed in double and stored as float.
  * Anything else is left to the mapping (returns 0). */
 #include "onnx_import_impl.h"
@@ -563,10 +563,18 @@ static bool enough_inputs(const fl_onnx_ctx *c, const char *t)
 	return fl_onnx_n_inputs(c) >= need;
 }
 
-static bool all_inputs_known(fl_onnx_ctx *c)
+/* Every input known; and integral too, except for the ops that make
+ * values (Cast, ConstantOfShape, Range): float arithmetic on weights is
+ * left to the graph, where the initializers keep their data and the
+ * preprocess folds what it wants. */
+static bool all_inputs_known(fl_onnx_ctx *c, const char *t)
 {
+	bool makes = !strcmp(t, "Cast") || !strcmp(t, "ConstantOfShape") ||
+		     !strcmp(t, "Range");
+
 	for (int k = 0; k < fl_onnx_n_inputs(c); k++)
-		if (fl_onnx_has_input(c, k) && !known(c, k))
+		if (fl_onnx_has_input(c, k) &&
+		    (!known(c, k) || (!makes && !known(c, k)->i)))
 			return false;
 	return fl_onnx_n_inputs(c) > 0 && fl_onnx_has_input(c, 0);
 }
@@ -593,7 +601,7 @@ int fl_onnx_fold_node(fl_onnx_ctx *c, fl_error *err)
 		rc = fl_onnx_input(c, 0, err) == NULL ? -1
 		     : t[1] == 'h' ? fold_shape(c, &v, err)
 				   : fold_size(c, &v, err);
-	else if (!all_inputs_known(c) || !enough_inputs(c, t))
+	else if (!all_inputs_known(c, t) || !enough_inputs(c, t))
 		return 0;
 	else
 		rc = fold_by_type(c, t, &v, err);

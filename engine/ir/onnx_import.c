@@ -661,6 +661,19 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 static int add_inputs(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 		      const fl_onnx_import_opts *o, fl_error *err)
 {
+	for (int k = 0; o && k < o->n_shapes; k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < gp->n_input && !found; i++)
+			found = gp->input[i]->name &&
+				!strcmp(gp->input[i]->name, o->shapes[k].name);
+		if (!found) {
+			fl_error_set(err, "--input-shape %s: the model has no "
+				     "input of that name",
+				     fl_error_name(o->shapes[k].name));
+			return -1;
+		}
+	}
 	for (size_t k = 0; k < gp->n_input; k++) {
 		const Onnx__ValueInfoProto *vi = gp->input[k];
 
@@ -673,19 +686,6 @@ static int add_inputs(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 		if (add_input(c, vi, o, err) < 0) {
 			fl_error_prefix(err, "input %s",
 					fl_error_name(vi->name));
-			return -1;
-		}
-	}
-	for (int k = 0; o && k < o->n_shapes; k++) {
-		bool found = false;
-
-		for (size_t i = 0; i < gp->n_input && !found; i++)
-			found = gp->input[i]->name &&
-				!strcmp(gp->input[i]->name, o->shapes[k].name);
-		if (!found) {
-			fl_error_set(err, "--input-shape %s: the model has no "
-				     "input of that name",
-				     fl_error_name(o->shapes[k].name));
 			return -1;
 		}
 	}

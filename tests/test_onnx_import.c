@@ -1,0 +1,669 @@
+/* ONNX import (onnx_import.h): backend-test models load with the right
+ * shapes and ops, hand-made models check real data, folding, custom
+ * ops, provenance, --input-shape and the errors of bad files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp.h"
+#include "onnx.pb-c.h"
+#include "onnx_import.h"
+#include "test_util.h"
+
+#define TESTDATA "/usr/share/libonnx-testdata/data"
+#define MAXN 12
+
+/* A model built in memory from protobuf-c structs (static storage, no
+ * allocation), packed with onnx__model_proto__pack. */
+typedef struct model {
+	Onnx__ModelProto m;
+	Onnx__GraphProto g;
+	Onnx__OperatorSetIdProto opset, *opsets[1];
+	Onnx__NodeProto node[MAXN], *nodes[MAXN];
+	char *node_in[MAXN][4], *node_out[MAXN][1];
+	Onnx__AttributeProto attr[MAXN], *attrs[MAXN][1];
+	Onnx__ValueInfoProto vi[MAXN], *ins[MAXN], *outs[MAXN];
+	Onnx__TypeProto tp[MAXN];
+	Onnx__TypeProto__Tensor tt[MAXN];
+	Onnx__TensorShapeProto sp[MAXN];
+	Onnx__TensorShapeProto__Dimension dim[MAXN][FL_MAX_RANK + 2];
+	Onnx__TensorShapeProto__Dimension *dims[MAXN][FL_MAX_RANK + 2];
+	Onnx__TensorProto init[MAXN], *inits[MAXN];
+	int n_vi;
+} model;
+
+static void model_init(model *b, int64_t opset)
+{
+	memset(b, 0, sizeof *b);
+	onnx__model_proto__init(&b->m);
+	onnx__graph_proto__init(&b->g);
+	onnx__operator_set_id_proto__init(&b->opset);
+	b->opset.domain = "";
+	b->opset.has_version = 1;
+	b->opset.version = opset;
+	b->opsets[0] = &b->opset;
+	b->m.has_ir_version = 1;
+	b->m.ir_version = 8;
+	b->m.producer_name = "fuselab-test";
+	b->m.n_opset_import = 1;
+	b->m.opset_import = b->opsets;
+	b->m.graph = &b->g;
+	b->g.name = "handmade";
+	b->g.node = b->nodes;
+	b->g.input = b->ins;
+	b->g.output = b->outs;
+	b->g.initializer = b->inits;
+}
+
+/* A float tensor value; dims[d] == 0 is dynamic ("N"). */
+static Onnx__ValueInfoProto *value(model *b, const char *name,
+				   const int64_t *dims, int rank)
+{
+	int k = b->n_vi++;
+
+	onnx__value_info_proto__init(&b->vi[k]);
+	onnx__type_proto__init(&b->tp[k]);
+	onnx__type_proto__tensor__init(&b->tt[k]);
+	onnx__tensor_shape_proto__init(&b->sp[k]);
+	b->vi[k].name = (char *)name;
+	b->vi[k].type = &b->tp[k];
+	b->tp[k].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	b->tp[k].tensor_type = &b->tt[k];
+	b->tt[k].has_elem_type = 1;
+	b->tt[k].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	b->tt[k].shape = &b->sp[k];
+	b->sp[k].n_dim = (size_t)rank;
+	b->sp[k].dim = b->dims[k];
+	for (int d = 0; d < rank; d++) {
+		Onnx__TensorShapeProto__Dimension *x = &b->dim[k][d];
+
+		onnx__tensor_shape_proto__dimension__init(x);
+		if (dims[d]) {
+			x->value_case =
+			      ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			x->dim_value = dims[d];
+		} else {
+			x->value_case =
+			      ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			x->dim_param = "N";
+		}
+		b->dims[k][d] = x;
+	}
+	return &b->vi[k];
+}
+
+static void input(model *b, const char *name, const int64_t *dims, int rank)
+{
+	b->ins[b->g.n_input++] = value(b, name, dims, rank);
+}
+
+static void output(model *b, const char *name, const int64_t *dims, int rank)
+{
+	b->outs[b->g.n_output++] = value(b, name, dims, rank);
+}
+
+/* Node k: op_type on up to 4 inputs (NULL ends them) into out. */
+static Onnx__NodeProto *node(model *b, const char *op, const char *name,
+			     const char *const *in, const char *out)
+{
+	int k = (int)b->g.n_node++;
+	Onnx__NodeProto *n = &b->node[k];
+
+	onnx__node_proto__init(n);
+	n->op_type = (char *)op;
+	n->name = (char *)name;
+	for (; in && in[n->n_input]; n->n_input++)
+		b->node_in[k][n->n_input] = (char *)in[n->n_input];
+	n->input = b->node_in[k];
+	b->node_out[k][0] = (char *)out;
+	n->n_output = 1;
+	n->output = b->node_out[k];
+	b->nodes[k] = n;
+	return n;
+}
+
+/* One attribute on the last node. */
+static Onnx__AttributeProto *attr(model *b, const char *name)
+{
+	int k = (int)b->g.n_node - 1;
+	Onnx__AttributeProto *a = &b->attr[k];
+
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	b->attrs[k][0] = a;
+	b->node[k].n_attribute = 1;
+	b->node[k].attribute = b->attrs[k];
+	return a;
+}
+
+static void initializer(model *b, const char *name, int dtype, int64_t *dims,
+			int rank, float *f, int64_t *i, size_t n)
+{
+	Onnx__TensorProto *t = &b->init[b->g.n_initializer];
+
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	t->data_type = dtype;
+	t->n_dims = (size_t)rank;
+	t->dims = dims;
+	if (f) {
+		t->n_float_data = n;
+		t->float_data = f;
+	} else {
+		t->n_int64_data = n;
+		t->int64_data = i;
+	}
+	b->inits[b->g.n_initializer++] = t;
+}
+
+static uint8_t *pack(const model *b, size_t *len)
+{
+	uint8_t *buf;
+
+	*len = onnx__model_proto__get_packed_size(&b->m);
+	buf = malloc(*len + 1);
+	assert_non_null(buf);
+	onnx__model_proto__pack(&b->m, buf);
+	return buf;
+}
+
+static fl_graph *load(const model *b, const fl_onnx_import_opts *o,
+		      fl_onnx_info *info, fl_error *err)
+{
+	size_t len;
+	uint8_t *buf = pack(b, &len);
+	fl_graph *g = fl_onnx_load_bytes(buf, len, "m.onnx", NULL, o, info, err);
+
+	free(buf);
+	return g;
+}
+
+static void write_model(const model *b, const char *path)
+{
+	size_t len;
+	uint8_t *buf = pack(b, &len);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+static int count_kind(const fl_graph *g, fl_op_kind kind)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->n_ops; i++)
+		n += g->ops[i].kind == kind;
+	return n;
+}
+
+static const fl_tensor *tensor(const fl_graph *g, const char *name)
+{
+	int t = fl_graph_find_tensor(g, name);
+
+	assert_true(t >= 0);
+	return &g->tensors[t];
+}
+
+static void assert_shape(const fl_tensor *t, int rank, const int64_t *dims)
+{
+	assert_int_equal(t->shape.rank, rank);
+	for (int d = 0; d < rank; d++)
+		assert_int_equal(t->shape.dim[d], dims[d]);
+}
+
+/* --- backend-test models --- */
+
+static fl_graph *load_backend(const char *test, fl_onnx_info *info)
+{
+	char path[512];
+	fl_error err = {{0}};
+	fl_graph *g;
+
+	snprintf(path, sizeof path, TESTDATA "/node/%s/model.onnx", test);
+	g = fl_onnx_load_file(path, NULL, info, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	return g;
+}
+
+static void test_onnx_import_backend_conv_and_pool(void **state)
+{
+	fl_graph *g;
+
+	(void)state;
+	/* pads 1 around a 5x5 image: an explicit pad, then conv2d */
+	g = load_backend("test_basic_conv_with_padding", NULL);
+	assert_int_equal(count_kind(g, FL_OP_PAD), 1);
+	assert_int_equal(count_kind(g, FL_OP_CONV2D), 1);
+	assert_shape(tensor(g, "y"), 4, (int64_t[]){1, 1, 5, 5});
+	assert_int_equal(tensor(g, "x")->role, FL_ROLE_INPUT);
+	assert_int_equal(tensor(g, "y")->role, FL_ROLE_OUTPUT);
+	fl_graph_free(g);
+	/* strides 2 with pads: [1,1,7,5] -> [1,1,4,3] */
+	g = load_backend("test_conv_with_strides_padding", NULL);
+	assert_shape(tensor(g, "y"), 4, (int64_t[]){1, 1, 4, 3});
+	fl_graph_free(g);
+	/* count_include_pad 0: the padded mean over a mean of ones */
+	g = load_backend("test_averagepool_2d_pads", NULL);
+	assert_int_equal(count_kind(g, FL_OP_POOL2D), 2);
+	assert_int_equal(count_kind(g, FL_OP_DIV), 1);
+	assert_shape(tensor(g, "y"), 4, (int64_t[]){1, 3, 30, 30});
+	fl_graph_free(g);
+}
+
+static void test_onnx_import_backend_gemm_reduce_transpose(void **state)
+{
+	fl_onnx_info info;
+	fl_graph *g;
+
+	(void)state;
+	g = load_backend("test_gemm_all_attributes", &info);
+	assert_int_equal(count_kind(g, FL_OP_MATMUL), 1);
+	assert_int_equal(count_kind(g, FL_OP_ADD), 1);
+	assert_true(count_kind(g, FL_OP_MUL) >= 1);	/* alpha, beta */
+	assert_int_equal(info.n_types, 1);
+	assert_string_equal(info.types[0].op_type, "Gemm");
+	assert_true(info.types[0].uses[FL_OP_MATMUL]);
+	assert_int_equal(info.n_opsets, 1);
+	assert_string_equal(info.producer_name, "backend-test");
+	fl_onnx_info_free(&info);
+	fl_graph_free(g);
+	/* keepdims 0: reduce_mean keeps a unit dim, a reshape drops it */
+	g = load_backend("test_reduce_mean_do_not_keepdims_example", NULL);
+	assert_int_equal(count_kind(g, FL_OP_REDUCE_MEAN), 1);
+	assert_int_equal(count_kind(g, FL_OP_RESHAPE), 1);
+	assert_shape(tensor(g, "reduced"), 2, (int64_t[]){3, 2});
+	fl_graph_free(g);
+	g = load_backend("test_transpose_default", NULL);
+	assert_int_equal(count_kind(g, FL_OP_TRANSPOSE), 1);
+	assert_shape(tensor(g, "transposed"), 3, (int64_t[]){4, 3, 2});
+	fl_graph_free(g);
+	g = load_backend("test_batchnorm_example", NULL);
+	assert_int_equal(count_kind(g, FL_OP_BATCHNORM), 1);
+	fl_graph_free(g);
+}
+
+/* --- hand-made models --- */
+
+/* y = relu(W + c): W an initializer, c a Constant node; the interpreter
+ * sees their real values. */
+static void test_onnx_import_constants_keep_real_data(void **state)
+{
+	static int64_t wd[] = {2, 3}, cd[] = {3};
+	static float w[] = {1, -2, 3, -4, 5, -6}, cv[] = {0.5f, 1, -1};
+	const float want[] = {1.5f, 0, 2, 0, 6, 0};
+	Onnx__TensorProto ct = ONNX__TENSOR_PROTO__INIT;
+	fl_interp_opts io = {1, 1 << 20};
+	fl_error err = {{0}};
+	fl_values *v;
+	model b;
+	fl_graph *g;
+	int y;
+
+	(void)state;
+	model_init(&b, 13);
+	initializer(&b, "W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, wd, 2, w,
+		    NULL, 6);
+	node(&b, "Constant", "c", NULL, "cval");
+	ct.has_data_type = 1;
+	ct.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	ct.n_dims = 1;
+	ct.dims = cd;
+	ct.n_float_data = 3;
+	ct.float_data = cv;
+	attr(&b, "value")->t = &ct;
+	node(&b, "Add", "add", (const char *[]){"W", "cval", NULL}, "s");
+	node(&b, "Relu", "relu", (const char *[]){"s", NULL}, "y");
+	output(&b, "y", wd, 2);
+	g = load(&b, NULL, NULL, &err);
+	assert_non_null(g);
+	assert_int_equal(tensor(g, "W")->role, FL_ROLE_CONST);
+	assert_int_equal(tensor(g, "W")->n_data, 6);
+	v = fl_interp_run(g, &io, &err);
+	assert_non_null(v);
+	y = fl_graph_find_tensor(g, "y");
+	t_assert_close(v->bufs[y].data, want, 6, 0, 0);
+	fl_values_free(v);
+	fl_graph_free(g);
+}
+
+/* x.reshape(x.shape[0], -1) as exporters write it: Shape, Gather,
+ * Unsqueeze, Concat feed Reshape; all folded, one reshape op left, and
+ * the int64 constants never become tensors. */
+static void test_onnx_import_folds_shape_subgraph(void **state)
+{
+	static int64_t xd[] = {2, 3, 4}, yd[] = {2, 12}, one[] = {1};
+	static int64_t zero = 0, minus1 = -1;
+	fl_error err = {{0}};
+	fl_onnx_info info;
+	model b;
+	fl_graph *g;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 3);
+	initializer(&b, "i0", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, NULL, 0,
+		    NULL, &zero, 1);
+	initializer(&b, "ax", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, one, 1,
+		    NULL, &zero, 1);
+	initializer(&b, "m1", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, one, 1,
+		    NULL, &minus1, 1);
+	node(&b, "Shape", "shape", (const char *[]){"x", NULL}, "s");
+	node(&b, "Gather", "g0", (const char *[]){"s", "i0", NULL}, "n");
+	node(&b, "Unsqueeze", "u", (const char *[]){"n", "ax", NULL}, "n1");
+	node(&b, "Concat", "cat", (const char *[]){"n1", "m1", NULL}, "dims");
+	attr(&b, "axis")->i = 0;
+	b.attr[3].has_i = 1;
+	node(&b, "Reshape", "flat", (const char *[]){"x", "dims", NULL}, "y");
+	output(&b, "y", yd, 2);
+	g = load(&b, NULL, &info, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	assert_int_equal(g->n_ops, 1);
+	assert_int_equal(g->ops[0].kind, FL_OP_RESHAPE);
+	assert_shape(tensor(g, "y"), 2, yd);
+	assert_true(fl_graph_find_tensor(g, "i0") < 0);
+	assert_true(fl_graph_find_tensor(g, "dims") < 0);
+	assert_int_equal(info.types[0].folded, 1);	/* Shape */
+	assert_int_equal(info.types[4].folded, 0);	/* Reshape: an op */
+	fl_onnx_info_free(&info);
+	fl_graph_free(g);
+}
+
+/* An op fuselab does not know becomes custom; its provenance and the
+ * summary say so; the other ops keep their node's name and type. */
+static void test_onnx_import_custom_and_provenance(void **state)
+{
+	static int64_t xd[] = {4, 5};
+	fl_error err = {{0}};
+	fl_onnx_info info;
+	model b;
+	fl_graph *g;
+	int i;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 2);
+	node(&b, "Floor", "fl", (const char *[]){"x", NULL}, "f");
+	node(&b, "Tanh", NULL, (const char *[]){"f", NULL}, "y");
+	output(&b, "y", xd, 2);
+	g = load(&b, NULL, &info, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 1);
+	assert_int_equal(fl_onnx_info_custom_count(&info), 1);
+	assert_string_equal(info.types[0].op_type, "Floor");
+	assert_int_equal(info.types[0].custom, 1);
+	i = fl_graph_find_op(g, "fl");
+	assert_true(i >= 0);
+	assert_string_equal(g->ops[i].prov.source_op, "Floor");
+	i = fl_graph_find_op(g, "Tanh_1");	/* a node without a name */
+	assert_true(i >= 0);
+	assert_string_equal(g->ops[i].prov.origin, "Tanh_1");
+	assert_string_equal(g->ops[i].prov.source_op, "Tanh");
+	fl_onnx_info_free(&info);
+	fl_graph_free(g);
+}
+
+/* The provenance survives opening compound ops. */
+static void test_onnx_import_provenance_through_expansion(void **state)
+{
+	static int64_t xd[] = {2, 8};
+	fl_error err = {{0}};
+	fl_graph *g, *e;
+	model b;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 2);
+	node(&b, "Softmax", "sm", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", xd, 2);
+	g = load(&b, NULL, NULL, &err);
+	assert_non_null(g);
+	e = fl_graph_expand_compounds(g, &err);
+	assert_non_null(e);
+	assert_true(e->n_ops > 1);
+	for (int i = 0; i < e->n_ops; i++) {
+		assert_string_equal(e->ops[i].prov.origin, "sm");
+		assert_string_equal(e->ops[i].prov.source_op, "Softmax");
+	}
+	fl_graph_free(e);
+	fl_graph_free(g);
+}
+
+/* Opset 11 Softmax coerces to 2-D at axis 1: a reshape to [2, 12]
+ * around a softmax over the rows; opset 13 normalises along axis 1 only. */
+static void test_onnx_import_softmax_opset_semantics(void **state)
+{
+	static int64_t xd[] = {2, 3, 4};
+	fl_error err = {{0}};
+	fl_graph *g;
+	model b;
+
+	(void)state;
+	for (int opset = 11; opset <= 13; opset += 2) {
+		model_init(&b, opset);
+		input(&b, "x", xd, 3);
+		node(&b, "Softmax", "sm", (const char *[]){"x", NULL}, "y");
+		attr(&b, "axis")->i = 1;
+		b.attr[0].has_i = 1;
+		output(&b, "y", xd, 3);
+		g = load(&b, NULL, NULL, &err);
+		assert_non_null(g);
+		assert_int_equal(count_kind(g, FL_OP_RESHAPE),
+				 opset == 11 ? 2 : 0);
+		assert_int_equal(count_kind(g, FL_OP_SOFTMAX), 1);
+		fl_graph_free(g);
+	}
+}
+
+static void test_onnx_import_input_shape_option(void **state)
+{
+	static int64_t xd[] = {0, 3};
+	char dir[64], path[128], args[512];
+	char *out;
+	model b;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 2);
+	node(&b, "Relu", "r", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", xd, 2);
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/dyn.onnx", dir);
+	write_model(&b, path);
+	snprintf(args, sizeof args, "--check %s", path);
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "input x: dynamic dimensions: give them with "
+			  "--input-shape x=d1,d2,...");
+	free(out);
+	snprintf(args, sizeof args, "--check --input-shape x=7,3 %s", path);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "valid: yes");
+	t_assert_contains(out, "onnx opsets: ai.onnx 13");
+	t_assert_contains(out, "Relu");
+	free(out);
+	snprintf(args, sizeof args, "--check --input-shape z=1 %s", path);
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "--input-shape z: the model has no input");
+	free(out);
+	t_remove_dir(dir);
+}
+
+/* --- bad input --- */
+
+static void expect_error(const model *b, const char *want)
+{
+	fl_error err = {{0}};
+	fl_graph *g = load(b, NULL, NULL, &err);
+
+	assert_null(g);
+	t_assert_contains(err.msg, want);
+}
+
+static void test_onnx_import_bad_bytes(void **state)
+{
+	static int64_t xd[] = {2};
+	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0x0f};
+	fl_error err = {{0}};
+	size_t len;
+	uint8_t *buf;
+	model b;
+
+	(void)state;
+	assert_null(fl_onnx_load_bytes(junk, sizeof junk, "j.onnx", NULL, NULL,
+				       NULL, &err));
+	t_assert_contains(err.msg, "j.onnx: not an ONNX model");
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	node(&b, "Relu", "r", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", xd, 1);
+	buf = pack(&b, &len);
+	assert_null(fl_onnx_load_bytes(buf, len / 2, "t.onnx", NULL, NULL,
+				       NULL, &err));
+	t_assert_contains(err.msg, "t.onnx: ");
+	free(buf);
+	b.m.graph = NULL;
+	expect_error(&b, "the model has no graph");
+}
+
+static void test_onnx_import_bad_models(void **state)
+{
+	static int64_t xd[] = {2}, big[] = {1000000, 1000000};
+	static int64_t r9[] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+	model b;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	node(&b, "Relu", "r", (const char *[]){"nope", NULL}, "y");
+	output(&b, "y", xd, 1);
+	expect_error(&b, "node r (Relu): input 0: \"nope\" is not a graph "
+		     "input, an initializer or the output of an earlier node");
+
+	b.opset.domain = "com.example";
+	expect_error(&b, "unknown operator set domain \"com.example\"");
+
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	node(&b, "Relu", "r", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", xd, 1);
+	output(&b, "y", xd, 1);
+	expect_error(&b, "output y: listed twice");
+
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	node(&b, "Relu", "r", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", (int64_t[]){3}, 1);
+	expect_error(&b, "output y: the model declares shape [3], the inputs "
+		     "give [2]");
+
+	model_init(&b, 13);
+	input(&b, "x", r9, 9);
+	node(&b, "Relu", "r", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", r9, 9);
+	expect_error(&b, "input x: rank 9 is above fuselab's 8");
+
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	initializer(&b, "W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, big, 2,
+		    NULL, NULL, 0);
+	b.init[0].n_int64_data = 0;
+	node(&b, "Add", "a", (const char *[]){"x", "W", NULL}, "y");
+	output(&b, "y", xd, 1);
+	expect_error(&b, "initializer W: ");
+
+	/* a cycle: each node reads the other's output */
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	node(&b, "Add", "a", (const char *[]){"x", "q", NULL}, "p");
+	node(&b, "Relu", "r", (const char *[]){"p", NULL}, "q");
+	output(&b, "q", xd, 1);
+	expect_error(&b, "node a (Add): input 1: \"q\" is not a graph input");
+
+	/* an int64 graph input on the data path */
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	b.tt[0].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	node(&b, "Relu", "r", (const char *[]){"x", NULL}, "y");
+	output(&b, "y", xd, 1);
+	expect_error(&b, "node r (Relu): input 0: \"x\" is a int64 tensor on "
+		     "the data path");
+}
+
+/* A missing external-data file names the tensor. */
+static void test_onnx_import_missing_external_data(void **state)
+{
+	static int64_t xd[] = {2};
+	Onnx__StringStringEntryProto loc = ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+	Onnx__StringStringEntryProto *locs[1] = {&loc};
+	char dir[64], path[128], args[256];
+	char *out;
+	model b;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	initializer(&b, "W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, xd, 1,
+		    NULL, NULL, 0);
+	b.init[0].n_int64_data = 0;
+	b.init[0].has_data_location = 1;
+	b.init[0].data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	loc.key = "location";
+	loc.value = "weights.bin";
+	b.init[0].n_external_data = 1;
+	b.init[0].external_data = locs;
+	node(&b, "Add", "a", (const char *[]){"x", "W", NULL}, "y");
+	output(&b, "y", xd, 1);
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/ext.onnx", dir);
+	write_model(&b, path);
+	snprintf(args, sizeof args, "--check %s", path);
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "initializer W: ");
+	t_assert_contains(out, "weights.bin");
+	free(out);
+	t_remove_dir(dir);
+}
+
+/* The custom-op line on stderr, and a whole conv model and a Gemm model
+ * from the backend tests verified under every strategy. */
+static void test_onnx_import_cli_runs_every_strategy(void **state)
+{
+	const char *models[] = {"test_basic_conv_with_padding",
+				"test_gemm_all_attributes"};
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		char args[512];
+		char *out;
+
+		snprintf(args, sizeof args, "--batch --run --strategy all "
+			 "--repeat 1 --warmup 0 " TESTDATA "/node/%s/model.onnx",
+			 models[k]);
+		assert_int_equal(t_fuselab(args, &out), 0);
+		t_assert_contains(out, "verified");
+		assert_null(strstr(out, "MISMATCH"));
+		free(out);
+	}
+}
+
+FL_SUITE(onnx_import,
+	 cmocka_unit_test(test_onnx_import_backend_conv_and_pool),
+	 cmocka_unit_test(test_onnx_import_backend_gemm_reduce_transpose),
+	 cmocka_unit_test(test_onnx_import_constants_keep_real_data),
+	 cmocka_unit_test(test_onnx_import_folds_shape_subgraph),
+	 cmocka_unit_test(test_onnx_import_custom_and_provenance),
+	 cmocka_unit_test(test_onnx_import_provenance_through_expansion),
+	 cmocka_unit_test(test_onnx_import_softmax_opset_semantics),
+	 cmocka_unit_test(test_onnx_import_input_shape_option),
+	 cmocka_unit_test(test_onnx_import_bad_bytes),
+	 cmocka_unit_test(test_onnx_import_bad_models),
+	 cmocka_unit_test(test_onnx_import_missing_external_data),
+	 cmocka_unit_test(test_onnx_import_cli_runs_every_strategy));
