@@ -81,6 +81,8 @@ static cJSON *op_json(const fl_graph *g, const fl_partition *p, int i)
 	if (p->group_of)
 		cJSON_AddNumberToObject(o, "micro_graph", p->group_of[i]);
 	cJSON_AddStringToObject(o, "origin", op->prov.origin ? op->prov.origin : op->name);
+	if (op->prov.source_op)
+		cJSON_AddStringToObject(o, "source_op", op->prov.source_op);
 	if (op->prov.compound)
 		cJSON_AddStringToObject(o, "opened_from", op->prov.compound);
 	if (op->prov.rewrite)
@@ -554,6 +556,8 @@ static cJSON *provenance_json(const fl_op *op)
 				op->prov.origin ? op->prov.origin : op->name);
 	add_str_or_null(o, "compound", op->prov.compound);
 	add_str_or_null(o, "rewrite", op->prov.rewrite);
+	if (op->prov.source_op)	/* imported models only */
+		cJSON_AddStringToObject(o, "source_op", op->prov.source_op);
 	return o;
 }
 

@@ -632,6 +632,54 @@ static void test_onnx_import_missing_external_data(void **state)
 	t_remove_dir(dir);
 }
 
+/* The JSON report maps each op back to its ONNX node and op type. */
+static void test_onnx_import_report_names_source_op(void **state)
+{
+	char dir[64], args[512], path[128];
+	char *out, *report;
+	size_t len;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/r.json", dir);
+	snprintf(args, sizeof args, "--batch --stage partition --report %s "
+		 TESTDATA "/node/test_gemm_all_attributes/model.onnx", path);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	free(out);
+	report = t_read_file(path, &len);
+	assert_non_null(report);
+	t_assert_contains(report, "\"source_op\":\t\"Gemm\"");
+	t_assert_contains(report, "\"origin\":\t\"Gemm_0\"");
+	free(report);
+	t_remove_dir(dir);
+}
+
+/* A hand-made model with an op fuselab does not know: the import line
+ * on stderr counts it. */
+static void test_onnx_import_cli_custom_line(void **state)
+{
+	static int64_t xd[] = {4, 5};
+	char dir[64], path[128], args[256];
+	char *out;
+	model b;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 2);
+	node(&b, "Floor", "f1", (const char *[]){"x", NULL}, "a");
+	node(&b, "Floor", "f2", (const char *[]){"a", NULL}, "y");
+	output(&b, "y", xd, 2);
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/custom.onnx", dir);
+	write_model(&b, path);
+	snprintf(args, sizeof args, "--check %s", path);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "2 nodes became custom ops: Floor x2");
+	t_assert_contains(out, "Floor                  x2    -> custom x2");
+	free(out);
+	t_remove_dir(dir);
+}
+
 /* The custom-op line on stderr, and a whole conv model and a Gemm model
  * from the backend tests verified under every strategy. */
 static void test_onnx_import_cli_runs_every_strategy(void **state)
@@ -666,4 +714,6 @@ FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_bad_bytes),
 	 cmocka_unit_test(test_onnx_import_bad_models),
 	 cmocka_unit_test(test_onnx_import_missing_external_data),
+	 cmocka_unit_test(test_onnx_import_report_names_source_op),
+	 cmocka_unit_test(test_onnx_import_cli_custom_line),
 	 cmocka_unit_test(test_onnx_import_cli_runs_every_strategy));

@@ -934,13 +934,16 @@ static void group_line(const fl_partition *pt, const fl_program *p, int i,
 		 k >= 0 ? p->kernels[k].name : "none yet");
 }
 
-/* "from: op7, opened from rmsnorm, rewritten by cse" */
+/* "from: op7 (ONNX Gemm), opened from rmsnorm, rewritten by cse" */
 static void prov_line(const fl_op *op, char *buf)
 {
 	const fl_provenance *pv = &op->prov;
 
-	snprintf(buf, LINE, "from: %s%s%s%s%s",
+	snprintf(buf, LINE, "from: %s%s%s%s%s%s%s%s",
 		 pv->origin ? pv->origin : op->name,
+		 pv->source_op ? " (ONNX " : "",
+		 pv->source_op ? pv->source_op : "",
+		 pv->source_op ? ")" : "",
 		 pv->compound ? ", opened from " : "",
 		 pv->compound ? pv->compound : "",
 		 pv->rewrite ? ", rewritten by " : "",
