@@ -234,12 +234,12 @@ static int materialize(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 	return b->tensor;
 }
 
+/* float and double (computed in float); the 16-bit floats round every
+ * result to fewer bits, which fuselab does not model. */
 bool fl_onnx_dtype_is_float(int dtype)
 {
 	return dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
-	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ||
-	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
 }
 
 static int data_input(fl_onnx_ctx *c, int k, bool any_type, fl_error *err)

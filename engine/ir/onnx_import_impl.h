@@ -106,7 +106,7 @@ int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
 		    fl_error *err);
 int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err);
 
-/* Float element types (float, double, float16, bfloat16). */
+/* The float element types fuselab computes: float and double. */
 bool fl_onnx_dtype_is_float(int dtype);
 
 /* onnx_ops.c, shared with the folder: the output shape of the reshape

@@ -96,10 +96,17 @@ static fl_op_kind kind_of(const char *t, bool unary)
 
 static int map_unary(fl_onnx_ctx *c, fl_error *err)
 {
+	const fl_onnx_values *training = fl_onnx_input_known(c, 2);
 	int x = fl_onnx_data(c, 0, err);
 
 	if (x < 0)
 		return -1;
+	/* Dropout is the identity at inference; training draws randoms */
+	if (!strcmp(c->node->op_type, "Dropout") &&
+	    (fl_onnx_has_input(c, 2) && (!training || training->f[0] != 0))) {
+		fl_error_set(err, "Dropout in training mode is not supported");
+		return -1;
+	}
 	return fl_onnx_emit1(c, kind_of(c->node->op_type, true), x, OUT,
 			     err) < 0 ? -1 : 0;
 }
@@ -1194,6 +1201,21 @@ static int map_pad(fl_onnx_ctx *c, fl_error *err)
 	return emit_attrs(c, FL_OP_PAD, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
+/* Indices computed at run time: where(relu(-i), i + extent, i), as
+ * relu(-i) is non-zero exactly for the negative ones. */
+static int wrap_negative(fl_onnx_ctx *c, int idx, int64_t ext, fl_error *err)
+{
+	int in[3];
+
+	if ((in[0] = fl_onnx_emit1(c, FL_OP_NEG, idx, TMP, err)) < 0 ||
+	    (in[0] = fl_onnx_emit1(c, FL_OP_RELU, in[0], TMP, err)) < 0 ||
+	    (in[1] = emit_scalar_op(c, FL_OP_ADD, idx, (float)ext, TMP,
+				    err)) < 0)
+		return -1;
+	in[2] = idx;
+	return fl_onnx_emit(c, FL_OP_WHERE, in, 3, NULL, TMP, err);
+}
+
 /* Gather; known indices are made non-negative here, since fuselab's
  * gather clamps where ONNX counts from the end. */
 static int map_gather(fl_onnx_ctx *c, fl_error *err)
@@ -1212,6 +1234,9 @@ static int map_gather(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	}
 	if ((in[1] = fl_onnx_data_any(c, 1, err)) < 0)
+		return -1;
+	if (!idx && (in[1] = wrap_negative(c, in[1],
+					   shape_of(c, in[0])->dim[ax], err)) < 0)
 		return -1;
 	if (idx && idx->i) {
 		fl_tensor *t = &c->g->tensors[in[1]];
