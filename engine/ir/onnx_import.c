@@ -500,9 +500,9 @@ static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 			     "domain");
 		return -1;
 	}
-	if (c->opset < 7 || c->opset > 18) {
+	if (c->opset < 1 || c->opset > 18) {
 		fl_error_set(err, "opset_import: version %lld of the default "
-			     "domain; fuselab reads opsets 7 to 18",
+			     "domain; fuselab reads opsets 1 to 18",
 			     (long long)c->opset);
 		return -1;
 	}

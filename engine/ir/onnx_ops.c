@@ -111,6 +111,29 @@ static int map_unary(fl_onnx_ctx *c, fl_error *err)
 			     err) < 0 ? -1 : 0;
 }
 
+/* Before opset 7, Add, Sub, Mul, Div and Pow broadcast only when
+ * "broadcast" is 1, aligning b's dims with a's from "axis" (default: the
+ * trailing dims, numpy's rule).  b gets trailing unit dims so that numpy
+ * broadcasting aligns it the same way. */
+static int legacy_broadcast(fl_onnx_ctx *c, int a, int b, fl_error *err)
+{
+	const fl_shape *sa = shape_of(c, a);
+	fl_shape s = *shape_of(c, b);
+	int axis;
+
+	if (c->opset >= 7 || !fl_onnx_attr_int(c, "broadcast", 0) ||
+	    !fl_onnx_attr(c, "axis"))
+		return b;
+	axis = fl_axis_normalize(fl_onnx_attr_int(c, "axis", 0), sa->rank);
+	if (axis < 0 || axis + s.rank > sa->rank) {
+		fl_error_set(err, "attribute axis: b does not fit a from there");
+		return -1;
+	}
+	while (axis + s.rank < sa->rank)
+		s.dim[s.rank++] = 1;
+	return fl_onnx_reshape(c, b, &s, TMP, err);
+}
+
 /* Binary ops, and the variadic Max, Min, Sum, Mean folded left. */
 static int map_binary(fl_onnx_ctx *c, fl_error *err)
 {
@@ -125,7 +148,8 @@ static int map_binary(fl_onnx_ctx *c, fl_error *err)
 	for (int k = 1; k < n; k++) {
 		int b = fl_onnx_data(c, k, err);
 
-		if (b < 0)
+		if (b < 0 || (n == 2 && (b = legacy_broadcast(c, acc, b,
+							       err)) < 0))
 			return -1;
 		acc = fl_onnx_emit2(c, kind, acc, b,
 				    k == n - 1 && !mean ? OUT : TMP, err);
@@ -691,6 +715,11 @@ static int map_batchnorm(fl_onnx_ctx *c, fl_error *err)
 
 	if (x < 0)
 		return -1;
+	if (c->opset < 9 && fl_onnx_attr_int(c, "spatial", 1) == 0) {
+		fl_error_set(err, "spatial 0 (per-activation statistics) is not "
+			     "supported");
+		return -1;
+	}
 	r = tensor_rank(c, x);
 	in[0] = x;
 	/* ONNX: X, scale, B, mean, var; fuselab: x, mean, var, gamma, beta */
@@ -852,8 +881,17 @@ static int reshape_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
 	int64_t dims[FL_MAX_RANK], known = 1, total = fl_shape_numel(in);
 	int n, infer = -1;
 
-	if (fl_onnx_input_ints(c, 1, dims, FL_MAX_RANK, &n, err) < 0)
+	if (c->opset < 5) {	/* Reshape-1: the shape is an attribute */
+		if (fl_onnx_attr_ints(c, "shape", dims, FL_MAX_RANK, &n,
+				      err) < 0)
+			return -1;
+		if (n < 0) {
+			fl_error_set(err, "attribute shape: missing");
+			return -1;
+		}
+	} else if (fl_onnx_input_ints(c, 1, dims, FL_MAX_RANK, &n, err) < 0) {
 		return -1;
+	}
 	for (int d = 0; d < n; d++) {
 		if (dims[d] == 0 && !allow_zero && d < in->rank)
 			dims[d] = in->dim[d];
