@@ -289,6 +289,69 @@ static void test_onnx_import_backend_gemm_reduce_transpose(void **state)
 	fl_graph_free(g);
 }
 
+/* A dozen node tests across op families, and two PyTorch-converted ones
+ * (opset 6), imported and interpreted on the test's own inputs, compared
+ * with its expected outputs at ONNX's tolerances (--inputs, --expect). */
+static void test_onnx_import_backend_outputs_match(void **state)
+{
+	static const char *const tests[] = {
+		"node/test_add_bcast", "node/test_clip_splitbounds",
+		"node/test_gemm_all_attributes", "node/test_matmul_4d",
+		"node/test_conv_with_strides_and_asymmetric_padding",
+		"node/test_averagepool_2d_pads",
+		"node/test_maxpool_2d_same_lower",
+		"node/test_reduce_mean_do_not_keepdims_random",
+		"node/test_logsoftmax_axis_1", "node/test_softmax_axis_0",
+		"node/test_flatten_negative_axis2", "node/test_gather_2d_indices",
+		"node/test_gather_negative_indices",
+		"node/test_transpose_all_permutations_4",
+		"node/test_batchnorm_epsilon", "node/test_hardswish",
+		"node/test_layer_normalization_4d_axis1_expanded",
+		"node/test_concat_3d_axis_negative_2", "node/test_where_example",
+		"pytorch-converted/test_Conv2d_groups",
+		"pytorch-converted/test_ELU",
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++) {
+		char args[2048], dir[512];
+		char *out;
+
+		snprintf(dir, sizeof dir, TESTDATA "/%s", tests[k]);
+		snprintf(args, sizeof args, "--batch --interpret --inputs "
+			 "%s/test_data_set_0 --expect %s/test_data_set_0 "
+			 "%s/model.onnx", dir, dir, dir);
+		if (t_fuselab(args, &out) != 0)
+			fail_msg("%s:\n%s", tests[k], out);
+		t_assert_contains(out, ": ok (max abs error");
+		free(out);
+	}
+}
+
+/* The repository's real PyTorch export (Gemm, decomposed LayerNorm, a
+ * dynamic batch): PyTorch's own outputs, and every strategy verified. */
+static void test_onnx_import_torch_export(void **state)
+{
+	char args[2048], dir[512];
+	char *out;
+
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/tests/models/torch_mlp_layernorm",
+		 t_repo_root());
+	snprintf(args, sizeof args, "--batch --interpret --input-shape x=4,32 "
+		 "--inputs %s/test_data_set_0 --expect %s/test_data_set_0 "
+		 "%s/model.onnx", dir, dir, dir);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "expect y [4,32]: ok");
+	free(out);
+	snprintf(args, sizeof args, "--batch --run --strategy all --repeat 1 "
+		 "--warmup 0 --input-shape x=4,32 %s/model.onnx", dir);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	assert_null(strstr(out, "MISMATCH"));
+	t_assert_contains(out, "verified");
+	free(out);
+}
+
 /* --- hand-made models --- */
 
 /* y = relu(W + c): W an initializer, c a Constant node; the interpreter
@@ -299,7 +362,7 @@ static void test_onnx_import_constants_keep_real_data(void **state)
 	static float w[] = {1, -2, 3, -4, 5, -6}, cv[] = {0.5f, 1, -1};
 	const float want[] = {1.5f, 0, 2, 0, 6, 0};
 	Onnx__TensorProto ct = ONNX__TENSOR_PROTO__INIT;
-	fl_interp_opts io = {1, 1 << 20};
+	fl_interp_opts io;
 	fl_error err = {{0}};
 	fl_values *v;
 	model b;
@@ -307,6 +370,7 @@ static void test_onnx_import_constants_keep_real_data(void **state)
 	int y;
 
 	(void)state;
+	fl_interp_opts_default(&io);
 	model_init(&b, 13);
 	initializer(&b, "W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, wd, 2, w,
 		    NULL, 6);
@@ -705,6 +769,8 @@ static void test_onnx_import_cli_runs_every_strategy(void **state)
 FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_backend_conv_and_pool),
 	 cmocka_unit_test(test_onnx_import_backend_gemm_reduce_transpose),
+	 cmocka_unit_test(test_onnx_import_backend_outputs_match),
+	 cmocka_unit_test(test_onnx_import_torch_export),
 	 cmocka_unit_test(test_onnx_import_constants_keep_real_data),
 	 cmocka_unit_test(test_onnx_import_folds_shape_subgraph),
 	 cmocka_unit_test(test_onnx_import_custom_and_provenance),
