@@ -821,6 +821,24 @@ static int import_custom(fl_onnx_ctx *c, fl_error *err)
 	return 0;
 }
 
+/* The node's outputs against the shapes the model declares for them
+ * (value_info, graph outputs): a disagreement is an inconsistent model
+ * or a mapping that got the op wrong, either way not to go on with. */
+static int check_outputs(fl_onnx_ctx *c, fl_error *err)
+{
+	for (size_t k = 0; k < c->node->n_output; k++) {
+		fl_onnx_binding *b = fl_onnx_lookup(c, c->node->output[k]);
+		const fl_shape *s;
+
+		if (!b || !*c->node->output[k])
+			continue;
+		s = b->known ? &b->known->shape : &c->g->tensors[b->tensor].shape;
+		if (check_declared(c, b->name, s, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static void set_origin(fl_onnx_ctx *c, int index)
 {
 	const Onnx__NodeProto *n = c->node;
@@ -854,6 +872,8 @@ static int import_node(fl_onnx_ctx *c, fl_error *err)
 		if ((map ? map(c, err) : import_custom(c, err)) < 0)
 			return -1;
 	}
+	if (check_outputs(c, err) < 0)
+		return -1;
 	return record(c, first, rc == 1, err);
 }
 
