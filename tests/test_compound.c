@@ -215,6 +215,25 @@ static void test_leaky_relu_ref(void **state)
 	fl_attrs_free(&op.attrs);
 }
 
+static void test_onnx_activations_ref(void **state)
+{
+	fl_op hs = make_op(FL_OP_HARD_SIGMOID, 1), sw = make_op(FL_OP_HARD_SWISH, 1);
+	fl_op elu = make_op(FL_OP_ELU, 1);
+	fl_buf in = buf(SH(4), F32(-4, -1, 0, 1));
+
+	(void)state;
+	check_eval(&hs, &in, SH(4), F32(0, 0.3f, 0.5f, 0.7f));
+	set_num(&hs, "alpha", 0.5);
+	set_num(&hs, "beta", 0.25);
+	check_eval(&hs, &in, SH(4), F32(0, 0, 0.25f, 0.75f));
+	check_eval(&sw, &in, SH(4), F32(0, -1.0f / 3, 0, 2.0f / 3));
+	check_eval(&elu, &in, SH(4), F32(-0.981684361f, -0.632120559f, 0, 1));
+	set_num(&elu, "alpha", 2);
+	check_eval(&elu, &in, SH(4), F32(-1.963368722f, -1.264241118f, 0, 1));
+	fl_attrs_free(&hs.attrs);
+	fl_attrs_free(&elu.attrs);
+}
+
 static void test_quantize_ref(void **state)
 {
 	fl_op op = make_op(FL_OP_QUANTIZE, 1);
@@ -647,6 +666,19 @@ static void test_leaky_relu_expands(void **state)
 		"'attrs':{'alpha':0.2}}"));
 }
 
+static void test_onnx_activations_expand(void **state)
+{
+	(void)state;
+	check_expansion(ONE("[5,7]", "", "[5,7]",
+		"{'name':'h','op':'hard_sigmoid','in':['x'],'out':'y',"
+		"'attrs':{'alpha':0.3,'beta':0.4}}"));
+	check_expansion(ONE("[5,7]", "", "[5,7]",
+		"{'name':'h','op':'hard_swish','in':['x'],'out':'y'}"));
+	check_expansion(ONE("[5,7]", "", "[5,7]",
+		"{'name':'e','op':'elu','in':['x'],'out':'y',"
+		"'attrs':{'alpha':-0.5}}"));
+}
+
 static void test_quantize_expands(void **state)
 {
 	(void)state;
@@ -947,6 +979,7 @@ FL_SUITE(compound,
 	 cmocka_unit_test(test_gelu_ref),
 	 cmocka_unit_test(test_silu_ref),
 	 cmocka_unit_test(test_leaky_relu_ref),
+	 cmocka_unit_test(test_onnx_activations_ref),
 	 cmocka_unit_test(test_quantize_ref),
 	 cmocka_unit_test(test_bias_add_ref),
 	 cmocka_unit_test(test_dense_ref),
@@ -963,6 +996,7 @@ FL_SUITE(compound,
 	 cmocka_unit_test(test_gelu_expands),
 	 cmocka_unit_test(test_silu_expands),
 	 cmocka_unit_test(test_leaky_relu_expands),
+	 cmocka_unit_test(test_onnx_activations_expand),
 	 cmocka_unit_test(test_quantize_expands),
 	 cmocka_unit_test(test_bias_add_expands),
 	 cmocka_unit_test(test_dense_expands),

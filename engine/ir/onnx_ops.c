@@ -186,53 +186,33 @@ static int map_leaky_relu(fl_onnx_ctx *c, fl_error *err)
 	return emit_attrs(c, FL_OP_LEAKY_RELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
-/* Elu: relu(x) + alpha * (exp(min(x, 0)) - 1), right for any alpha. */
-static int map_elu(fl_onnx_ctx *c, fl_error *err)
+/* Elu, HardSigmoid, HardSwish: the compound ops of the same names, with
+ * ONNX's attributes and defaults. */
+static int map_activation(fl_onnx_ctx *c, fl_error *err)
 {
-	int x = fl_onnx_data(c, 0, err), pos, neg;
-
-	if (x < 0 || (pos = fl_onnx_emit1(c, FL_OP_RELU, x, TMP, err)) < 0 ||
-	    (neg = emit_scalar_op(c, FL_OP_MIN, x, 0.0f, TMP, err)) < 0 ||
-	    (neg = fl_onnx_emit1(c, FL_OP_EXP, neg, TMP, err)) < 0 ||
-	    (neg = emit_scalar_op(c, FL_OP_SUB, neg, 1.0f, TMP, err)) < 0 ||
-	    (neg = emit_scalar_op(c, FL_OP_MUL, neg,
-				  fl_onnx_attr_float(c, "alpha", 1.0f), TMP,
-				  err)) < 0)
-		return -1;
-	return fl_onnx_emit2(c, FL_OP_ADD, pos, neg, OUT, err) < 0 ? -1 : 0;
-}
-
-/* max(0, min(1, alpha * x + beta)) into `out`. */
-static int hard_sigmoid(fl_onnx_ctx *c, int x, float alpha, float beta,
-			int out, fl_error *err)
-{
-	int t;
-
-	if ((t = emit_scalar_op(c, FL_OP_MUL, x, alpha, TMP, err)) < 0 ||
-	    (t = emit_scalar_op(c, FL_OP_ADD, t, beta, TMP, err)) < 0 ||
-	    (t = emit_scalar_op(c, FL_OP_MIN, t, 1.0f, TMP, err)) < 0)
-		return -1;
-	return emit_scalar_op(c, FL_OP_MAX, t, 0.0f, out, err);
-}
-
-static int map_hard_sigmoid(fl_onnx_ctx *c, fl_error *err)
-{
+	const char *t = c->node->op_type;
+	fl_op_kind kind = !strcmp(t, "Elu") ? FL_OP_ELU
+			  : !strcmp(t, "HardSigmoid") ? FL_OP_HARD_SIGMOID
+						      : FL_OP_HARD_SWISH;
 	int x = fl_onnx_data(c, 0, err);
+	fl_attrs a = {0};
+	int rc = 0;
 
 	if (x < 0)
 		return -1;
-	return hard_sigmoid(c, x, fl_onnx_attr_float(c, "alpha", 0.2f),
-			    fl_onnx_attr_float(c, "beta", 0.5f), OUT,
-			    err) < 0 ? -1 : 0;
-}
-
-static int map_hard_swish(fl_onnx_ctx *c, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err), h;
-
-	if (x < 0 || (h = hard_sigmoid(c, x, 1.0f / 6.0f, 0.5f, TMP, err)) < 0)
-		return -1;
-	return fl_onnx_emit2(c, FL_OP_MUL, x, h, OUT, err) < 0 ? -1 : 0;
+	if (kind == FL_OP_ELU)
+		rc = fl_attrs_set_number(&a, "alpha",
+					 fl_onnx_attr_float(c, "alpha", 1.0f));
+	else if (kind == FL_OP_HARD_SIGMOID)
+		rc = fl_attrs_set_number(&a, "alpha",
+					 fl_onnx_attr_float(c, "alpha", 0.2f)) |
+		     fl_attrs_set_number(&a, "beta",
+					 fl_onnx_attr_float(c, "beta", 0.5f));
+	if (rc < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* Clip's bound `which` (1 min, 2 max): an attribute before opset 11, an
@@ -1330,8 +1310,8 @@ static const struct {
 	{"Div", map_binary}, {"Pow", map_binary}, {"Max", map_binary},
 	{"Min", map_binary}, {"Sum", map_binary}, {"Mean", map_binary},
 	{"Where", map_where}, {"LeakyRelu", map_leaky_relu},
-	{"Elu", map_elu}, {"HardSigmoid", map_hard_sigmoid},
-	{"HardSwish", map_hard_swish}, {"Clip", map_clip},
+	{"Elu", map_activation}, {"HardSigmoid", map_activation},
+	{"HardSwish", map_activation}, {"Clip", map_clip},
 	{"Gelu", map_gelu}, {"Cast", map_cast},
 	{"MatMul", map_matmul}, {"Gemm", map_gemm}, {"Conv", map_conv},
 	{"MaxPool", map_pool}, {"AveragePool", map_pool},

@@ -120,6 +120,12 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 		 "population variance over \"axes\""),
 	COMPOUND(FL_OP_ATTENTION, "attention", attention, 3, 3,
 		 ATTRS("scale"), "softmax(q k^T * scale) v"),
+	COMPOUND(FL_OP_HARD_SIGMOID, "hard_sigmoid", hard_sigmoid, 1, 1,
+		 ATTRS("alpha", "beta"), "max(0, min(1, alpha*x + beta))"),
+	COMPOUND(FL_OP_HARD_SWISH, "hard_swish", hard_swish, 1, 1, NO_ATTRS,
+		 "x * hard_sigmoid(x) (alpha 1/6, beta 1/2)"),
+	COMPOUND(FL_OP_ELU, "elu", elu, 1, 1, ATTRS("alpha"),
+		 "x > 0 ? x : alpha*(e^x - 1)"),
 };
 
 const fl_op_info *fl_op_info_of(fl_op_kind kind)

@@ -63,6 +63,11 @@
  *   attention(q, k, v)                softmax(q k^T * scale) v with q [..,S,D],
  *                                     k [..,T,D], v [..,T,E]; "scale"
  *                                     (default 1/sqrt(D))
+ *   hard_sigmoid(x)                   max(0, min(1, alpha*x + beta));
+ *                                     "alpha" 0.2, "beta" 0.5 (ONNX)
+ *   hard_swish(x)                     x * hard_sigmoid(x) with alpha 1/6
+ *   elu(x)                            x > 0 ? x : alpha*(e^x - 1);
+ *                                     "alpha" 1
  */
 #ifndef FL_OPS_H
 #define FL_OPS_H
@@ -92,7 +97,8 @@ typedef enum fl_op_kind {
 	FL_OP_SOFTMAX, FL_OP_LOG_SOFTMAX, FL_OP_LAYERNORM, FL_OP_RMSNORM,
 	FL_OP_BATCHNORM, FL_OP_GELU, FL_OP_SILU, FL_OP_LEAKY_RELU,
 	FL_OP_QUANTIZE, FL_OP_BIAS_ADD, FL_OP_DENSE, FL_OP_REDUCE_MEAN,
-	FL_OP_VARIANCE, FL_OP_ATTENTION,
+	FL_OP_VARIANCE, FL_OP_ATTENTION, FL_OP_HARD_SIGMOID, FL_OP_HARD_SWISH,
+	FL_OP_ELU,
 	FL_OP_COUNT
 } fl_op_kind;
 

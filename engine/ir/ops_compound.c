@@ -999,6 +999,133 @@ int fl_expand_leaky_relu(fl_graph *dst, const fl_op *op, fl_error *err)
 				  e_mulc(&e, "scale", x, "alpha", alpha)));
 }
 
+/* hard_sigmoid, hard_swish, elu: ONNX's activations of the same names,
+ * kept whole until partition opens them so that an export can write them
+ * back as one ONNX op. */
+
+static int hard_sigmoid_attrs(const fl_op *op, double *alpha, double *beta,
+			      fl_error *err)
+{
+	if (op->kind == FL_OP_HARD_SWISH) {	/* ONNX fixes them */
+		*alpha = 1.0 / 6.0;
+		*beta = 0.5;
+		return 0;
+	}
+	if (fl_attr_float(&op->attrs, "alpha", 0.2, alpha, err) < 0 ||
+	    fl_attr_float(&op->attrs, "beta", 0.5, beta, err) < 0)
+		return -1;
+	return 0;
+}
+
+int fl_infer_hard_sigmoid(const fl_op *op, const fl_shape *in, fl_shape *out,
+			  fl_error *err)
+{
+	double alpha, beta;
+
+	if (hard_sigmoid_attrs(op, &alpha, &beta, err) < 0)
+		return -1;
+	out[0] = in[0];
+	return 0;
+}
+
+static double hard_sigmoid_ref(double x, double alpha, double beta)
+{
+	return fmax(0.0, fmin(1.0, alpha * x + beta));
+}
+
+void fl_eval_hard_sigmoid(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	int64_t n = fl_shape_numel(&in[0].shape);
+	double alpha, beta;
+
+	hard_sigmoid_attrs(op, &alpha, &beta, NULL);
+	for (int64_t i = 0; i < n; i++) {
+		double x = in[0].data[i];
+		double h = hard_sigmoid_ref(x, alpha, beta);
+
+		out[0].data[i] = (float)(op->kind == FL_OP_HARD_SWISH ? x * h
+								      : h);
+	}
+}
+
+/* max(0, min(1, alpha * x + beta)), times x for hard_swish */
+int fl_expand_hard_sigmoid(fl_graph *dst, const fl_op *op, fl_error *err)
+{
+	double alpha, beta;
+	int x = op->in[0], h;
+	emitter e;
+
+	if (e_begin(&e, dst, op, err) < 0 ||
+	    hard_sigmoid_attrs(op, &alpha, &beta, err) < 0)
+		return -1;
+	h = e_bin(&e, FL_OP_ADD, "shift", e_mulc(&e, "scale", x, "alpha", alpha),
+		  e_const(&e, "beta", beta));
+	h = e_bin(&e, FL_OP_MIN, "min", h, e_const(&e, "one", 1));
+	h = e_bin(&e, FL_OP_MAX, "max", h, e_const(&e, "zero", 0));
+	if (op->kind == FL_OP_HARD_SWISH)
+		h = e_bin(&e, FL_OP_MUL, "mul", x, h);
+	return e_finish(&e, h);
+}
+
+int fl_infer_hard_swish(const fl_op *op, const fl_shape *in, fl_shape *out,
+			fl_error *err)
+{
+	return fl_infer_hard_sigmoid(op, in, out, err);
+}
+
+void fl_eval_hard_swish(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	fl_eval_hard_sigmoid(op, in, out);
+}
+
+int fl_expand_hard_swish(fl_graph *dst, const fl_op *op, fl_error *err)
+{
+	return fl_expand_hard_sigmoid(dst, op, err);
+}
+
+int fl_infer_elu(const fl_op *op, const fl_shape *in, fl_shape *out,
+		 fl_error *err)
+{
+	double alpha;
+
+	if (fl_attr_float(&op->attrs, "alpha", 1.0, &alpha, err) < 0)
+		return -1;
+	out[0] = in[0];
+	return 0;
+}
+
+void fl_eval_elu(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	int64_t n = fl_shape_numel(&in[0].shape);
+	double alpha;
+
+	fl_attr_float(&op->attrs, "alpha", 1.0, &alpha, NULL);
+	for (int64_t i = 0; i < n; i++) {
+		double x = in[0].data[i];
+
+		out[0].data[i] = (float)(x > 0 ? x : alpha * expm1(x));
+	}
+}
+
+/* relu(x) + alpha * (exp(min(x, 0)) - 1): right for any sign of alpha,
+ * and no exp of a large positive x */
+int fl_expand_elu(fl_graph *dst, const fl_op *op, fl_error *err)
+{
+	double alpha;
+	int x = op->in[0], neg;
+	emitter e;
+
+	if (e_begin(&e, dst, op, err) < 0 ||
+	    fl_attr_float(&op->attrs, "alpha", 1.0, &alpha, err) < 0)
+		return -1;
+	neg = e_bin(&e, FL_OP_MIN, "min", x, e_const(&e, "zero", 0));
+	neg = e_bin(&e, FL_OP_SUB, "expm1", e_un(&e, FL_OP_EXP, "exp", neg),
+		    e_const(&e, "one", 1));
+	return e_finish(&e, e_bin(&e, FL_OP_ADD, "add",
+				  e_un(&e, FL_OP_RELU, "relu", x),
+				  e_mulc(&e, "scale", neg, "alpha", alpha)));
+}
+
 /* "scale" (default 1/127), which must be positive. */
 static int quantize_scale(const fl_op *op, double *scale, fl_error *err)
 {
