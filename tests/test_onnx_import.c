@@ -659,6 +659,15 @@ static void test_onnx_import_bad_models(void **state)
 	output(&b, "y", xd, 1);
 	expect_error(&b, "node r (Relu): input 0: \"x\" is a int64 tensor on "
 		     "the data path");
+
+	/* control flow on a bool condition cannot even be a custom op */
+	model_init(&b, 13);
+	input(&b, "c", xd, 1);
+	b.tt[0].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+	node(&b, "If", "branch", (const char *[]){"c", NULL}, "y");
+	output(&b, "y", xd, 1);
+	expect_error(&b, "node branch (If): If is not supported, and cannot be "
+		     "kept as a custom op: input 0: \"c\" is a bool tensor");
 }
 
 /* A missing external-data file names the tensor. */

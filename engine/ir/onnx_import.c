@@ -799,8 +799,11 @@ static int import_custom(fl_onnx_ctx *c, fl_error *err)
 	for (x = 0; !fl_onnx_has_input(c, x); x++)
 		;
 	x = fl_onnx_data(c, x, err);
-	if (x < 0)
+	if (x < 0) {
+		fl_error_prefix(err, "%s is not supported, and cannot be kept "
+				"as a custom op", fl_error_name(c->node->op_type));
 		return -1;
+	}
 	if (fl_attrs_set_string(&a, "fn", "copy") < 0) {
 		fl_attrs_free(&a);
 		fl_error_set(err, "out of memory");
