@@ -215,6 +215,69 @@ static int map_activation(fl_onnx_ctx *c, fl_error *err)
 	return emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
+/* Softplus log(1 + e^x), Softsign x / (1 + |x|), Mish x tanh(softplus x),
+ * Selu gamma * elu(x, alpha): from primitives and the elu compound. */
+static int map_soft_activation(fl_onnx_ctx *c, fl_error *err)
+{
+	const char *t = c->node->op_type;
+	int x = fl_onnx_data(c, 0, err), y;
+	fl_attrs a = {0};
+
+	if (x < 0)
+		return -1;
+	if (!strcmp(t, "Selu")) {
+		if (fl_attrs_set_number(&a, "alpha", fl_onnx_attr_float(
+				c, "alpha", 1.67326319217681884765625f)) < 0) {
+			fl_attrs_free(&a);
+			return oom(err);
+		}
+		if ((y = emit_attrs(c, FL_OP_ELU, &x, 1, &a, TMP, err)) < 0)
+			return -1;
+		return emit_scalar_op(c, FL_OP_MUL, y, fl_onnx_attr_float(
+				c, "gamma", 1.05070102214813232421875f), OUT,
+				err) < 0 ? -1 : 0;
+	}
+	if (!strcmp(t, "Softsign")) {
+		if ((y = fl_onnx_emit1(c, FL_OP_ABS, x, TMP, err)) < 0 ||
+		    (y = emit_scalar_op(c, FL_OP_ADD, y, 1.0f, TMP, err)) < 0)
+			return -1;
+		return fl_onnx_emit2(c, FL_OP_DIV, x, y, OUT, err) < 0 ? -1 : 0;
+	}
+	/* softplus, stably: relu(x) + log(1 + e^-|x|) */
+	if ((y = fl_onnx_emit1(c, FL_OP_ABS, x, TMP, err)) < 0 ||
+	    (y = fl_onnx_emit1(c, FL_OP_NEG, y, TMP, err)) < 0 ||
+	    (y = fl_onnx_emit1(c, FL_OP_EXP, y, TMP, err)) < 0 ||
+	    (y = emit_scalar_op(c, FL_OP_ADD, y, 1.0f, TMP, err)) < 0 ||
+	    (y = fl_onnx_emit1(c, FL_OP_LOG, y, TMP, err)) < 0)
+		return -1;
+	{
+		int r = fl_onnx_emit1(c, FL_OP_RELU, x, TMP, err);
+		bool mish = !strcmp(t, "Mish");
+
+		if (r < 0 || (y = fl_onnx_emit2(c, FL_OP_ADD, r, y,
+						mish ? TMP : OUT, err)) < 0)
+			return -1;
+		if (!mish)
+			return 0;
+	}
+	if ((y = fl_onnx_emit1(c, FL_OP_TANH, y, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_MUL, x, y, OUT, err) < 0 ? -1 : 0;
+}
+
+/* PRelu: relu(x) + slope * min(x, 0), slope broadcasting to x. */
+static int map_prelu(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), slope, pos, neg;
+
+	if (x < 0 || (slope = fl_onnx_data(c, 1, err)) < 0 ||
+	    (pos = fl_onnx_emit1(c, FL_OP_RELU, x, TMP, err)) < 0 ||
+	    (neg = emit_scalar_op(c, FL_OP_MIN, x, 0.0f, TMP, err)) < 0 ||
+	    (neg = fl_onnx_emit2(c, FL_OP_MUL, neg, slope, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_ADD, pos, neg, OUT, err) < 0 ? -1 : 0;
+}
+
 /* Clip's bound `which` (1 min, 2 max): an attribute before opset 11, an
  * optional input from 11 on.  -1 when there is none. */
 static int clip_bound(fl_onnx_ctx *c, int which, fl_error *err)
@@ -771,6 +834,32 @@ static int map_softmax(fl_onnx_ctx *c, fl_error *err)
 	return fl_onnx_reshape(c, y, &s, OUT, err) < 0 ? -1 : 0;
 }
 
+/* InstanceNormalization: layernorm over every dim from 2 on (each
+ * sample's each channel), then the per-channel scale and bias. */
+static int map_instancenorm(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), y, scale, bias;
+	fl_attrs a = {0};
+
+	if (x < 0 || tensor_rank(c, x) < 3) {
+		if (x >= 0)
+			fl_error_set(err, "input 0: needs rank >= 3");
+		return -1;
+	}
+	if (fl_attrs_set_number(&a, "axis", 2) < 0 ||
+	    fl_attrs_set_number(&a, "eps",
+				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	if ((y = emit_attrs(c, FL_OP_LAYERNORM, &x, 1, &a, TMP, err)) < 0 ||
+	    (scale = per_channel(c, 1, tensor_rank(c, x), err)) < 0 ||
+	    (bias = per_channel(c, 2, tensor_rank(c, x), err)) < 0 ||
+	    (y = fl_onnx_emit2(c, FL_OP_MUL, y, scale, TMP, err)) < 0)
+		return -1;
+	return fl_onnx_emit2(c, FL_OP_ADD, y, bias, OUT, err) < 0 ? -1 : 0;
+}
+
 /* --- reductions --- */
 
 /* The axes of a reduction: an attribute, or from opset 13 (ReduceSum)
@@ -779,7 +868,7 @@ static int map_softmax(fl_onnx_ctx *c, fl_error *err)
 static int reduce_axes(fl_onnx_ctx *c, int rank, int64_t *axes, int *n,
 		       bool *noop, fl_error *err)
 {
-	bool sum = !strcmp(c->node->op_type, "ReduceSum");
+	bool sum = !strcmp(c->node->op_type, "ReduceSum");	/* 13, not 18 */
 	bool as_input = c->opset >= (sum ? 13 : 18);
 
 	*noop = false;
@@ -808,27 +897,41 @@ static int reduce_axes(fl_onnx_ctx *c, int rank, int64_t *axes, int *n,
 
 static int map_reduce(fl_onnx_ctx *c, fl_error *err)
 {
+	/* each: an elementwise op before, the reduction, one after */
 	static const struct {
 		const char *t;
-		fl_op_kind kind;
-	} kinds[] = {{"ReduceSum", FL_OP_REDUCE_SUM},
-		     {"ReduceMean", FL_OP_REDUCE_MEAN},
-		     {"ReduceMax", FL_OP_REDUCE_MAX},
-		     {"ReduceMin", FL_OP_REDUCE_MIN}};
-	int x = fl_onnx_data(c, 0, err), n, y;
-	bool keep = fl_onnx_attr_int(c, "keepdims", 1) != 0, noop;
-	fl_op_kind kind = FL_OP_REDUCE_SUM;
+		fl_op_kind pre, kind, post;
+	} kinds[] = {
+		{"ReduceSum", FL_OP_COUNT, FL_OP_REDUCE_SUM, FL_OP_COUNT},
+		{"ReduceMean", FL_OP_COUNT, FL_OP_REDUCE_MEAN, FL_OP_COUNT},
+		{"ReduceMax", FL_OP_COUNT, FL_OP_REDUCE_MAX, FL_OP_COUNT},
+		{"ReduceMin", FL_OP_COUNT, FL_OP_REDUCE_MIN, FL_OP_COUNT},
+		{"ReduceSumSquare", FL_OP_SQUARE, FL_OP_REDUCE_SUM, FL_OP_COUNT},
+		{"ReduceL1", FL_OP_ABS, FL_OP_REDUCE_SUM, FL_OP_COUNT},
+		{"ReduceL2", FL_OP_SQUARE, FL_OP_REDUCE_SUM, FL_OP_SQRT},
+		{"ReduceLogSum", FL_OP_COUNT, FL_OP_REDUCE_SUM, FL_OP_LOG},
+		{"ReduceLogSumExp", FL_OP_EXP, FL_OP_REDUCE_SUM, FL_OP_LOG},
+	};
+	int x = fl_onnx_data(c, 0, err), n, y, r = 0;
+	bool keep = fl_onnx_attr_int(c, "keepdims", 1) != 0, noop, last;
 	int64_t axes[FL_MAX_RANK];
 	fl_shape s;
 
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 		if (!strcmp(c->node->op_type, kinds[k].t))
-			kind = kinds[k].kind;
+			r = (int)k;
 	if (x < 0 || reduce_axes(c, tensor_rank(c, x), axes, &n, &noop, err) < 0)
 		return -1;
 	if (noop)
 		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
-	y = emit_ints(c, kind, x, "axes", axes, n, keep ? OUT : TMP, err);
+	if (kinds[r].pre != FL_OP_COUNT &&
+	    (x = fl_onnx_emit1(c, kinds[r].pre, x, TMP, err)) < 0)
+		return -1;
+	last = keep && kinds[r].post == FL_OP_COUNT;
+	y = emit_ints(c, kinds[r].kind, x, "axes", axes, n, last ? OUT : TMP,
+		      err);
+	if (y >= 0 && kinds[r].post != FL_OP_COUNT)
+		y = fl_onnx_emit1(c, kinds[r].post, y, keep ? OUT : TMP, err);
 	if (y < 0 || keep)
 		return y < 0 ? -1 : 0;
 	/* keepdims 0: the reduced dims go */
@@ -1296,6 +1399,123 @@ static int map_expand(fl_onnx_ctx *c, fl_error *err)
 			 err) < 0 ? -1 : 0;
 }
 
+/* Split: one slice per output, along "axis"; the sizes from "split"
+ * (an attribute before opset 13, then an input) or equal parts. */
+static int split_sizes(fl_onnx_ctx *c, int64_t ext, int64_t *sizes,
+		       fl_error *err)
+{
+	int n_out = (int)c->node->n_output, n = -1;
+	int64_t total = 0;
+
+	if (n_out > 64) {
+		fl_error_set(err, "more than 64 outputs");
+		return -1;
+	}
+	if (c->opset < 13 ? fl_onnx_attr_ints(c, "split", sizes, 64, &n,
+					      err) < 0
+	    : fl_onnx_has_input(c, 1) &&
+	      fl_onnx_input_ints(c, 1, sizes, 64, &n, err) < 0)
+		return -1;
+	if (n < 0) {
+		int64_t part = (ext + n_out - 1) / n_out;
+
+		for (n = 0; n < n_out; n++)
+			sizes[n] = n == n_out - 1 ? ext - part * (n_out - 1)
+						  : part;
+	}
+	for (int k = 0; k < n; k++)
+		total += sizes[k] >= 1 ? sizes[k] : ext + 1;
+	if (n != n_out || total != ext) {
+		fl_error_set(err, "split sizes do not cut extent %lld into %d "
+			     "parts of at least 1", (long long)ext, n_out);
+		return -1;
+	}
+	return 0;
+}
+
+static int map_split(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), axis;
+	int64_t sizes[64], start[FL_MAX_RANK], end[FL_MAX_RANK], at = 0;
+	fl_shape s;
+
+	if (x < 0)
+		return -1;
+	s = *shape_of(c, x);
+	axis = fl_axis_normalize(fl_onnx_attr_int(c, "axis", 0), s.rank);
+	if (axis < 0) {
+		fl_error_set(err, "attribute axis: out of range");
+		return -1;
+	}
+	if (split_sizes(c, s.dim[axis], sizes, err) < 0)
+		return -1;
+	for (int d = 0; d < s.rank; d++)
+		start[d] = 0, end[d] = s.dim[d];
+	for (int k = 0; k < (int)c->node->n_output; k++) {
+		fl_attrs a = {0};
+
+		start[axis] = at;
+		end[axis] = at += sizes[k];
+		if (!*c->node->output[k])
+			continue;
+		if (fl_attrs_set_ints(&a, "starts", start, s.rank) < 0 ||
+		    fl_attrs_set_ints(&a, "ends", end, s.rank) < 0) {
+			fl_attrs_free(&a);
+			return oom(err);
+		}
+		if (emit_attrs(c, FL_OP_SLICE, &x, 1, &a, k, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Tile: each dim repeated; a dim of extent 1 broadcasts, others are
+ * concatenated with themselves. */
+static int map_tile(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), n, r;
+	int64_t reps[FL_MAX_RANK];
+	fl_shape s;
+
+	if (x < 0 || fl_onnx_input_ints(c, 1, reps, FL_MAX_RANK, &n, err) < 0)
+		return -1;
+	r = tensor_rank(c, x);
+	if (n != r) {
+		fl_error_set(err, "repeats: %d values for rank %d", n, r);
+		return -1;
+	}
+	for (int d = 0; d < r; d++) {
+		int parts[64];
+		fl_attrs a = {0};
+
+		if (reps[d] < 1 || reps[d] > 64) {
+			fl_error_set(err, "repeats[%d]: %lld (1 to 64 are "
+				     "supported)", d, (long long)reps[d]);
+			return -1;
+		}
+		if (reps[d] == 1)
+			continue;
+		s = *shape_of(c, x);
+		if (s.dim[d] == 1) {
+			s.dim[d] = reps[d];
+			x = emit_ints(c, FL_OP_BROADCAST_TO, x, "shape", s.dim,
+				      s.rank, TMP, err);
+		} else {
+			for (int k = 0; k < reps[d]; k++)
+				parts[k] = x;
+			if (fl_attrs_set_number(&a, "axis", d) < 0) {
+				fl_attrs_free(&a);
+				return oom(err);
+			}
+			x = emit_attrs(c, FL_OP_CONCAT, parts, (int)reps[d], &a,
+				       TMP, err);
+		}
+		if (x < 0)
+			return -1;
+	}
+	return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
+}
+
 /* --- the table --- */
 
 static const struct {
@@ -1327,6 +1547,13 @@ static const struct {
 	{"Transpose", map_transpose}, {"Concat", map_concat},
 	{"Slice", map_slice}, {"Pad", map_pad}, {"Gather", map_gather},
 	{"Expand", map_expand},
+	{"Softplus", map_soft_activation}, {"Softsign", map_soft_activation},
+	{"Mish", map_soft_activation}, {"Selu", map_soft_activation},
+	{"PRelu", map_prelu}, {"InstanceNormalization", map_instancenorm},
+	{"ReduceSumSquare", map_reduce}, {"ReduceL1", map_reduce},
+	{"ReduceL2", map_reduce}, {"ReduceLogSum", map_reduce},
+	{"ReduceLogSumExp", map_reduce}, {"Split", map_split},
+	{"Tile", map_tile},
 };
 
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type)
