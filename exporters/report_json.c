@@ -556,8 +556,7 @@ static cJSON *provenance_json(const fl_op *op)
 				op->prov.origin ? op->prov.origin : op->name);
 	add_str_or_null(o, "compound", op->prov.compound);
 	add_str_or_null(o, "rewrite", op->prov.rewrite);
-	if (op->prov.source_op)	/* imported models only */
-		cJSON_AddStringToObject(o, "source_op", op->prov.source_op);
+	add_str_or_null(o, "source_op", op->prov.source_op);
 	return o;
 }
 
