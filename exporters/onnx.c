@@ -331,7 +331,8 @@ static const struct {
 	{FL_OP_POW, "Pow"}, {FL_OP_TRANSPOSE, "Transpose"},
 	{FL_OP_SOFTMAX, "Softmax"}, {FL_OP_LOG_SOFTMAX, "LogSoftmax"},
 	{FL_OP_LEAKY_RELU, "LeakyRelu"}, {FL_OP_CONCAT, "Concat"},
-	{FL_OP_CONV2D, "Conv"},
+	{FL_OP_CONV2D, "Conv"}, {FL_OP_HARD_SIGMOID, "HardSigmoid"},
+	{FL_OP_HARD_SWISH, "HardSwish"}, {FL_OP_ELU, "Elu"},
 };
 
 /* The op's own node: onnx(inputs of the op) -> the op's output. */
@@ -398,6 +399,12 @@ static int same_inputs_attrs(builder *b, Onnx__NodeProto *nd)
 				fl_axis_normalize(op_int(b, "axis", -1), rank));
 	case FL_OP_LEAKY_RELU:
 		return attr_float(b, nd, "alpha", op_float(b, "alpha", 0.01));
+	case FL_OP_HARD_SIGMOID:
+		if (attr_float(b, nd, "alpha", op_float(b, "alpha", 0.2)) < 0)
+			return -1;
+		return attr_float(b, nd, "beta", op_float(b, "beta", 0.5));
+	case FL_OP_ELU:
+		return attr_float(b, nd, "alpha", op_float(b, "alpha", 1.0));
 	case FL_OP_CONCAT:
 		return attr_int(b, nd, "axis",
 				fl_axis_normalize(op_int(b, "axis", 0), rank));
@@ -733,6 +740,9 @@ static bool has_onnx_operator(const fl_graph *g, const fl_op *op)
 	case FL_OP_SOFTMAX:
 	case FL_OP_LOG_SOFTMAX:
 	case FL_OP_REDUCE_MEAN:
+	case FL_OP_HARD_SIGMOID:
+	case FL_OP_HARD_SWISH:
+	case FL_OP_ELU:
 		return true;
 	case FL_OP_LEAKY_RELU:
 		return leaky_relu_fits(op);

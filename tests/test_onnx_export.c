@@ -25,7 +25,8 @@
 static const char *const onnx_ops[] = {
 	"Abs", "Add", "AveragePool", "BatchNormalization", "Cast", "Clip",
 	"Concat", "Conv", "CumSum", "Div", "Equal", "Erf", "Exp", "Expand",
-	"Floor", "Gather", "Gemm", "Identity", "LayerNormalization",
+	"Elu", "Floor", "Gather", "Gemm", "HardSigmoid", "HardSwish",
+	"Identity", "LayerNormalization",
 	"LeakyRelu", "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Min",
 	"Mul", "Neg", "Not", "Pad", "Pow", "Reciprocal", "ReduceMax",
 	"ReduceMean", "ReduceMin", "ReduceSum", "Relu", "Reshape", "Round",
@@ -426,6 +427,12 @@ static const op_case op_cases[] = {
 	 OUT("y", "[2,3,6]") OPS
 	 OP("at", "attention", "'q','k','v'", "y", "") TAIL,
 	 "MatMul Exp", "Softmax"},
+	/* ONNX's activations, written back as their operators */
+	{HEAD IN("x", "[2,3]") OUT("y", "[2,3]") OPS
+	 OP("hs", "hard_sigmoid", "'x'", "t1", "'alpha':0.3,'beta':0.4") ","
+	 OP("hw", "hard_swish", "'t1'", "t2", "") ","
+	 OP("el", "elu", "'t2'", "y", "'alpha':0.5") TAIL,
+	 "HardSigmoid HardSwish Elu", "Min Max Exp"},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])
