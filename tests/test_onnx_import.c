@@ -181,6 +181,8 @@ static fl_graph *load(const model *b, const fl_onnx_import_opts *o,
 	return g;
 }
 
+static void expect_error(const model *b, const char *want);
+
 static void write_model(const model *b, const char *path)
 {
 	size_t len;
@@ -479,6 +481,81 @@ static void test_onnx_import_tile(void **state)
 		       0, 0);
 	fl_values_free(v);
 	fl_graph_free(g);
+}
+
+/* Float data cast to int64 may index a Gather (as exporters write it)
+ * but not reach a float op, nor be cast again. */
+static void test_onnx_import_cast_to_index(void **state)
+{
+	static int64_t xd[] = {3}, td[] = {4, 2}, yd[] = {3, 2};
+	static float table[] = {0, 1, 2, 3, 4, 5, 6, 7};
+	fl_error err = {{0}};
+	Onnx__AttributeProto *to;
+	fl_graph *g;
+	model b;
+
+	(void)state;
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	initializer(&b, "table", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, td, 2,
+		    table, NULL, 8);
+	node(&b, "Cast", "c", (const char *[]){"x", NULL}, "i");
+	to = attr(&b, "to");
+	to->has_i = 1;
+	to->i = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	node(&b, "Gather", "g", (const char *[]){"table", "i", NULL}, "y");
+	output(&b, "y", yd, 2);
+	g = load(&b, NULL, NULL, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	assert_int_equal(count_kind(g, FL_OP_GATHER), 1);
+	fl_graph_free(g);
+
+	b.node[1].op_type = "Relu";
+	b.node[1].n_input = 1;
+	b.node_in[1][0] = "i";
+	expect_error(&b, "node g (Relu): input 0: \"i\" is a int64 tensor on "
+		     "the data path");
+	b.node[1].op_type = "Cast";
+	b.node[1].n_attribute = 1;
+	b.node[1].attribute = b.attrs[0];
+	expect_error(&b, "node g (Cast): input 0: \"i\" was cast from float "
+		     "to int64");
+}
+
+/* Samples exported with --export-onnx and imported back compute what
+ * the JSON graph computes (Round, Cast to bool for where, quantize). */
+static void test_onnx_import_reads_exported_samples(void **state)
+{
+	static const char *const samples[] = {"micro2020_fig1", "softmax",
+					      "unsharp_mask"};
+	char dir[64], path[128], args[512];
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	for (size_t k = 0; k < sizeof samples / sizeof samples[0]; k++) {
+		char *json, *onnx, *hj, *ho;
+
+		snprintf(path, sizeof path, "%s/%s.onnx", dir, samples[k]);
+		snprintf(args, sizeof args, "--batch --export-onnx %s %s/%s.json",
+			 path, t_samples_dir(), samples[k]);
+		assert_int_equal(t_fuselab(args, &json), 0);
+		free(json);
+		snprintf(args, sizeof args, "--batch --interpret %s/%s.json",
+			 t_samples_dir(), samples[k]);
+		assert_int_equal(t_fuselab(args, &json), 0);
+		snprintf(args, sizeof args, "--batch --interpret %s", path);
+		assert_int_equal(t_fuselab(args, &onnx), 0);
+		hj = strstr(json, "hash=");
+		ho = strstr(onnx, "hash=");
+		assert_non_null(hj);
+		assert_non_null(ho);
+		if (strncmp(hj, ho, 21))
+			fail_msg("%s: %.21s vs %.21s", samples[k], hj, ho);
+		free(json);
+		free(onnx);
+	}
+	t_remove_dir(dir);
 }
 
 /* An op fuselab does not know becomes custom; its provenance and the
@@ -824,6 +901,8 @@ FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_constants_keep_real_data),
 	 cmocka_unit_test(test_onnx_import_folds_shape_subgraph),
 	 cmocka_unit_test(test_onnx_import_tile),
+	 cmocka_unit_test(test_onnx_import_cast_to_index),
+	 cmocka_unit_test(test_onnx_import_reads_exported_samples),
 	 cmocka_unit_test(test_onnx_import_custom_and_provenance),
 	 cmocka_unit_test(test_onnx_import_provenance_through_expansion),
 	 cmocka_unit_test(test_onnx_import_softmax_opset_semantics),

@@ -77,6 +77,7 @@ static const struct {
 	{"Reciprocal", FL_OP_RECIP}, {"Exp", FL_OP_EXP}, {"Log", FL_OP_LOG},
 	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
 	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
+	{"Round", FL_OP_ROUND},	/* both round half to even */
 }, binaries[] = {
 	{"Add", FL_OP_ADD}, {"Sub", FL_OP_SUB}, {"Mul", FL_OP_MUL},
 	{"Div", FL_OP_DIV}, {"Pow", FL_OP_POW}, {"Max", FL_OP_MAX},
@@ -327,8 +328,35 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
 	return emit_attrs(c, FL_OP_GELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
+/* Float data cast to an integer type or bool: indices and conditions, as
+ * exporters write them for Gather (Clip, then Cast to int64) and Where
+ * (Cast to bool).  fuselab keeps the floats: its gather floors an index
+ * (as Cast truncates, for the non-negative indices a Clip leaves) and
+ * its where tests c != 0 (as Cast to bool does).  The result is bound
+ * with the integer type and marked lax, so that only index and
+ * condition inputs accept it. */
+static int cast_to_index(fl_onnx_ctx *c, int to, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err);
+	fl_onnx_binding *y;
+
+	if (x < 0 || fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0)
+		return -1;
+	y = fl_onnx_lookup(c, c->node->output[0]);
+	y->dtype = to;
+	y->lax = true;
+	return 0;
+}
+
+static bool dtype_is_index(int dtype)
+{
+	return dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+}
+
 /* Cast to float; a float input is an identity.  Casting data to another
- * type is outside fuselab (it computes in float). */
+ * type is outside fuselab (it computes in float), but for indices. */
 static int map_cast(fl_onnx_ctx *c, fl_error *err)
 {
 	int to = (int)fl_onnx_attr_int(c, "to", 0), x;
@@ -337,6 +365,15 @@ static int map_cast(fl_onnx_ctx *c, fl_error *err)
 
 	if (!b)
 		return -1;
+	if (dtype_is_index(to) && fl_onnx_dtype_is_float(b->dtype))
+		return cast_to_index(c, to, err);
+	if (b->lax) {
+		fl_error_set(err, "input 0: \"%s\" was cast from float to %s "
+			     "for an index or a condition; casting it again is "
+			     "not supported", fl_error_name(b->name),
+			     fl_onnx_dtype_name(b->dtype));
+		return -1;
+	}
 	if (!fl_onnx_dtype_is_float(to)) {
 		fl_error_set(err, "Cast to %s on the data path (fuselab "
 			     "computes in float)", fl_onnx_dtype_name(to));
@@ -1526,6 +1563,7 @@ static const struct {
 	{"Reciprocal", map_unary}, {"Exp", map_unary}, {"Log", map_unary},
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
 	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
+	{"Round", map_unary},
 	{"Add", map_binary}, {"Sub", map_binary}, {"Mul", map_binary},
 	{"Div", map_binary}, {"Pow", map_binary}, {"Max", map_binary},
 	{"Min", map_binary}, {"Sum", map_binary}, {"Mean", map_binary},
