@@ -6,8 +6,9 @@
  * integer operators that exporters use to compute shapes (Shape, Gather,
  * Unsqueeze, Concat, Cast, Slice, arithmetic, ConstantOfShape, Range,
  * ...), and the inputs are integral (bool included), computes its
- * outputs and binds them as known values; the node adds no op.  Constant nodes always fold.  Integer arithmetic is exact
- * (int64); float values are computed in double and stored as float.
+ * outputs and binds them as known values; the node adds no op.
+ * Constant nodes always fold.  Integer arithmetic is exact (int64);
+ * float values are computed in double and stored as float.
  * Anything else is left to the mapping (returns 0). */
 #include "onnx_import_impl.h"
 
