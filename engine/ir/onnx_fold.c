@@ -62,7 +62,8 @@ static int fold_constant(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 
 	if ((a = fl_onnx_attr(c, "value")) && a->t) {
 		v = calloc(1, sizeof *v);
-		if (!v || fl_onnx_tensor_values(a->t, c->base_dir, v, err) < 0) {
+		if (!v ||
+		    fl_onnx_tensor_values(a->t, c->base_dir, v, err) < 0) {
 			if (!v)
 				fl_error_set(err, "out of memory");
 			free(v);
@@ -75,8 +76,7 @@ static int fold_constant(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	    (a = fl_onnx_attr(c, "value_int"))) {
 		bool is_f = !strcmp(a->name, "value_float");
 
-		v = fl_onnx_values_new(&s, is_f ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-					       : ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+		v = fl_onnx_values_new(&s, is_f ? FL_DT_FLOAT : FL_DT_INT64,
 				       err);
 		if (!v)
 			return -1;
@@ -90,8 +90,7 @@ static int fold_constant(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 		int64_t n = is_f ? (int64_t)a->n_floats : (int64_t)a->n_ints;
 
 		s = fl_shape_make(1, &n);
-		v = fl_onnx_values_new(&s, is_f ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-					       : ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+		v = fl_onnx_values_new(&s, is_f ? FL_DT_FLOAT : FL_DT_INT64,
 				       err);
 		if (!v)
 			return -1;
@@ -123,7 +122,7 @@ static int fold_shape(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	end = end < start ? start : end > in.rank ? in.rank : end;
 	n = end - start;
 	s = fl_shape_make(1, &n);
-	*out = fl_onnx_values_new(&s, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, err);
+	*out = fl_onnx_values_new(&s, FL_DT_INT64, err);
 	if (!*out)
 		return -1;
 	for (int64_t k = 0; k < n; k++)
@@ -137,7 +136,7 @@ static int fold_size(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 
 	if (fl_onnx_input_dims(c, 0, &in, err) < 0)
 		return -1;
-	*out = fl_onnx_values_new(&s, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, err);
+	*out = fl_onnx_values_new(&s, FL_DT_INT64, err);
 	if (!*out)
 		return -1;
 	set_elem(*out, 0, 0, fl_shape_numel(&in), true);
@@ -297,7 +296,8 @@ static int fold_unary(fl_onnx_ctx *c, const char *t, fl_onnx_values **out,
 		if (!strcmp(t, "Neg"))
 			v = -v, vi = (int64_t)(0 - (uint64_t)vi);
 		else if (!strcmp(t, "Abs"))
-			v = fabs(v), vi = vi < 0 ? (int64_t)(0 - (uint64_t)vi) : vi;
+			v = fabs(v),
+			vi = vi < 0 ? (int64_t)(0 - (uint64_t)vi) : vi;
 		else if (!strcmp(t, "Not"))
 			v = v == 0, vi = vi == 0;
 		else if (!strcmp(t, "Floor"))
@@ -328,8 +328,8 @@ static int fold_concat(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 		const fl_onnx_values *x = known(c, j);
 
 		if (x->shape.rank != s.rank) {
-			fl_error_set(err, "Concat: input %d has rank %d, not %d",
-				     j, x->shape.rank, s.rank);
+			fl_error_set(err, "Concat: input %d has rank %d, not "
+				     "%d", j, x->shape.rank, s.rank);
 			return -1;
 		}
 		s.dim[axis] += x->shape.dim[axis];
@@ -487,7 +487,8 @@ static int fold_expand(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	if (fl_shape_broadcast(&x->shape, &to, &s, err) < 0)
 		return -1;
 	*out = fl_onnx_values_new(&s, x->dtype, err);
-	for (int64_t k = 0; *out && k < (*out)->n; k++, fl_index_next(&s, idx)) {
+	for (int64_t k = 0; *out && k < (*out)->n;
+	     k++, fl_index_next(&s, idx)) {
 		int64_t from = fl_broadcast_offset(&x->shape, &s, idx);
 
 		set_elem(*out, k, elem(x, from), x->i ? x->i[from] : 0,
@@ -507,7 +508,8 @@ static int fold_where(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	    fl_shape_broadcast(&s, &b->shape, &s, err) < 0)
 		return -1;
 	*out = fl_onnx_values_new(&s, a->dtype, err);
-	for (int64_t k = 0; *out && k < (*out)->n; k++, fl_index_next(&s, idx)) {
+	for (int64_t k = 0; *out && k < (*out)->n;
+	     k++, fl_index_next(&s, idx)) {
 		bool pick = elem(cond, fl_broadcast_offset(&cond->shape, &s,
 							   idx)) != 0;
 		const fl_onnx_values *v = pick ? a : b;

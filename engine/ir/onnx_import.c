@@ -390,15 +390,15 @@ static int new_output(fl_onnx_ctx *c, int out, fl_error *err)
 	int t;
 
 	if (out >= 0) {
-		if ((size_t)out >= c->node->n_output || !*c->node->output[out]) {
+		if ((size_t)out >= c->node->n_output ||
+		    !*c->node->output[out]) {
 			fl_error_set(err, "output %d: missing", out);
 			return -1;
 		}
 		t = fl_graph_add_tensor(c->g, c->node->output[out], NULL,
 					FL_ROLE_TEMP, err);
 		if (t < 0 || fl_onnx_bind_tensor(c, c->node->output[out], t,
-						 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
-						 err) < 0)
+						 FL_DT_FLOAT, err) < 0)
 			return -1;
 		return t;
 	}
@@ -801,7 +801,8 @@ static int import_custom(fl_onnx_ctx *c, fl_error *err)
 	x = fl_onnx_data(c, x, err);
 	if (x < 0) {
 		fl_error_prefix(err, "%s is not supported, and cannot be kept "
-				"as a custom op", fl_error_name(c->node->op_type));
+				"as a custom op",
+				fl_error_name(c->node->op_type));
 		return -1;
 	}
 	if (fl_attrs_set_string(&a, "fn", "copy") < 0) {
@@ -835,7 +836,8 @@ static int check_outputs(fl_onnx_ctx *c, fl_error *err)
 
 		if (!b || !*c->node->output[k])
 			continue;
-		s = b->known ? &b->known->shape : &c->g->tensors[b->tensor].shape;
+		s = b->known ? &b->known->shape
+			     : &c->g->tensors[b->tensor].shape;
 		if (check_declared(c, b->name, s, err) < 0)
 			return -1;
 	}

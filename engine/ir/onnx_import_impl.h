@@ -110,6 +110,10 @@ int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
 		    fl_error *err);
 int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err);
 
+/* Element types by short names. */
+#define FL_DT_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+#define FL_DT_INT64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+
 /* The float element types fuselab computes: float and double. */
 bool fl_onnx_dtype_is_float(int dtype);
 

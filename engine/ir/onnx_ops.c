@@ -90,7 +90,8 @@ static fl_op_kind kind_of(const char *t, bool unary)
 			 : sizeof binaries / sizeof binaries[0];
 
 	for (size_t k = 0; k < n; k++)
-		if (!strcmp(t, unary ? unaries[k].op_type : binaries[k].op_type))
+		if (unary ? !strcmp(t, unaries[k].op_type)
+			  : !strcmp(t, binaries[k].op_type))
 			return unary ? unaries[k].kind : binaries[k].kind;
 	return FL_OP_COUNT;
 }
@@ -127,7 +128,8 @@ static int legacy_broadcast(fl_onnx_ctx *c, int a, int b, fl_error *err)
 		return b;
 	axis = fl_axis_normalize(fl_onnx_attr_int(c, "axis", 0), sa->rank);
 	if (axis < 0 || axis + s.rank > sa->rank) {
-		fl_error_set(err, "attribute axis: b does not fit a from there");
+		fl_error_set(err, "attribute axis: b does not fit a from "
+			     "there");
 		return -1;
 	}
 	while (axis + s.rank < sa->rank)
@@ -184,7 +186,8 @@ static int map_leaky_relu(fl_onnx_ctx *c, fl_error *err)
 		fl_attrs_free(&a);
 		return oom(err);
 	}
-	return emit_attrs(c, FL_OP_LEAKY_RELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	return emit_attrs(c, FL_OP_LEAKY_RELU, &x, 1, &a, OUT, err) < 0 ? -1
+									 : 0;
 }
 
 /* Elu, HardSigmoid, HardSwish: the compound ops of the same names, with
@@ -796,8 +799,8 @@ static int map_batchnorm(fl_onnx_ctx *c, fl_error *err)
 	if (x < 0)
 		return -1;
 	if (c->opset < 9 && fl_onnx_attr_int(c, "spatial", 1) == 0) {
-		fl_error_set(err, "spatial 0 (per-activation statistics) is not "
-			     "supported");
+		fl_error_set(err, "spatial 0 (per-activation statistics) is "
+			     "not supported");
 		return -1;
 	}
 	r = tensor_rank(c, x);
@@ -919,7 +922,8 @@ static int reduce_axes(fl_onnx_ctx *c, int rank, int64_t *axes, int *n,
 		*n = -1;
 	}
 	if (*n <= 0) {
-		*noop = as_input && fl_onnx_attr_int(c, "noop_with_empty_axes", 0);
+		*noop = as_input &&
+			fl_onnx_attr_int(c, "noop_with_empty_axes", 0);
 		*n = 0;
 		for (int d = 0; d < rank; d++)
 			axes[(*n)++] = d;
@@ -943,7 +947,8 @@ static int map_reduce(fl_onnx_ctx *c, fl_error *err)
 		{"ReduceMean", FL_OP_COUNT, FL_OP_REDUCE_MEAN, FL_OP_COUNT},
 		{"ReduceMax", FL_OP_COUNT, FL_OP_REDUCE_MAX, FL_OP_COUNT},
 		{"ReduceMin", FL_OP_COUNT, FL_OP_REDUCE_MIN, FL_OP_COUNT},
-		{"ReduceSumSquare", FL_OP_SQUARE, FL_OP_REDUCE_SUM, FL_OP_COUNT},
+		{"ReduceSumSquare", FL_OP_SQUARE, FL_OP_REDUCE_SUM,
+		 FL_OP_COUNT},
 		{"ReduceL1", FL_OP_ABS, FL_OP_REDUCE_SUM, FL_OP_COUNT},
 		{"ReduceL2", FL_OP_SQUARE, FL_OP_REDUCE_SUM, FL_OP_SQRT},
 		{"ReduceLogSum", FL_OP_COUNT, FL_OP_REDUCE_SUM, FL_OP_LOG},
@@ -957,7 +962,8 @@ static int map_reduce(fl_onnx_ctx *c, fl_error *err)
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 		if (!strcmp(c->node->op_type, kinds[k].t))
 			r = (int)k;
-	if (x < 0 || reduce_axes(c, tensor_rank(c, x), axes, &n, &noop, err) < 0)
+	if (x < 0 ||
+	    reduce_axes(c, tensor_rank(c, x), axes, &n, &noop, err) < 0)
 		return -1;
 	if (noop)
 		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
@@ -1027,7 +1033,8 @@ static int reshape_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
 		known *= dims[d];
 	}
 	if (infer >= 0)
-		dims[infer] = known > 0 && total % known == 0 ? total / known : -1;
+		dims[infer] = known > 0 && total % known == 0 ? total / known
+							      : -1;
 	*out = fl_shape_make(n, dims);
 	if ((infer >= 0 && dims[infer] < 1) || fl_shape_numel(out) != total) {
 		char a[128];
@@ -1065,7 +1072,8 @@ static int squeeze_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
 		int d = fl_axis_normalize(axes[k], in->rank);
 
 		if (d < 0 || in->dim[d] != 1) {
-			fl_error_set(err, "axes[%d]: not an axis of extent 1", k);
+			fl_error_set(err, "axes[%d]: not an axis of extent 1",
+				     k);
 			return -1;
 		}
 		drop[d] = true;
@@ -1189,19 +1197,20 @@ out:
 static int slice_params(fl_onnx_ctx *c, int64_t *st, int64_t *en,
 			int64_t *ax, int64_t *sp, int *n, fl_error *err)
 {
+	const int R = FL_MAX_RANK;
 	int n_en, n_ax = -1, n_sp = -1;
 
 	if (c->opset < 10) {
-		if (fl_onnx_attr_ints(c, "starts", st, FL_MAX_RANK, n, err) < 0 ||
-		    fl_onnx_attr_ints(c, "ends", en, FL_MAX_RANK, &n_en, err) < 0 ||
-		    fl_onnx_attr_ints(c, "axes", ax, FL_MAX_RANK, &n_ax, err) < 0)
+		if (fl_onnx_attr_ints(c, "starts", st, R, n, err) < 0 ||
+		    fl_onnx_attr_ints(c, "ends", en, R, &n_en, err) < 0 ||
+		    fl_onnx_attr_ints(c, "axes", ax, R, &n_ax, err) < 0)
 			return -1;
-	} else if (fl_onnx_input_ints(c, 1, st, FL_MAX_RANK, n, err) < 0 ||
-		   fl_onnx_input_ints(c, 2, en, FL_MAX_RANK, &n_en, err) < 0 ||
+	} else if (fl_onnx_input_ints(c, 1, st, R, n, err) < 0 ||
+		   fl_onnx_input_ints(c, 2, en, R, &n_en, err) < 0 ||
 		   (fl_onnx_has_input(c, 3) &&
-		    fl_onnx_input_ints(c, 3, ax, FL_MAX_RANK, &n_ax, err) < 0) ||
+		    fl_onnx_input_ints(c, 3, ax, R, &n_ax, err) < 0) ||
 		   (fl_onnx_has_input(c, 4) &&
-		    fl_onnx_input_ints(c, 4, sp, FL_MAX_RANK, &n_sp, err) < 0)) {
+		    fl_onnx_input_ints(c, 4, sp, R, &n_sp, err) < 0)) {
 		return -1;
 	}
 	if (*n < 0 || n_en != *n || (n_ax >= 0 && n_ax != *n) ||
@@ -1251,8 +1260,10 @@ int fl_onnx_slice_box(fl_onnx_ctx *c, const fl_shape *in, int64_t *start,
 		e = sp[k] > 0 ? clamp64(e, 0, dim) : clamp64(e, -1, dim - 1);
 		start[d] = s;
 		step[d] = sp[k];
-		out->dim[d] = sp[k] > 0 ? (e > s ? (e - s + sp[k] - 1) / sp[k] : 0)
-					: (s > e ? (s - e - sp[k] - 1) / -sp[k] : 0);
+		if (sp[k] > 0)
+			out->dim[d] = e > s ? (e - s + sp[k] - 1) / sp[k] : 0;
+		else
+			out->dim[d] = s > e ? (s - e - sp[k] - 1) / -sp[k] : 0;
 	}
 	return 0;
 }
@@ -1299,7 +1310,8 @@ static int pad_amounts(fl_onnx_ctx *c, int rank, int64_t *pads,
 	} else if (fl_onnx_input_ints(c, 1, given, 2 * FL_MAX_RANK, &n,
 				      err) < 0 ||
 		   (fl_onnx_has_input(c, 3) &&
-		    fl_onnx_input_ints(c, 3, axes, FL_MAX_RANK, &n_ax, err) < 0)) {
+		    fl_onnx_input_ints(c, 3, axes, FL_MAX_RANK, &n_ax,
+				       err) < 0)) {
 		return -1;
 	}
 	if (n_ax < 0)
@@ -1380,7 +1392,7 @@ static int map_gather(fl_onnx_ctx *c, fl_error *err)
 {
 	int in[2] = {fl_onnx_data(c, 0, err), -1};
 	const fl_onnx_values *idx = fl_onnx_input_known(c, 1);
-	int64_t axis = fl_onnx_attr_int(c, "axis", 0);
+	int64_t axis = fl_onnx_attr_int(c, "axis", 0), ext;
 	fl_attrs a = {0};
 	int ax;
 
@@ -1393,12 +1405,11 @@ static int map_gather(fl_onnx_ctx *c, fl_error *err)
 	}
 	if ((in[1] = fl_onnx_data_any(c, 1, err)) < 0)
 		return -1;
-	if (!idx && (in[1] = wrap_negative(c, in[1],
-					   shape_of(c, in[0])->dim[ax], err)) < 0)
+	ext = shape_of(c, in[0])->dim[ax];
+	if (!idx && (in[1] = wrap_negative(c, in[1], ext, err)) < 0)
 		return -1;
 	if (idx && idx->i) {
 		fl_tensor *t = &c->g->tensors[in[1]];
-		int64_t ext = shape_of(c, in[0])->dim[ax];
 
 		for (int64_t k = 0; k < t->n_data; k++) {
 			if (idx->i[k] < -ext || idx->i[k] >= ext) {
