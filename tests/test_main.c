@@ -57,6 +57,7 @@ FL_SUITE_DECL(onnx_tensor);
 FL_SUITE_DECL(feeds);
 FL_SUITE_DECL(onnx_export);
 FL_SUITE_DECL(onnx_import);
+FL_SUITE_DECL(onnx_roundtrip);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -146,6 +147,7 @@ int main(int argc, char **argv)
 		{fl_suite_feeds, &fl_suite_feeds_n},
 		{fl_suite_onnx_export, &fl_suite_onnx_export_n},
 		{fl_suite_onnx_import, &fl_suite_onnx_import_n},
+		{fl_suite_onnx_roundtrip, &fl_suite_onnx_roundtrip_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},
