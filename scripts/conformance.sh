@@ -87,18 +87,34 @@ if [ ! -f "$dir/model.onnx" ]; then
 fi
 "$fuselab" --check "$dir/model.onnx" > "$log" 2>&1
 rc=$?
+# The import's message without the path and the node's name:
+# "(OpType): what".
+msg=$(grep -m1 '^fuselab: ' "$log" | sed -e 's/^fuselab: //' \
+	-e "s|^$dir/model.onnx: ||" -e 's/^node [^ ]* (/(/')
 if [ $rc -ne 0 ]; then
-	r=$(why 'unsupported|not supported')
+	op=$(printf '%s\n' "$msg" | sed -n 's/^(\([A-Za-z0-9]*\)).*/\1/p')
+	case $msg in
+	*"is not supported"*"cannot be kept"*)
+		r="unsupported op: $op" ;;
+	*"on the data path"*|*"element type"*"not supported"*)
+		r="unsupported type: $msg" ;;
+	*"must be known at import"*)
+		r="unsupported: a shape input computed at run time ($op)" ;;
+	*"not supported"*|*unsupported*)
+		r="unsupported attribute or form: $msg" ;;
+	*)	r= ;;
+	esac
 	if [ -n "$r" ]; then
 		printf 'SKIP\t%s\t%s\n' "$t" "$r" > "$res"
 	else
-		printf 'FAIL\t%s\t%s\n' "$t" "$(why . )" > "$res"
+		printf 'FAIL\t%s\timport: %s\n' "$t" "$msg" > "$res"
 	fi
 	exit 0
 fi
-custom=$(grep -m1 -E '^(fuselab: )?.*custom op' "$log" | sed 's/^fuselab: //')
+custom=$(grep -m1 'became custom ops:' "$log" | sed 's/.*became custom ops: *//')
 if [ -n "$custom" ]; then
-	printf 'SKIP\t%s\tunsupported op: %s\n' "$t" "$custom" > "$res"
+	printf 'SKIP\t%s\tunsupported op: %s (would be a custom op)\n' "$t" \
+		"$custom" > "$res"
 	exit 0
 fi
 for set in "$dir"/test_data_set_*; do

@@ -39,19 +39,24 @@ for name in "$@"; do
 	seed "$name"
 	mkdir -p "$corpus" "$crashes"
 	echo "== fuzz $name: $secs s (log $log)"
+	before=$(ls "$crashes" | wc -l)
+	# fork mode: a crash, leak or timeout is kept and fuzzing goes on,
+	# so that one run finds more than the first problem
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	LSAN_OPTIONS=suppressions=scripts/lsan.supp:print_suppressions=0 \
-	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
-		-malloc_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix="$crashes/" "$corpus" "build/fuzz/seeds/$name" \
-		> "$log" 2>&1
+	"$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+		-max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
+		-malloc_limit_mb=2048 -artifact_prefix="$crashes/" \
+		"$corpus" "build/fuzz/seeds/$name" > "$log" 2>&1
 	rc=$?
-	runs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
-	cov=$(grep -E '^#[0-9]+.*(DONE|cov:)' "$log" | tail -1 |
-		sed -n 's/.*cov: \([0-9]*\).*/\1/p')
+	found=$(($(ls "$crashes" | wc -l) - before))
+	last=$(grep -E '^#[0-9]+: cov: ' "$log" | tail -1)
+	runs=$(printf '%s\n' "$last" | sed -n 's/.* exec\/s: [0-9]* .*//;s/^#\([0-9]*\):.*/\1/p')
+	cov=$(printf '%s\n' "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 	echo "fuzz $name: ${secs} s, ${runs:-?} runs, coverage ${cov:-?}," \
-	     "corpus $(ls "$corpus" | wc -l) inputs, exit $rc"
-	if [ $rc -ne 0 ]; then
+	     "corpus $(ls "$corpus" | wc -l) inputs, $found new crashing" \
+	     "inputs, exit $rc"
+	if [ "$found" -gt 0 ] || [ $rc -ne 0 ]; then
 		echo "fuzz $name: FAILED; inputs in $crashes/:" >&2
 		ls "$crashes" >&2
 		grep -m5 -E 'ERROR|SUMMARY' "$log" >&2

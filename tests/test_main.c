@@ -58,6 +58,7 @@ FL_SUITE_DECL(feeds);
 FL_SUITE_DECL(onnx_export);
 FL_SUITE_DECL(onnx_import);
 FL_SUITE_DECL(onnx_roundtrip);
+FL_SUITE_DECL(fuzz_regressions);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
 		{fl_suite_onnx_export, &fl_suite_onnx_export_n},
 		{fl_suite_onnx_import, &fl_suite_onnx_import_n},
 		{fl_suite_onnx_roundtrip, &fl_suite_onnx_roundtrip_n},
+		{fl_suite_fuzz_regressions, &fl_suite_fuzz_regressions_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},

@@ -1030,6 +1030,12 @@ static int reshape_target(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
 				     (long long)dims[d]);
 			return -1;
 		}
+		if (known > INT64_MAX / dims[d]) {
+			fl_error_set(err, "shape [..., %lld, ...] has more "
+				     "elements than a 64-bit count holds",
+				     (long long)dims[d]);
+			return -1;
+		}
 		known *= dims[d];
 	}
 	if (infer >= 0)
