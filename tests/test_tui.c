@@ -178,7 +178,29 @@ static void tui_needs_a_terminal(void **state)
 	free(out);
 }
 
+/* An ONNX model on the command line opens like a JSON graph; an op's
+ * details name the ONNX node type it came from. */
+static void tui_opens_onnx_model(void **state)
+{
+	char args[1024];
+	t_tmux t;
+
+	(void)state;
+	snprintf(args, sizeof args, "--input-shape x=4,32 %s/tests/models/"
+		 "torch_mlp_layernorm/model.onnx",
+		 getenv("FUSELAB_ROOT") ? getenv("FUSELAB_ROOT") : ".");
+	t_tmux_start(&t, 120, 30, args);
+	t_tmux_wait_for(&t, "/up/Gemm", 20);
+	t_tmux_keys(&t, "/");
+	t_tmux_type(&t, "/up/Gemm");
+	t_tmux_keys(&t, "Enter");
+	t_tmux_wait_for(&t, "found /up/Gemm", 5);
+	t_tmux_wait_for(&t, "(ONNX Gemm)", 5);
+	quit_cleanly(&t);
+}
+
 FL_SUITE(tui,
+	 cmocka_unit_test_teardown(tui_opens_onnx_model, t_tmux_teardown),
 	 cmocka_unit_test_teardown(tui_steps_back_and_forth, t_tmux_teardown),
 	 cmocka_unit_test_teardown(tui_find_why_and_forbid, t_tmux_teardown),
 	 cmocka_unit_test_teardown(tui_resizes_and_helps, t_tmux_teardown),
