@@ -2,9 +2,8 @@
  * as serialized ONNX TensorProto files, laid out as ONNX's backend tests
  * store them (DIR/input_0.pb, input_1.pb, ...; output_0.pb, ...).
  *
- * A file's tensor goes to the graph input (or output) of its name; a
- * tensor without a name, or with one the graph lacks while its position
- * is free, goes by position.  Every value is converted to float, as
+ * A file's tensor goes to the graph input (or output) of its name, else
+ * to the one at its position (as ONNX's test runner matches them).  Every value is converted to float, as
  * fuselab computes in f32. */
 #ifndef FL_APP_FEEDS_H
 #define FL_APP_FEEDS_H
@@ -24,8 +23,9 @@ typedef struct fl_tensor_files {
 
 /* Reads DIR/<stem>_0.pb, <stem>_1.pb, ... ("input" or "output") and
  * matches each to g's inputs or outputs; -1 with "DIR/input_1.pb: ..."
- * on any problem (none found, a name or shape the graph does not have,
- * a tensor given twice, an unreadable file). */
+ * on any problem (none found where the graph has some, more files than
+ * the graph has tensors, a shape the graph does not have, a tensor given
+ * twice, an unreadable file). */
 int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 			 fl_tensor_files *f, fl_error *err);
 

@@ -626,6 +626,23 @@ static int declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
 	return 0;
 }
 
+/* An input's values are read as f32 (--inputs converts numbers); strings
+ * and complex numbers cannot be, and bfloat16 is refused too: ONNX's
+ * backend tests store such inputs as uint16 bit patterns, which would
+ * read as integers. */
+static int input_type_supported(const Onnx__ValueInfoProto *vi,
+				fl_error *err)
+{
+	int dtype = vi->type->tensor_type->elem_type;
+
+	if (fl_onnx_dtype_supported(dtype) &&
+	    dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
+		return 0;
+	fl_error_set(err, "element type %s is not supported for an input",
+		     fl_onnx_dtype_name(dtype));
+	return -1;
+}
+
 static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 		     const fl_onnx_import_opts *o, fl_error *err)
 {
@@ -634,7 +651,8 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 	bool dynamic;
 	int t;
 
-	if (declared_shape(vi, &s, &dynamic, err) < 0)
+	if (declared_shape(vi, &s, &dynamic, err) < 0 ||
+	    input_type_supported(vi, err) < 0)
 		return -1;
 	if (given) {
 		if (!(dynamic && s.rank == 0) && s.rank != given->shape.rank) {
@@ -923,13 +941,43 @@ static int copy_to_output(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 	return op < 0 ? -1 : 0;
 }
 
-static int mark_output(fl_onnx_ctx *c, const char *name, fl_error *err)
+/* Why graph output `name` has no value: a node's later output that
+ * its mapping does not compute (LayerNormalization's Mean, Dropout's
+ * mask, ...), or nothing at all. */
+static void no_value(const Onnx__GraphProto *gp, const char *name,
+		     fl_error *err)
+{
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *n = gp->node[i];
+
+		for (size_t j = 1; j < n->n_output; j++)
+			if (n->output[j] && !strcmp(n->output[j], name)) {
+				char who[160];
+
+				if (n->name && *n->name)
+					snprintf(who, sizeof who, "node %s (%s)",
+						 fl_error_name(n->name),
+						 fl_error_name(n->op_type));
+				else
+					snprintf(who, sizeof who, "a %s node",
+						 fl_error_name(n->op_type));
+				fl_error_set(err, "output %zu of %s is not "
+					     "supported (fuselab computes its "
+					     "first output only)", j, who);
+				return;
+			}
+	}
+	fl_error_set(err, "not produced by any node");
+}
+
+static int mark_output(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+		       const char *name, fl_error *err)
 {
 	fl_onnx_binding *b = fl_onnx_lookup(c, name);
 	fl_tensor *t;
 
 	if (!b) {
-		fl_error_set(err, "not produced by any node");
+		no_value(gp, name, err);
 		return -1;
 	}
 	if (b->tensor < 0 || c->g->tensors[b->tensor].role != FL_ROLE_TEMP)
@@ -962,7 +1010,7 @@ static int mark_outputs(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 					     fl_error_name(name));
 				return -1;
 			}
-		if (mark_output(c, name, err) < 0) {
+		if (mark_output(c, gp, name, err) < 0) {
 			fl_error_prefix(err, "output %s", fl_error_name(name));
 			return -1;
 		}

@@ -269,12 +269,33 @@ static int map_soft_activation(fl_onnx_ctx *c, fl_error *err)
 	return fl_onnx_emit2(c, FL_OP_MUL, x, y, OUT, err) < 0 ? -1 : 0;
 }
 
+/* Before opset 7 a 1-D slope as long as x's channel dim (dim 1) is per
+ * channel, as PyTorch's PReLU(num_parameters=C) exports it: [C] becomes
+ * [C, 1, ...] for numpy's rule. */
+static int legacy_channel_slope(fl_onnx_ctx *c, int x, int slope,
+				fl_error *err)
+{
+	const fl_shape *sx = &c->g->tensors[x].shape;
+	const fl_shape *ss = &c->g->tensors[slope].shape;
+	fl_shape s;
+
+	if (c->opset >= 7 || ss->rank != 1 || sx->rank < 3 ||
+	    ss->dim[0] != sx->dim[1] || ss->dim[0] == 1)
+		return slope;
+	s.rank = sx->rank - 1;
+	s.dim[0] = ss->dim[0];
+	for (int d = 1; d < s.rank; d++)
+		s.dim[d] = 1;
+	return fl_onnx_reshape(c, slope, &s, TMP, err);
+}
+
 /* PRelu: relu(x) + slope * min(x, 0), slope broadcasting to x. */
 static int map_prelu(fl_onnx_ctx *c, fl_error *err)
 {
 	int x = fl_onnx_data(c, 0, err), slope, pos, neg;
 
 	if (x < 0 || (slope = fl_onnx_data(c, 1, err)) < 0 ||
+	    (slope = legacy_channel_slope(c, x, slope, err)) < 0 ||
 	    (pos = fl_onnx_emit1(c, FL_OP_RELU, x, TMP, err)) < 0 ||
 	    (neg = emit_scalar_op(c, FL_OP_MIN, x, 0.0f, TMP, err)) < 0 ||
 	    (neg = fl_onnx_emit2(c, FL_OP_MUL, neg, slope, TMP, err)) < 0)
