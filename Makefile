@@ -210,7 +210,7 @@ check-layers:
 TEST_TIMES = build/test-$(VARIANT).times
 # CLAIMS=1: the tests are claimed in build/test-claims-<variant>, shared
 # with a second process of the pass (WORKER=2), which appends its times
-# to the first one's file and leaves the last suite to the first.
+# to the first one's file.
 TEST_CLAIMS = $(if $(CLAIMS),$(abspath build/test-claims-$(VARIANT)))
 
 test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
@@ -219,7 +219,6 @@ test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
 	  FUSELAB_TEST_TIMES=$(abspath $(TEST_TIMES)) \
 	  FUSELAB_TEST_CLAIMS=$(TEST_CLAIMS) \
-	  FUSELAB_TEST_HELPER=$(if $(WORKER),1) \
 	  FUSELAB_ROOT=$(abspath .) \
 	  FUSELAB_BUILD_CACHE=$(abspath $(BUILD_CACHE)) \
 	  OMP_WAIT_POLICY=passive \

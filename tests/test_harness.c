@@ -1,9 +1,7 @@
 /* The test binary itself (test_main.c): with FUSELAB_TEST_CLAIMS=DIR,
  * processes sharing DIR run each test once between them, as make test's
- * second process of a pass relies on, and the second one leaves the last
- * suite to the first. */
+ * second process of a pass relies on. */
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +10,8 @@
 #include "test_util.h"
 
 /* Runs this test binary on the tests matching pattern with claims in
- * dir, as a second process of its pass when helper; its exit status, its
- * output in *out. */
-static int run_self(const char *dir, const char *pattern, bool helper,
-		    char **out)
+ * dir; its exit status, its output in *out. */
+static int run_self(const char *dir, const char *pattern, char **out)
 {
 	char self[PATH_MAX], cmd[PATH_MAX + 600];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -24,8 +20,7 @@ static int run_self(const char *dir, const char *pattern, bool helper,
 	self[n] = '\0';
 	/* the times file is the outer run's: none for the inner one */
 	snprintf(cmd, sizeof cmd, "FUSELAB_TEST_TIMES= FUSELAB_TEST_CLAIMS=%s "
-		 "FUSELAB_TEST_HELPER=%s '%s' '%s' 2>&1", dir, helper ? "1" : "",
-		 self, pattern);
+		 "'%s' '%s' 2>&1", dir, self, pattern);
 	return t_run(cmd, out);
 }
 
@@ -41,40 +36,20 @@ static void test_claims_run_each_test_once(void **state)
 	t_make_dir(dir, sizeof dir);
 	snprintf(claims, sizeof claims, "%s/claims", dir);
 	snprintf(other, sizeof other, "%s/other", dir);
-	assert_int_equal(run_self(claims, pattern, false, &out), 0);
+	assert_int_equal(run_self(claims, pattern, &out), 0);
 	t_assert_contains(out, "[       OK ] test_shape_");
 	if (strstr(out, "this process ran 0 of"))
 		fail_msg("the first process ran nothing:\n%s", out);
 	free(out);
-	assert_int_equal(run_self(claims, pattern, false, &out), 0);
+	assert_int_equal(run_self(claims, pattern, &out), 0);
 	if (strstr(out, "[ RUN      ]") || !strstr(out, "this process ran 0 of"))
 		fail_msg("a second process ran claimed tests:\n%s", out);
 	free(out);
-	assert_int_equal(run_self(other, pattern, false, &out), 0);
+	assert_int_equal(run_self(other, pattern, &out), 0);
 	t_assert_contains(out, "[       OK ] test_shape_");
-	free(out);
-	t_remove_dir(dir);
-}
-
-/* A second process leaves the last suite (bench) to the first one. */
-static void test_claims_helper_leaves_the_last_suite(void **state)
-{
-	static const char pattern[] = "test_bench_matmul_shapes";
-	char dir[512], claims[600], *out;
-
-	(void)state;
-	t_make_dir(dir, sizeof dir);
-	snprintf(claims, sizeof claims, "%s/claims", dir);
-	assert_int_equal(run_self(claims, pattern, true, &out), 0);
-	if (strstr(out, "[ RUN      ]") || !strstr(out, "this process ran 0 of"))
-		fail_msg("a second process ran the last suite:\n%s", out);
-	free(out);
-	assert_int_equal(run_self(claims, pattern, false, &out), 0);
-	t_assert_contains(out, "[       OK ] test_bench_matmul_shapes");
 	free(out);
 	t_remove_dir(dir);
 }
 
 FL_SUITE(harness,
-	 cmocka_unit_test(test_claims_run_each_test_once),
-	 cmocka_unit_test(test_claims_helper_leaves_the_last_suite));
+	 cmocka_unit_test(test_claims_run_each_test_once));

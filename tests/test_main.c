@@ -150,21 +150,14 @@ static int claim(const char *dir, size_t i)
  * the core left idle: every process of a pass goes through the tests in
  * order and runs those it claims first in dir (of those that match
  * filter, a glob, when not NULL), each as a group of its own (which
- * tests it gets is known only as it goes), then says how many it ran.
- * The second process ($FUSELAB_TEST_HELPER set) leaves the last suite,
- * from test tail on, to the first: that suite loads generated code into
- * the process, and LeakSanitizer's check at exit crashed in a process
- * that had run little else first.  Returns the number of tests that failed (1 when dir
+ * tests it gets is known only as it goes), then says how many it ran.  Returns the number of tests that failed (1 when dir
  * cannot be used). */
 static int run_claimed(const struct CMUnitTest *all, size_t total,
-		       size_t tail, const char *dir, const char *filter)
+		       const char *dir, const char *filter)
 {
-	const char *helper = getenv("FUSELAB_TEST_HELPER");
 	size_t ran = 0, matched = 0;
 	int failed = 0;
 
-	if (helper && *helper)
-		total = tail;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		fprintf(stderr, "FUSELAB_TEST_CLAIMS: %s: %s\n", dir,
 			strerror(errno));
@@ -264,10 +257,8 @@ int main(int argc, char **argv)
 			all[k++] = suites[s].tests[i];
 	clocks = time_tests(all, total);
 	if (claims && *claims) {
-		size_t last = sizeof suites / sizeof suites[0] - 1;
-
-		failed = run_claimed(all, total, total - *suites[last].n,
-				     claims, argc > 1 ? argv[1] : NULL);
+		failed = run_claimed(all, total, claims,
+				     argc > 1 ? argv[1] : NULL);
 	} else {
 		if (argc > 1)
 			cmocka_set_test_filter(argv[1]);
