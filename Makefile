@@ -164,37 +164,21 @@ else
 # Both builds first, each with every core; then the two passes side by
 # side (each test binary runs its tests one at a time, so two binaries
 # keep two cores busy), each into its own log, printed plain first: the
-# sanitizer pass's summary lines are the last thing printed.
-# The passes seldom take the same time, and the core of the one done
-# first would idle while the other finishes: so each pass's tests are
-# claimed one at a time (CLAIMS=1: FUSELAB_TEST_CLAIMS, tests/test_main.c),
-# and the core that is done starts a second process of the other pass
-# (WORKER=2, its own log), which takes the tests nobody has started.
-CLAIM_DIRS := build/test-claims-plain build/test-claims-san
-PASS_ARGS  := --no-print-directory LAYERS_CHECKED=1 CLAIMS=1
-
+# sanitizer pass's summary line is the last thing printed.
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(TEST_BIN)
 	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 build/san/fuselab \
 	  build/san/fuselab-tests
 	@$(MAKE) --no-print-directory check-layers
-	@rm -rf $(BUILD_CACHE) $(CLAIM_DIRS)
+	@rm -rf $(BUILD_CACHE)
 	@echo "== running the plain and the sanitizer pass side by side" \
-	  "(logs: build/test-plain.log, build/test-san.log and their -2)"
-	@{ $(MAKE) $(PASS_ARGS) test-plain > build/test-plain.log 2>&1; \
-	   echo $$? > build/test-plain.status; \
-	   $(MAKE) $(PASS_ARGS) WORKER=2 test-san SAN=1 \
-	     > build/test-san-2.log 2>&1; \
-	   echo $$? > build/test-san-2.status; } & \
-	 { $(MAKE) $(PASS_ARGS) test-san SAN=1 > build/test-san.log 2>&1; \
-	   echo $$? > build/test-san.status; \
-	   $(MAKE) $(PASS_ARGS) WORKER=2 test-plain \
-	     > build/test-plain-2.log 2>&1; \
-	   echo $$? > build/test-plain-2.status; }; wait; \
-	 cat build/test-plain.log build/test-plain-2.log build/test-san.log \
-	   build/test-san-2.log; \
-	 for p in plain plain-2 san san-2; do \
-	   test "$$(cat build/test-$$p.status)" = 0 || exit 1; done
+	  "(logs: build/test-plain.log, build/test-san.log)"
+	@{ $(MAKE) --no-print-directory test-plain LAYERS_CHECKED=1 \
+	    > build/test-plain.log 2>&1; echo $$? > build/test-plain.status; } & \
+	 $(MAKE) --no-print-directory test-san SAN=1 LAYERS_CHECKED=1 \
+	    > build/test-san.log 2>&1; san=$$?; wait; \
+	 cat build/test-plain.log build/test-san.log; \
+	 test "$$(cat build/test-plain.status)" = 0 && test $$san = 0
 endif
 
 check-layers:
@@ -208,17 +192,12 @@ check-layers:
 # build/test-<variant>.times (FUSELAB_TEST_TIMES, tests/test_main.c), to
 # see where the suite's time goes: sort -rn build/test-san.times | head
 TEST_TIMES = build/test-$(VARIANT).times
-# CLAIMS=1: the tests are claimed in build/test-claims-<variant>, shared
-# with a second process of the pass (WORKER=2), which appends its times
-# to the first one's file.
-TEST_CLAIMS = $(if $(CLAIMS),$(abspath build/test-claims-$(VARIANT)))
 
 test-plain test-san: $(BIN) $(TEST_BIN) | $(if $(LAYERS_CHECKED),,check-layers)
-	@echo "== $(VARIANT) build: running $(TEST_BIN)$(if $(WORKER), (process $(WORKER)))"
-	@$(if $(WORKER),:,rm -f $(TEST_TIMES))
+	@echo "== $(VARIANT) build: running $(TEST_BIN)"
+	@rm -f $(TEST_TIMES)
 	@FUSELAB_BIN=$(abspath $(BIN)) FUSELAB_SAMPLES=$(abspath samples) \
 	  FUSELAB_TEST_TIMES=$(abspath $(TEST_TIMES)) \
-	  FUSELAB_TEST_CLAIMS=$(TEST_CLAIMS) \
 	  FUSELAB_ROOT=$(abspath .) \
 	  FUSELAB_BUILD_CACHE=$(abspath $(BUILD_CACHE)) \
 	  OMP_WAIT_POLICY=passive \

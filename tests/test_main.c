@@ -1,18 +1,11 @@
 /* Runs every suite as one cmocka group, so `make test` ends with one
  * summary line.  An optional argument filters tests by name pattern.
  * With FUSELAB_TEST_TIMES=FILE each test's wall time is appended to FILE,
- * one "seconds name" line per test, to see where the suite's time goes.
- * With FUSELAB_TEST_CLAIMS=DIR several processes share the suite: each
- * test is run by the first one to claim it (run_claimed). */
-#include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
+ * one "seconds name" line per test, to see where the suite's time goes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "test_util.h"
 
@@ -61,7 +54,6 @@ FL_SUITE_DECL(reduce_form);
 FL_SUITE_DECL(cuda);
 FL_SUITE_DECL(build_cache);
 FL_SUITE_DECL(onnx_tensor);
-FL_SUITE_DECL(harness);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -129,65 +121,6 @@ static struct test_clock *time_tests(struct CMUnitTest *all, size_t total)
 	return clocks;
 }
 
-/* Claims test i for this process by creating dir/<i>, which only one
- * process can: 1 when it is ours, 0 when another process has it, -1 on
- * an error (errno). */
-static int claim(const char *dir, size_t i)
-{
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof path, "%s/%zu", dir, i);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return errno == EEXIST ? 0 : -1;
-	close(fd);
-	return 1;
-}
-
-/* make test runs the plain and the sanitizer pass side by side, and
- * when one of them is done it starts a second process of the other on
- * the core left idle: every process of a pass goes through the tests in
- * order and runs those it claims first in dir (of those that match
- * filter, a glob, when not NULL), each as a group of its own (which
- * tests it gets is known only as it goes), then says how many it ran.  Returns the number of tests that failed (1 when dir
- * cannot be used). */
-static int run_claimed(const struct CMUnitTest *all, size_t total,
-		       const char *dir, const char *filter)
-{
-	size_t ran = 0, matched = 0;
-	int failed = 0;
-
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "FUSELAB_TEST_CLAIMS: %s: %s\n", dir,
-			strerror(errno));
-		return 1;
-	}
-	for (size_t i = 0; i < total; i++) {
-		int mine;
-
-		/* the filter here, not cmocka's: no group for a test left out */
-		if (filter && fnmatch(filter, all[i].name, 0) != 0)
-			continue;
-		matched++;
-		mine = claim(dir, i);
-		if (mine < 0) {
-			fprintf(stderr, "FUSELAB_TEST_CLAIMS: %s/%zu: %s\n",
-				dir, i, strerror(errno));
-			return failed + 1;
-		}
-		if (!mine)
-			continue;
-		failed += _cmocka_run_group_tests("fuselab", &all[i], 1, NULL,
-						  NULL);
-		ran++;
-	}
-	printf("[==========] this process ran %zu of the %zu test(s) "
-	       "(the others: another process sharing %s); %d failed\n", ran,
-	       matched, dir, failed);
-	return failed;
-}
-
 int main(int argc, char **argv)
 {
 	const struct suite suites[] = {
@@ -207,7 +140,6 @@ int main(int argc, char **argv)
 		{fl_suite_run, &fl_suite_run_n},
 		{fl_suite_build_cache, &fl_suite_build_cache_n},
 		{fl_suite_onnx_tensor, &fl_suite_onnx_tensor_n},
-		{fl_suite_harness, &fl_suite_harness_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},
@@ -244,7 +176,6 @@ int main(int argc, char **argv)
 	size_t total = 0, k = 0;
 	struct CMUnitTest *all;
 	struct test_clock *clocks;
-	const char *claims = getenv("FUSELAB_TEST_CLAIMS");
 	int failed;
 
 	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
@@ -256,15 +187,9 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < *suites[s].n; i++)
 			all[k++] = suites[s].tests[i];
 	clocks = time_tests(all, total);
-	if (claims && *claims) {
-		failed = run_claimed(all, total, claims,
-				     argc > 1 ? argv[1] : NULL);
-	} else {
-		if (argc > 1)
-			cmocka_set_test_filter(argv[1]);
-		failed = _cmocka_run_group_tests("fuselab", all, total, NULL,
-						 NULL);
-	}
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	failed = _cmocka_run_group_tests("fuselab", all, total, NULL, NULL);
 	if (times_file)
 		fclose(times_file);
 	free(clocks);
