@@ -3,8 +3,10 @@
  * the cache after that (its gen.so runs and verifies, its warnings are
  * those the compiler printed); a different source, an entry whose key
  * differs (a hash collision), a compiler named by a path and an unset
- * variable all mean compiling. */
+ * variable all mean compiling; two builds of one source at once compile
+ * it once (the second waits for the first). */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,8 +263,63 @@ static void test_build_cache_not_for_cuda(void **state)
 	fixture_free(&f);
 }
 
+/* One of two builds started together. */
+typedef struct racer {
+	const char *src;
+	pthread_barrier_t *start;
+	bool cached;
+} racer;
+
+static void *race_build(void *arg)
+{
+	racer *r = arg;
+	fl_run_opts o = verify_only();
+	fl_error err = {""};
+	fl_build b;
+
+	pthread_barrier_wait(r->start);
+	if (fl_build_source(r->src, &o, &b, &err) == 0 &&
+	    b.status == FL_RUN_OK)
+		r->cached = b.cached;
+	else
+		r->cached = true;	/* a failed build counts as no compile */
+	fl_build_remove(&b, &o);
+	return NULL;
+}
+
+/* Two builds of one source started at the same moment (as the plain and
+ * the sanitizer pass of make test do): one compiles, the other waits for
+ * it and takes its gen.so.  Without the wait both miss the cache, since
+ * a compile takes far longer than starting one. */
+static void test_build_cache_waits_for_a_build_in_flight(void **state)
+{
+	pthread_barrier_t start;
+	pthread_t t[2];
+	racer r[2];
+	fixture f;
+
+	(void)state;
+	fixture_load(&f);
+	assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+	for (int i = 0; i < 2; i++) {
+		r[i] = (racer){f.src, &start, false};
+		assert_int_equal(pthread_create(&t[i], NULL, race_build, &r[i]),
+				 0);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	pthread_barrier_destroy(&start);
+	if (r[0].cached == r[1].cached)
+		fail_msg("two builds at once: %s", r[0].cached
+			 ? "both from the cache (or failed)"
+			 : "both compiled");
+	assert_int_equal(count_entries(f.cache), 1);
+	fixture_free(&f);
+}
+
 FL_SUITE(build_cache,
 	 cmocka_unit_test(test_build_cache_second_build_is_taken),
+	 cmocka_unit_test(test_build_cache_waits_for_a_build_in_flight),
 	 cmocka_unit_test(test_build_cache_not_for_cuda),
 	 cmocka_unit_test(test_build_cache_other_source_compiles),
 	 cmocka_unit_test(test_build_cache_key_must_match),

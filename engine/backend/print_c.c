@@ -1329,7 +1329,7 @@ char *fl_codegen_c_kernel(const fl_program *p, int i, fl_error *err)
 }
 
 /* Whether some kernel calls the contraction runtime, which the unit then
- * includes (its intrinsics headers cost compile time elsewhere). */
+ * includes (it is compile time spent for nothing elsewhere). */
 static bool uses_contractions(const fl_program *p,
 			      const char *const *kernels)
 {

@@ -23,6 +23,13 @@
  * and its copy is removed.  A compiler named by a path is never cached:
  * tests swap scripts behind such paths.
  *
+ * A process about to compile an entry holds a lock on it (the file
+ * .<hash>.lock beside the entry, flock'd), and one that finds the entry
+ * missing waits for that lock, then looks again: the two test passes
+ * reach the same programs at about the same time, and without the wait
+ * both compiled them.  flock is released when its holder dies, so a
+ * killed compile never blocks another.
+ *
  * Everything here is best effort: a cache that cannot be read or written
  * means compiling as usual.  Nothing here prints. */
 #include "run_impl.h"
@@ -33,11 +40,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CACHE_ENV "FUSELAB_BUILD_CACHE"
 #define CACHE_DIR_MAX 512	/* longer names turn the cache off */
+#define LOCK_WAIT_MAX_S 600	/* as long as a compile may take */
 
 /* The files of one entry besides its key and build record. */
 static const char *const entry_files[] = {"gen.so", "cc.log"};
@@ -73,6 +83,14 @@ static void entry_path(const char *dir, const char *key, const char *name,
 		snprintf(path, n, "%s/%016llx/%s", dir, h, name);
 	else
 		snprintf(path, n, "%s/%016llx", dir, h);
+}
+
+/* dir/.<hash of key>.lock into path (cut at n). */
+static void lock_path(const char *dir, const char *key, char *path, size_t n)
+{
+	unsigned long long h = fnv1a(key, strlen(key));
+
+	snprintf(path, n, "%s/.%016llx.lock", dir, h);
 }
 
 /* The whole file at path (malloc'd, NUL-terminated, its length in *len);
@@ -228,4 +246,46 @@ void fl_build_cache_store(const char *dir, const char *key, const fl_build *b)
 	/* a rename onto an entry stored meanwhile fails: keep that one */
 	if (fill_temp_entry(tmp, key, b) < 0 || rename(tmp, final) < 0)
 		remove_temp_entry(tmp);
+}
+
+/* Whether fd's lock is ours: LOCK_EX tried every few ms (so that a
+ * cancel stops the wait) for at most LOCK_WAIT_MAX_S. */
+static bool wait_for_lock(int fd, const fl_run_opts *o)
+{
+	struct timespec nap = {0, 5000000};
+	long waited_ms = 0;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    fl_run_cancelled(o) || waited_ms > LOCK_WAIT_MAX_S * 1000L)
+			return false;
+		nanosleep(&nap, NULL);
+		waited_ms += 5;
+	}
+	return true;
+}
+
+int fl_build_cache_lock(const char *dir, const char *key,
+			const fl_run_opts *o)
+{
+	char path[700];
+	int fd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	lock_path(dir, key, path, sizeof path);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (!wait_for_lock(fd, o)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void fl_build_cache_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* and with it the lock */
 }

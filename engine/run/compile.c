@@ -683,21 +683,26 @@ static char *cache_key(const char *source, const fl_run_opts *o,
 
 /* Compiles gen.c, or takes what the same compiler made of the same
  * source before from the build cache (keeping what it compiles now).
- * Returns as compile. */
+ * On a miss it waits for whoever compiles that source now (the lock),
+ * then looks again.  Returns as compile. */
 static int compile_or_fetch(fl_build *b, const char *source,
 			    const fl_run_opts *o, fl_error *err)
 {
 	const char *dir;
 	char *key = cache_key(source, o, &dir);
-	int rc;
+	int rc = 0, lock;
 
 	if (key && fl_build_cache_fetch(dir, key, b)) {
 		free(key);
 		return 0;
 	}
-	rc = compile(b, o, err);
-	if (key && rc == 0)
-		fl_build_cache_store(dir, key, b);
+	lock = key ? fl_build_cache_lock(dir, key, o) : -1;
+	if (lock < 0 || !fl_build_cache_fetch(dir, key, b)) {
+		rc = compile(b, o, err);
+		if (key && rc == 0)
+			fl_build_cache_store(dir, key, b);
+	}
+	fl_build_cache_unlock(lock);
 	free(key);
 	return rc;
 }

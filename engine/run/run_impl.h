@@ -76,6 +76,15 @@ const char *fl_build_cache_dir(const char *compiler);
  * directory left for the compiler, when there is none. */
 bool fl_build_cache_fetch(const char *dir, const char *key, fl_build *b);
 
+/* Locks key's entry in dir for compiling it, first waiting while another
+ * process (or thread) holds that lock, so that the second of two builds
+ * of one key can take the first one's result.  The lock's descriptor for
+ * fl_build_cache_unlock, or -1 (no lock: compile anyway) when it cannot
+ * be made, the wait was cancelled (o) or took longer than a compile may. */
+int fl_build_cache_lock(const char *dir, const char *key,
+			const fl_run_opts *o);
+void fl_build_cache_unlock(int fd);
+
 /* Keeps b's gen.so and cc.log in dir under key, when b built and was not
  * itself fetched; failures only mean nothing is kept. */
 void fl_build_cache_store(const char *dir, const char *key,

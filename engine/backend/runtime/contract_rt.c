@@ -22,7 +22,7 @@
  * a register-blocked micro-kernel multiplies one FL_MR x FL_NR block of C
  * with FL_MR x FL_NR/FL_VL vector accumulators, storing (first block) or
  * adding (later blocks) the result.  The micro-kernel is written with
- * AVX-512 or AVX2+FMA intrinsics when the compiler targets them
+ * AVX-512 or AVX2+FMA wide vectors when the compiler targets them
  * (-march=native), else in plain C that the compiler may vectorise.
  * The packing buffer is per thread (each thread of the kernel's parallel
  * tile loop gets its own), allocated on first use, grown when a larger
@@ -32,32 +32,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-#include <immintrin.h>
-#endif
-
+/* The micro-kernel's vectors are GNU C vector types, not <immintrin.h>
+ * intrinsics: with -march=native that header alone is about 0.5 s of
+ * every compile of a program with a contraction (a third of it), and the
+ * operations below are the same instructions.  a * b + c is one FMA: GNU
+ * C contracts it (GCC's -ffp-contract=fast outside ISO modes, clang's
+ * default within an expression).  may_alias as in __m256/__m512: the
+ * vectors are read from and written to float arrays. */
 #if defined(__AVX512F__)
 #define FL_VL 16
-typedef __m512 fl_vec;
-#define fl_vzero() _mm512_setzero_ps()
-#define fl_vload(p) _mm512_load_ps(p)
-#define fl_vloadu(p) _mm512_loadu_ps(p)
-#define fl_vstore(p, v) _mm512_store_ps(p, v)
-#define fl_vstoreu(p, v) _mm512_storeu_ps(p, v)
-#define fl_vset1(x) _mm512_set1_ps(x)
-#define fl_vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define fl_vadd(a, b) _mm512_add_ps(a, b)
 #elif defined(__AVX2__) && defined(__FMA__)
 #define FL_VL 8
-typedef __m256 fl_vec;
-#define fl_vzero() _mm256_setzero_ps()
-#define fl_vload(p) _mm256_load_ps(p)
-#define fl_vloadu(p) _mm256_loadu_ps(p)
-#define fl_vstore(p, v) _mm256_store_ps(p, v)
-#define fl_vstoreu(p, v) _mm256_storeu_ps(p, v)
-#define fl_vset1(x) _mm256_set1_ps(x)
-#define fl_vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define fl_vadd(a, b) _mm256_add_ps(a, b)
+#endif
+
+#ifdef FL_VL
+typedef float fl_vec __attribute__((vector_size(FL_VL * 4), may_alias));
+typedef float fl_uvec __attribute__((vector_size(FL_VL * 4), may_alias,
+                                     aligned(4)));
+#define fl_vzero() ((fl_vec){0})
+#define fl_vload(p) (*(const fl_vec *)(p))
+#define fl_vloadu(p) ((fl_vec)*(const fl_uvec *)(p))
+#define fl_vstore(p, v) (*(fl_vec *)(p) = (v))
+#define fl_vstoreu(p, v) (*(fl_uvec *)(p) = (v))
+#define fl_vset1(x) fl_vbroadcast(x)
+#define fl_vfma(a, b, c) ((a) * (b) + (c))
+#define fl_vadd(a, b) ((a) + (b))
+
+/* x in every lane: one broadcast (0 + x would cost an add, for -0.0; a
+ * loop over the lanes, inserts). */
+static inline fl_vec fl_vbroadcast(float x)
+{
+#if FL_VL == 16
+  return (fl_vec){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#else
+  return (fl_vec){x, x, x, x, x, x, x, x};
+#endif
+}
 #endif
 
 #define FL_MR 6
