@@ -24,11 +24,25 @@ static double elem(const fl_onnx_values *v, int64_t k)
 	return v->i ? (double)v->i[k] : (double)v->f[k];
 }
 
+/* x as an int64, truncated toward zero as ONNX's Cast does; a value
+ * past the range (or NaN) saturates instead of being undefined
+ * behaviour in C. */
+static int64_t to_int64(double x)
+{
+	if (isnan(x))
+		return 0;
+	if (x >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (x <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)x;
+}
+
 static void set_elem(fl_onnx_values *v, int64_t k, double x, int64_t xi,
 		     bool exact)
 {
 	if (v->i) {
-		v->i[k] = exact ? xi : (int64_t)x;
+		v->i[k] = exact ? xi : to_int64(x);
 		v->f[k] = (float)v->i[k];
 	} else {
 		v->f[k] = (float)x;
@@ -180,7 +194,7 @@ static int fold_cast(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 
 		if (to == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
 			v = v != 0;
-		set_elem(*out, k, v, x->i ? x->i[k] : (int64_t)v,
+		set_elem(*out, k, v, x->i ? x->i[k] : to_int64(v),
 			 x->i != NULL);
 	}
 	return 0;
@@ -215,7 +229,7 @@ static int64_t int_binop(enum binop op, int64_t a, int64_t b, bool *ok)
 	case B_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
 	case B_MAX: return a > b ? a : b;
 	case B_MIN: return a < b ? a : b;
-	case B_POW: return (int64_t)pow((double)a, (double)b);
+	case B_POW: return to_int64(pow((double)a, (double)b));
 	case B_DIV:
 	case B_MOD:
 		if (b == 0 || (a == INT64_MIN && b == -1)) {
