@@ -59,6 +59,7 @@ FL_SUITE_DECL(onnx_export);
 FL_SUITE_DECL(onnx_import);
 FL_SUITE_DECL(onnx_roundtrip);
 FL_SUITE_DECL(fuzz_regressions);
+FL_SUITE_DECL(conformance);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -150,6 +151,7 @@ int main(int argc, char **argv)
 		{fl_suite_onnx_import, &fl_suite_onnx_import_n},
 		{fl_suite_onnx_roundtrip, &fl_suite_onnx_roundtrip_n},
 		{fl_suite_fuzz_regressions, &fl_suite_fuzz_regressions_n},
+		{fl_suite_conformance, &fl_suite_conformance_n},
 		{fl_suite_pipeline, &fl_suite_pipeline_n},
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},
