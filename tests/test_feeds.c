@@ -50,6 +50,16 @@ static void write_tensor(const char *dir, const char *file, const char *name,
 	free(buf);
 }
 
+/* relu_graph as a file in dir (" for '); its path (a static buffer). */
+static const char *write_graph(const char *dir)
+{
+	char text[sizeof relu_graph];
+
+	for (size_t i = 0; i < sizeof relu_graph; i++)
+		text[i] = relu_graph[i] == '\'' ? '"' : relu_graph[i];
+	return t_write_graph(dir, "g.json", text);
+}
+
 static char *make_dir(void)
 {
 	char *dir = strdup("/tmp/fl-feeds-XXXXXX");
@@ -101,12 +111,9 @@ static void test_cli_inputs_expect_every_strategy(void **state)
 {
 	char *dir = make_dir(), args[1200], *out;
 	const char *graph;
-	char text[sizeof relu_graph];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof relu_graph; i++)
-		text[i] = relu_graph[i] == '\'' ? '"' : relu_graph[i];
-	graph = t_write_graph(dir, "g.json", text);
+	graph = write_graph(dir);
 	write_tensor(dir, "input_0.pb", "x", x_vals, 2, 3);
 	write_tensor(dir, "output_0.pb", "y", y_vals, 2, 3);
 	snprintf(args, sizeof args, "--inputs %s --expect %s --interpret "
@@ -126,12 +133,9 @@ static void test_cli_expect_mismatch_and_bad_files(void **state)
 	char *dir = make_dir(), args[1200], *out = NULL;
 	float wrong[6];
 	const char *graph;
-	char text[sizeof relu_graph];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof relu_graph; i++)
-		text[i] = relu_graph[i] == '\'' ? '"' : relu_graph[i];
-	graph = t_write_graph(dir, "g.json", text);
+	graph = write_graph(dir);
 	memcpy(wrong, y_vals, sizeof wrong);
 	wrong[4] = 4.01f;	/* outside rtol 1e-3 */
 	write_tensor(dir, "input_0.pb", "", x_vals, 2, 3);  /* by position */
