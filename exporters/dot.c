@@ -813,6 +813,10 @@ static int draw_op(gx *x, int i)
 	if (classified(x))
 		fl_strbuf_printf(&b, " (%s)",
 				 fl_op_type_name(p->type_of[i]));
+	if (op->prov.source_op) {	/* an imported model's node type */
+		fl_strbuf_printf(&b, "\\nONNX ");
+		put_text(&b, op->prov.source_op);
+	}
 	if (x->par_op[i])
 		fl_strbuf_printf(&b, "\\nparallel group P%d", x->par_op[i]);
 	set(n, "shape", "box");

@@ -842,6 +842,15 @@ static void test_onnx_import_report_names_source_op(void **state)
 	t_assert_contains(report, "\"source_op\":\t\"Gemm\"");
 	t_assert_contains(report, "\"origin\":\t\"Gemm_0\"");
 	free(report);
+	/* the picture labels each op with its ONNX node type too */
+	snprintf(path, sizeof path, "%s/g.dot", dir);
+	snprintf(args, sizeof args, "--batch --stage partition --dot %s "
+		 TESTDATA "/node/test_gemm_all_attributes/model.onnx", path);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	free(out);
+	report = t_read_file(path, &len);
+	t_assert_contains(report, "\\nONNX Gemm");
+	free(report);
 	t_remove_dir(dir);
 }
 
