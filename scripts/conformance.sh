@@ -202,8 +202,19 @@ cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
 		       n["PASS"], n["FAIL"], n["SKIP"], NR }' "$work/table"
 	echo
 	echo "skipped, by reason:"
-	awk -F '\t' '$1 == "SKIP" { print $3 }' "$work/table" |
-		sed -e 's/"[^"]*"//' | sort | uniq -c | sort -rn
+	awk -F '\t' '$1 == "SKIP" { print $3 }' "$work/table" | sed -E \
+		-e 's/^(unsupported op): .*/\1/' \
+		-e 's/^(unsupported (type|attribute or form)): .*/\1/' \
+		-e 's/^(unsupported: a shape input computed at run time).*/\1/' \
+		-e 's/^(unsupported: operator set domain).*/\1/' \
+		-e 's/^unsupported: output [0-9]+ of .*/unsupported: a later output of a node/' |
+		sort | uniq -c | sort -rn
+	echo
+	echo "unsupported ops, by tests skipped:"
+	awk -F '\t' '$1 == "SKIP" && $3 ~ /^unsupported op: / { print $3 }' \
+		"$work/table" | sed -E 's/^unsupported op: ([A-Za-z0-9]+).*/\1/' |
+		sort | uniq -c | sort -rn | awk '{ printf "%s %s, ", $2, $1 }
+			END { print "" }' | fold -s -w 78
 } > "$work/report"
 cat "$work/report"
 [ -n "$out" ] && cp "$work/report" "$out"
