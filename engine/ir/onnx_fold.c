@@ -341,6 +341,10 @@ static int fold_concat(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	for (int j = 0; j < n; j++) {
 		const fl_onnx_values *x = known(c, j);
 
+		if (!x) {	/* an empty name: Concat has no optional inputs */
+			fl_error_set(err, "Concat: input %d is missing", j);
+			return -1;
+		}
 		if (x->shape.rank != s.rank) {
 			fl_error_set(err, "Concat: input %d has rank %d, not "
 				     "%d", j, x->shape.rank, s.rank);

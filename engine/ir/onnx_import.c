@@ -927,13 +927,15 @@ static int copy_to_output(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 {
 	char name[300];
 	int x = b->tensor >= 0 ? b->tensor : materialize(c, b, err), t, op;
+	fl_shape shape;
 
 	if (x < 0)
 		return -1;
+	/* a copy: adding the tensor may move the tensor array */
+	shape = c->g->tensors[x].shape;
 	snprintf(name, sizeof name, "%s.out", b->name);
 	unique_name(name, sizeof name, name, true, c->g);
-	t = fl_graph_add_tensor(c->g, name, &c->g->tensors[x].shape,
-				FL_ROLE_OUTPUT, err);
+	t = fl_graph_add_tensor(c->g, name, &shape, FL_ROLE_OUTPUT, err);
 	if (t < 0)
 		return -1;
 	unique_name(name, sizeof name, name, false, c->g);

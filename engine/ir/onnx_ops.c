@@ -1482,8 +1482,9 @@ static int split_sizes(fl_onnx_ctx *c, int64_t ext, int64_t *sizes,
 	int n_out = (int)c->node->n_output, n = -1;
 	int64_t total = 0;
 
-	if (n_out > 64) {
-		fl_error_set(err, "more than 64 outputs");
+	if (n_out > 64 || n_out < 1) {
+		fl_error_set(err, n_out ? "more than 64 outputs"
+				       : "no outputs");
 		return -1;
 	}
 	if (c->opset < 13 ? fl_onnx_attr_ints(c, "split", sizes, 64, &n,
