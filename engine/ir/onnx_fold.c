@@ -18,6 +18,28 @@
 
 typedef int (*fold_fn)(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err);
 
+/* The most elements a value made from shapes at import may have
+ * (ConstantOfShape, Range, Expand, broadcasting): shape sub-graphs make
+ * small values, and a model that claims a huge one must not keep the
+ * import busy filling it. */
+#define MAX_MADE_ELEMENTS ((int64_t)1 << 22)
+
+/* fl_onnx_values_new for a value whose size comes from other values, not
+ * from data in the file. */
+static fl_onnx_values *made_values(const char *op, const fl_shape *s,
+				   int dtype, fl_error *err)
+{
+	int64_t n = fl_shape_numel(s);
+
+	if (n < 0 || n > MAX_MADE_ELEMENTS) {
+		fl_error_set(err, "%s: a value of %lld elements, more than the "
+			     "%lld fuselab computes at import", op,
+			     (long long)n, (long long)MAX_MADE_ELEMENTS);
+		return NULL;
+	}
+	return fl_onnx_values_new(s, dtype, err);
+}
+
 /* Element k of v as a double (exact for integers below 2^53). */
 static double elem(const fl_onnx_values *v, int64_t k)
 {
@@ -268,15 +290,20 @@ static int fold_binop(fl_onnx_ctx *c, enum binop op, fl_onnx_values **out,
 		      fl_error *err)
 {
 	const fl_onnx_values *a = known(c, 0), *b = known(c, 1);
-	bool exact = a->i && b->i && !is_compare(op);
-	int dtype = is_compare(op) ? ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
-				   : a->dtype;
+	bool exact;
 	int64_t idx[FL_MAX_RANK] = {0};
 	fl_shape s;
+	int dtype;
 
+	if (!a || !b) {		/* an empty input name */
+		fl_error_set(err, "input %d is missing", a ? 1 : 0);
+		return -1;
+	}
+	exact = a->i && b->i && !is_compare(op);
+	dtype = is_compare(op) ? ONNX__TENSOR_PROTO__DATA_TYPE__BOOL : a->dtype;
 	if (fl_shape_broadcast(&a->shape, &b->shape, &s, err) < 0)
 		return -1;
-	*out = fl_onnx_values_new(&s, dtype, err);
+	*out = made_values(c->node->op_type, &s, dtype, err);
 	if (!*out)
 		return -1;
 	for (int64_t k = 0; k < (*out)->n; k++, fl_index_next(&s, idx)) {
@@ -378,9 +405,10 @@ static int fold_gather(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	int64_t outer = 1, inner = 1, ext, k = 0;
 	fl_shape s = {0};
 
-	if (axis < 0 || x->shape.rank + idx->shape.rank - 1 > FL_MAX_RANK ||
-	    !idx->i) {
-		fl_error_set(err, "Gather: bad axis, rank or index type");
+	if (!idx || axis < 0 ||
+	    x->shape.rank + idx->shape.rank - 1 > FL_MAX_RANK || !idx->i) {
+		fl_error_set(err, "Gather: missing indices, bad axis, rank or "
+			     "index type");
 		return -1;
 	}
 	ext = x->shape.dim[axis];
@@ -390,7 +418,7 @@ static int fold_gather(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 		s.dim[s.rank++] = idx->shape.dim[d];
 	for (int d = axis + 1; d < x->shape.rank; d++)
 		s.dim[s.rank++] = x->shape.dim[d], inner *= x->shape.dim[d];
-	*out = fl_onnx_values_new(&s, x->dtype, err);
+	*out = made_values("Gather", &s, x->dtype, err);
 	if (!*out)
 		return -1;
 	for (int64_t o = 0; o < outer; o++)
@@ -458,8 +486,8 @@ static int fold_constant_of_shape(fl_onnx_ctx *c, fl_onnx_values **out,
 	if (a && a->t && fl_onnx_tensor_values(a->t, c->base_dir, &fill,
 					       err) < 0)
 		return -1;
-	*out = fl_onnx_values_new(&s, a && a->t ? fill.dtype
-				  : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, err);
+	*out = made_values("ConstantOfShape", &s, a && a->t ? fill.dtype
+			   : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, err);
 	for (int64_t k = 0; *out && k < (*out)->n; k++)
 		set_elem(*out, k, fill.n ? elem(&fill, 0) : 0,
 			 fill.i && fill.n ? fill.i[0] : 0, fill.i != NULL);
@@ -471,11 +499,17 @@ static int fold_range(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 {
 	const fl_onnx_values *st = known(c, 0), *li = known(c, 1),
 			     *de = known(c, 2);
-	double start = elem(st, 0), delta = elem(de, 0);
-	double n = ceil((elem(li, 0) - start) / delta);
+	double start, delta, n;
 	int64_t len;
 	fl_shape s;
 
+	if (!st || !li || !de) {
+		fl_error_set(err, "Range: start, limit and delta are needed");
+		return -1;
+	}
+	start = elem(st, 0);
+	delta = elem(de, 0);
+	n = ceil((elem(li, 0) - start) / delta);
 	if (st->n != 1 || li->n != 1 || de->n != 1 || delta == 0 ||
 	    !(n < (double)FL_ONNX_MAX_ELEMENTS)) {
 		fl_error_set(err, "Range: start, limit, delta must be scalars, "
@@ -484,7 +518,7 @@ static int fold_range(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	}
 	len = n > 0 ? (int64_t)n : 0;
 	s = fl_shape_make(1, &len);
-	*out = fl_onnx_values_new(&s, st->dtype, err);
+	*out = made_values("Range", &s, st->dtype, err);
 	for (int64_t k = 0; *out && k < len; k++)
 		set_elem(*out, k, start + (double)k * delta,
 			 st->i && de->i ? st->i[0] + k * de->i[0] : 0,
@@ -504,7 +538,7 @@ static int fold_expand(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	to = fl_shape_make(n, dims);
 	if (fl_shape_broadcast(&x->shape, &to, &s, err) < 0)
 		return -1;
-	*out = fl_onnx_values_new(&s, x->dtype, err);
+	*out = made_values("Expand", &s, x->dtype, err);
 	for (int64_t k = 0; *out && k < (*out)->n;
 	     k++, fl_index_next(&s, idx)) {
 		int64_t from = fl_broadcast_offset(&x->shape, &s, idx);
@@ -522,10 +556,14 @@ static int fold_where(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err)
 	int64_t idx[FL_MAX_RANK] = {0};
 	fl_shape s;
 
+	if (!cond || !a || !b) {
+		fl_error_set(err, "Where: an input is missing");
+		return -1;
+	}
 	if (fl_shape_broadcast(&cond->shape, &a->shape, &s, err) < 0 ||
 	    fl_shape_broadcast(&s, &b->shape, &s, err) < 0)
 		return -1;
-	*out = fl_onnx_values_new(&s, a->dtype, err);
+	*out = made_values("Where", &s, a->dtype, err);
 	for (int64_t k = 0; *out && k < (*out)->n;
 	     k++, fl_index_next(&s, idx)) {
 		bool pick = elem(cond, fl_broadcast_offset(&cond->shape, &s,
