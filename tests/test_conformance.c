@@ -36,10 +36,10 @@ static int subset(int n, char *path, size_t len)
 static void test_conformance_subset_passes(void **state)
 {
 	char list[256], cmd[2048], want[64], *out;
-	int n = subset(T_SANITIZED ? 5 : 1000, list, sizeof list);
+	int n = subset(T_SANITIZED ? 1 : 1000, list, sizeof list);
 
 	(void)state;
-	assert_true(n >= 5);
+	assert_true(n >= 1);
 	snprintf(cmd, sizeof cmd, "%s/scripts/conformance.sh -j 1 -l %s %s",
 		 t_repo_root(), list, t_fuselab_bin());
 	if (t_run(cmd, &out) != 0)

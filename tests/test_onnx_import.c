@@ -351,12 +351,8 @@ static void test_onnx_import_torch_export(void **state)
 	assert_int_equal(t_fuselab(args, &out), 0);
 	t_assert_contains(out, "expect y [4,32]: ok");
 	free(out);
-	snprintf(args, sizeof args, "--batch --run --strategy all --repeat 1 "
-		 "--warmup 0 --input-shape x=4,32 %s/model.onnx", dir);
-	assert_int_equal(t_fuselab(args, &out), 0);
-	assert_null(strstr(out, "MISMATCH"));
-	t_assert_contains(out, "verified");
-	free(out);
+	/* every strategy's kernels on it: the conformance subset
+	 * (tests/conformance-subset.txt, models/torch_mlp_layernorm) */
 }
 
 /* --- hand-made models --- */
@@ -532,6 +528,8 @@ static void test_onnx_import_reads_exported_samples(void **state)
 	char dir[64], path[128], args[512];
 
 	(void)state;
+	if (T_SANITIZED)	/* in process: test_onnx_round_trip_every_sample */
+		return;
 	t_make_dir(dir, sizeof dir);
 	for (size_t k = 0; k < sizeof samples / sizeof samples[0]; k++) {
 		char *json, *onnx, *hj, *ho;
@@ -884,11 +882,11 @@ static void test_onnx_import_cli_custom_line(void **state)
  * from the backend tests verified under every strategy. */
 static void test_onnx_import_cli_runs_every_strategy(void **state)
 {
-	const char *models[] = {"test_basic_conv_with_padding",
-				"test_gemm_all_attributes"};
+	/* a Gemm runs so in the conformance subset */
+	const char *models[] = {"test_basic_conv_with_padding"};
 
 	(void)state;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 1; k++) {
 		char args[512];
 		char *out;
 

@@ -100,13 +100,12 @@ static void round_trip(const char *sample)
 
 static void test_onnx_round_trip_every_sample(void **state)
 {
-	static const char *const sanitized[] = {"apollo_fig3", "layernorm",
-						"deepfm", "unsharp_mask"};
+	static const char *const sanitized[] = {"apollo_fig3", "deepfm"};
 	char names[64][64];
 	int n = t_sample_names(names, 64);
 
 	(void)state;
-	if (T_SANITIZED) {	/* a few, with gather, where and norms */
+	if (T_SANITIZED) {	/* two: a plain chain, and gathers */
 		for (size_t i = 0; i < sizeof sanitized / sizeof *sanitized; i++)
 			round_trip(sanitized[i]);
 		return;

@@ -189,6 +189,8 @@ static void test_small_samples_verify(void **state)
 {
 	(void)state;
 	verify_ladder("apollo_fig3");
+	if (T_SANITIZED)	/* the plain pass verifies every sample */
+		return;
 	verify_ladder("apollo_listing1");
 	verify_ladder("micro2020_fig1");
 }
