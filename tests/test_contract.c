@@ -117,11 +117,14 @@ static void verifies(const char *name, const char *json, const char *env)
 
 	t_make_dir(dir, sizeof dir);
 	write_graph(dir, name, json, path, sizeof path);
-	snprintf(cmd, sizeof cmd, "%s %s --batch '%s' --run --strategy all "
+	/* the sanitizer pass: one strategy (the generated code is not
+	 * sanitized; the plain pass verifies every strategy's) */
+	snprintf(cmd, sizeof cmd, "%s %s --batch '%s' --run --strategy %s "
 		 "--repeat 1 --warmup 0 --workdir '%s'", env, t_fuselab_bin(),
-		 path, dir);
+		 path, T_SANITIZED ? "apollo" : "all", dir);
 	rc = t_run(cmd, &out);
-	if (rc != 0 || count(out, "verified yes") != FL_STRATEGY_COUNT)
+	if (rc != 0 ||
+	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
 		fail_msg("%s: rc %d\n%s", name, rc, out);
 	free(out);
 	t_remove_dir(dir);
