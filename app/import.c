@@ -1,51 +1,37 @@
 /* The loader choice and the ONNX summaries (import.h). */
 #include "import.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
 #include "loader.h"
 
-/* "NAME=d1,d2,..." into s; the name is cut at the last '=' so that names
- * containing '=' still work. */
+/* "NAME=d1,d2,..." (checked by the option parser) into s and a
+ * malloc'd name; -1 when the extents' product overflows or memory runs
+ * out. */
 static int parse_input_shape(const char *arg, char **name, fl_shape *s,
 			     fl_error *err)
 {
-	const char *eq = strrchr(arg, '='), *p;
-	char *end;
+	const char *eq = strrchr(arg, '=');
+	long dims[FL_MAX_RANK];
+	int n = fl_options_parse_numbers(eq + 1, dims, FL_MAX_RANK, 1);
 
 	*name = NULL;
 	memset(s, 0, sizeof *s);
-	if (!eq || eq == arg)
-		goto bad;
-	for (p = eq + 1; *p; p = *end ? end + 1 : end) {
-		long long d;
-
-		if (s->rank == FL_MAX_RANK) {
-			fl_error_set(err, "--input-shape %s: rank above %d",
-				     fl_error_name(arg), FL_MAX_RANK);
-			return -1;
-		}
-		errno = 0;
-		d = strtoll(p, &end, 10);
-		if (errno || end == p || d < 1 || (*end && *end != ','))
-			goto bad;
-		s->dim[s->rank++] = d;
+	for (int d = 0; d < n; d++)
+		s->dim[s->rank++] = dims[d];
+	if (fl_shape_numel(s) < 0) {
+		fl_error_set(err, "--input-shape %s: more elements than a "
+			     "64-bit count holds", fl_error_name(arg));
+		return -1;
 	}
-	if (fl_shape_numel(s) < 0)
-		goto bad;
 	*name = strndup(arg, (size_t)(eq - arg));
 	if (!*name) {
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
 	return 0;
-bad:
-	fl_error_set(err, "--input-shape: expected NAME=D1,D2,... with "
-		     "extents >= 1, got \"%s\"", fl_error_name(arg));
-	return -1;
 }
 
 static void print_custom_line(const char *path, const fl_onnx_info *info)

@@ -335,8 +335,7 @@ static int parse_tiles(const char *arg, fl_options *o, char *err,
 	return 0;
 }
 
-/* Comma-separated whole numbers into v[0..max); their count, or -1. */
-static int parse_numbers(const char *arg, long *v, int max, long lo)
+int fl_options_parse_numbers(const char *arg, long *v, int max, long lo)
 {
 	const char *p = arg;
 	int n = 0;
@@ -363,7 +362,7 @@ static int parse_dims(const char *arg, fl_options *o, char *err,
 {
 	long v[2];
 
-	if (parse_numbers(arg, v, 2, 0) != 2 || v[0] == v[1] || v[0] > 15 ||
+	if (fl_options_parse_numbers(arg, v, 2, 0) != 2 || v[0] == v[1] || v[0] > 15 ||
 	    v[1] > 15) {
 		snprintf(err, err_len, "--domain-dims: expected two different "
 			 "dimension numbers such as 2,3, got \"%s\"", arg);
@@ -377,7 +376,7 @@ static int parse_dims(const char *arg, fl_options *o, char *err,
 static int parse_fixed(const char *arg, fl_options *o, char *err,
 		       size_t err_len)
 {
-	int n = parse_numbers(arg, o->domain_fixed, 8, -(1L << 40));
+	int n = fl_options_parse_numbers(arg, o->domain_fixed, 8, -(1L << 40));
 
 	if (n < 1) {
 		snprintf(err, err_len, "--domain-fixed: expected up to 8 whole "
@@ -385,6 +384,28 @@ static int parse_fixed(const char *arg, fl_options *o, char *err,
 		return -1;
 	}
 	o->n_domain_fixed = n;
+	return 0;
+}
+
+/* --input-shape NAME=D1,D2,...: a name (cut at the last '=', so that
+ * names holding '=' still work) and up to FL_MAX_RANK extents >= 1. */
+static int check_input_shape(const char *arg, char *err, size_t err_len)
+{
+	const char *eq = strrchr(arg, '=');
+	long dims[64];		/* more than a rank, to name a rank too high */
+	int n = eq && eq != arg ? fl_options_parse_numbers(eq + 1, dims, 64, 1)
+				: -1;
+
+	if (n > FL_MAX_RANK) {
+		snprintf(err, err_len, "--input-shape %s: rank above %d", arg,
+			 FL_MAX_RANK);
+		return -1;
+	}
+	if (n < 1) {
+		snprintf(err, err_len, "--input-shape: expected NAME=D1,D2,... "
+			 "with extents >= 1, got \"%s\"", arg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -588,11 +609,8 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		}
 		break;
 	case OPT_INPUT_SHAPE:
-		if (!strchr(arg, '=') || arg[0] == '=') {
-			snprintf(err, err_len, "--input-shape: expected "
-				 "NAME=D1,D2,..., got \"%s\"", arg);
+		if (check_input_shape(arg, err, err_len) < 0)
 			return -1;
-		}
 		return push(o->input_shape, &o->n_input_shape, arg, spec->lng,
 			    err, err_len);
 	case OPT_DISABLE_RULE:

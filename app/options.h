@@ -88,4 +88,8 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 
 void fl_options_print_help(FILE *out);
 
+/* Comma-separated whole numbers >= lo ("32,32") into v[0..max); their
+ * count, or -1 for anything else (more than max, a trailing comma). */
+int fl_options_parse_numbers(const char *arg, long *v, int max, long lo);
+
 #endif

@@ -144,16 +144,10 @@ fi
 # run DATASET: the run on the inputs of DATASET (none: generated ones),
 # checked against its outputs; 0 when every strategy verified.
 run() {
-	if [ -n "$1" ]; then
-		# shellcheck disable=SC2086
-		"$fuselab" --batch --run --strategy all --repeat 1 --warmup 0 \
-			$args --inputs "$1" --expect "$1" "$dir/model.onnx" \
-			> "$log" 2>&1
-	else
-		# shellcheck disable=SC2086
-		"$fuselab" --batch --run --strategy all --repeat 1 --warmup 0 \
-			$args "$dir/model.onnx" > "$log" 2>&1
-	fi
+	# shellcheck disable=SC2086
+	"$fuselab" --batch --run --strategy all --repeat 1 --warmup 0 $args \
+		${1:+--inputs "$1" --expect "$1"} "$dir/model.onnx" \
+		> "$log" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		r=$(why 'MISMATCH|error|fuselab:|verified no|deviates')

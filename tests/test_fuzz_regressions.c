@@ -20,8 +20,7 @@ static int each_input(const char *harness, void (*fn)(const char *path))
 	int n = 0;
 
 	snprintf(dir, sizeof dir, "%s/tests/fuzz-regressions/%s",
-		 getenv("FUSELAB_ROOT") ? getenv("FUSELAB_ROOT") : ".",
-		 harness);
+		 t_repo_root(), harness);
 	d = opendir(dir);
 	assert_non_null(d);
 	while ((de = readdir(d))) {

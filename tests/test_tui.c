@@ -187,8 +187,7 @@ static void tui_opens_onnx_model(void **state)
 
 	(void)state;
 	snprintf(args, sizeof args, "--input-shape x=4,32 %s/tests/models/"
-		 "torch_mlp_layernorm/model.onnx",
-		 getenv("FUSELAB_ROOT") ? getenv("FUSELAB_ROOT") : ".");
+		 "torch_mlp_layernorm/model.onnx", t_repo_root());
 	t_tmux_start(&t, 120, 30, args);
 	t_tmux_wait_for(&t, "/up/Gemm", 20);
 	t_tmux_keys(&t, "/");
