@@ -210,7 +210,7 @@ fuzz: | fuzz-deps
 
 .SECONDARY: $(FUZZ_TARGETS:%=build/fuzz/fuzz/%.o)
 
-build/fuzz/fuzz_%: build/fuzz/fuzz/%.o build/fuzz/libfuselab.a
+build/fuzz/fuzz_%: build/fuzz/fuzz/%.o build/fuzz/libfuselab_ui.a build/fuzz/libfuselab.a
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS) -lm -ldl -lpthread
 
 # ONNX's own backend tests (libonnx-testdata) through the importer, the

@@ -793,6 +793,29 @@ static int open_views(fl_explorer *x, fl_error *err)
 	return 0;
 }
 
+/* Imported operators fuselab cannot compute: said at the start, since the
+ * import's line on stderr is hidden by the screen. */
+static void say_opaque_ops(fl_explorer *x)
+{
+	const fl_graph *g = x->graph;
+	const char *first = NULL;
+	int n = 0;
+
+	for (int i = 0; i < g->n_ops; i++)
+		if (!fl_op_computable(&g->ops[i])) {
+			if (!first)
+				first = g->ops[i].prov.source_op
+					? g->ops[i].prov.source_op
+					: g->ops[i].name;
+			n++;
+		}
+	if (n)
+		fl_x_say(x, FL_LOOK_WARN, "%d opaque custom op%s (%s%s): they "
+			 "partition and show, but R cannot run this graph; n "
+			 "steps, ? lists every key", n, n == 1 ? "" : "s",
+			 first, n > 1 ? ", ..." : "");
+}
+
 fl_explorer *fl_explorer_open(const fl_graph *g, const fl_engine_opts *o,
 			      const char *label, fl_tour *tour,
 			      fl_overrides *overrides, fl_error *err)
@@ -835,6 +858,7 @@ fl_explorer *fl_explorer_open(const fl_graph *g, const fl_engine_opts *o,
 	fl_x_say(x, FL_LOOK_DIM, "n steps through the compiler, ? lists "
 		 "every key%s", tour && fl_tour_count(tour) ? ", t follows the "
 		 "tour" : "");
+	say_opaque_ops(x);
 	show_tour_stop(x);	/* a stop at step 0 introduces the tour */
 	return x;
 }

@@ -172,6 +172,8 @@ int fl_x_run_start(fl_explorer *x, fl_error *err)
 		fl_error_set(err, "kernels are already running (Esc cancels)");
 		return -1;
 	}
+	if (fl_graph_check_computable(x->graph, "run", err) < 0)
+		return -1;
 	j = calloc(1, sizeof *j);
 	if (!j || !(j->graph = fl_graph_copy(x->graph))) {
 		free(j);

@@ -110,6 +110,8 @@ static void print_became(FILE *out, const fl_onnx_op_count *t)
 			t->folded), sep = ", ";
 	if (t->custom)
 		fprintf(out, "%scustom x%d", *sep ? ", " : "", t->custom);
+	else if (!*sep && !t->folded)
+		fprintf(out, "nothing (no output is read)");
 }
 
 void fl_app_print_onnx_summary(FILE *out, const fl_onnx_info *info)

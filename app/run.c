@@ -76,7 +76,13 @@ int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 {
 	fl_strategy list[FL_STRATEGY_COUNT];
 	int n = selected(o, list);
+	fl_error err = {""};
 
+	if (fl_graph_check_computable(g, "emit a program", &err) < 0) {
+		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
+			fl_safe_name(err.msg));
+		return 1;
+	}
 	if (mkdir(o->emit_dir, 0777) < 0 && errno != EEXIST) {
 		fprintf(stderr, "fuselab: --emit %s: %s\n", o->emit_dir,
 			strerror(errno));
@@ -271,6 +277,12 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 	fl_error err = {""};
 	fl_ladder ladder;
 
+	/* one line, not one per strategy, for a graph that cannot run */
+	if (fl_graph_check_computable(g, "run", &err) < 0) {
+		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
+			fl_safe_name(err.msg));
+		return 1;
+	}
 	if (fl_ladder_run(g, base, list, n, &ladder, &err) < 0) {
 		fprintf(stderr, "fuselab: %s: %s\n", fl_safe_name(g->name),
 			fl_safe_name(err.msg));

@@ -626,10 +626,20 @@ static int export_gather(builder *b)
 /* custom: fn cumsum (inclusive, last axis) is CumSum, fn copy Identity. */
 static int export_custom(builder *b)
 {
-	const char *fn = "cumsum", *in[2] = {in_name(b, 0)};
-	int64_t axis = shape_of(b, b->op->in[0])->rank - 1;
+	const char *fn = "cumsum", *in[2] = {NULL};
+	int64_t axis;
 
 	fl_attr_string(&b->op->attrs, "fn", "cumsum", &fn, NULL);
+	if (!strcmp(fn, "opaque")) {
+		fl_error_set(b->err, "an opaque custom op%s%s%s: fuselab kept "
+			     "only its output shape, not the operator, so it "
+			     "cannot be written as ONNX",
+			     b->op->prov.source_op ? " (ONNX " : "",
+			     b->op->prov.source_op
+				     ? fl_error_name(b->op->prov.source_op) : "",
+			     b->op->prov.source_op ? ")" : "");
+		return -1;
+	}
 	if (!strcmp(fn, "copy"))
 		return own_node(b, "Identity") ? 0 : -1;
 	if (strcmp(fn, "cumsum")) {
@@ -637,6 +647,8 @@ static int export_custom(builder *b)
 			     fl_error_name(fn));
 		return -1;
 	}
+	in[0] = in_name(b, 0);
+	axis = shape_of(b, b->op->in[0])->rank - 1;
 	if (!(in[1] = init_int64(b, "axis", &axis, 1, true)))
 		return -1;
 	return add_node(b, "CumSum", in, 2, out_name(b)) ? 0 : -1;

@@ -110,7 +110,7 @@ msg=$(grep -m1 '^fuselab: ' "$log" | sed -e 's/^fuselab: //' \
 if [ $rc -ne 0 ]; then
 	op=$(printf '%s\n' "$msg" | sed -n 's/^(\([A-Za-z0-9]*\)).*/\1/p')
 	case $msg in
-	*"is not supported"*"cannot be kept"*)
+	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*)
 		r="unsupported op: $op" ;;
 	*"on the data path"*|*"element type"*"not supported"*)
 		r="unsupported type: $msg" ;;
@@ -137,7 +137,7 @@ if [ $rc -ne 0 ]; then
 fi
 custom=$(grep -m1 'became custom ops:' "$log" | sed 's/.*became custom ops: *//')
 if [ -n "$custom" ]; then
-	printf 'SKIP\t%s\tunsupported op: %s (would be a custom op)\n' "$t" \
+	printf 'SKIP\t%s\tunsupported op: %s (an opaque custom op: imports, cannot run)\n' "$t" \
 		"$custom" > "$res"
 	exit 0
 fi

@@ -3,8 +3,9 @@
 # for SECONDS, its corpus in build/fuzz/corpus/NAME (kept between runs, so
 # fuzzing goes on where it stopped) seeded with real inputs: the models of
 # ONNX's backend tests (libonnx-testdata) and tests/models/ for onnx_*,
-# their input/output .pb files for tensor_*, samples/ for the JSON
-# loaders.  A crash, leak or timeout writes the input to
+# their input/output .pb files for tensor_*, samples/ for graph_json,
+# samples/rules/ and a rules file of its own for rules_json, two lists
+# for overrides_json.  A crash, leak or timeout writes the input to
 # build/fuzz/crashes/NAME/ and the exit status is 1.  One summary line per
 # harness: seconds, runs, coverage, corpus size.
 # usage: fuzz.sh SECONDS NAME...
@@ -27,7 +28,22 @@ seed() {
 	tensor*) for f in "$data"/node/*/test_data_set_0/*.pb; do
 			cp "$f" "$dir/$(echo "$f" | tr / _)"
 		done ;;
-	*)	cp samples/*.json "$dir"/ ;;
+	graph*)	cp samples/*.json "$dir"/ ;;
+	rules*)	cp samples/rules/*.json "$dir"/
+		printf '{"format": "fuselab-rules/1", "base": "none", "rules": [{"id": "X1", "producer": ["E", "B"], "consumer": ["R"], "result": "R", "stage": "partition", "doc": "d"}]}\n' \
+			> "$dir/none.json" ;;
+	overrides*)
+		printf '{"format": "fuselab-overrides/1", "graph": "g", "overrides": [{"action": "forbid", "ops": ["a", "b"]}, {"action": "force", "ops": ["b", "c.max"]}]}\n' \
+			> "$dir/both.json"
+		printf '{"format": "fuselab-overrides/1", "overrides": []}\n' \
+			> "$dir/empty.json" ;;
+	esac
+}
+
+# The JSON harnesses get the formats' keywords (fuzz/json.dict).
+dict() {
+	case $1 in
+	graph*|rules*|overrides*) echo "-dict=fuzz/json.dict" ;;
 	esac
 }
 
@@ -46,6 +62,7 @@ for name in "$@"; do
 	LSAN_OPTIONS=suppressions=scripts/lsan.supp:print_suppressions=0 \
 	"$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
 		-max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
+		$(dict "$name") \
 		-malloc_limit_mb=2048 -artifact_prefix="$crashes/" \
 		"$corpus" "build/fuzz/seeds/$name" > "$log" 2>&1
 	rc=$?

@@ -16,6 +16,8 @@
 #include <isl/schedule.h>
 
 #include "engine.h"
+#include "interp.h"
+#include "loader.h"
 #include "ladder.h"
 #include "test_util.h"
 
@@ -351,10 +353,82 @@ static void test_custom_cli(void **state)
 	unlink(path);
 }
 
+/* An opaque custom op (fn "opaque": any inputs, a declared output shape,
+ * no implementation) in a JSON graph: every strategy partitions it into
+ * a kernel of its own with the ops on each side fused, and generates the
+ * kernels' code with a comment in its place but no translation unit; the
+ * interpreter and the run refuse it by name; bad attributes are errors. */
+static void test_custom_opaque(void **state)
+{
+	static const char graph[] = HEAD
+		"'x':{'shape':[8,16],'role':'input'},"
+		"'y':{'shape':[8,4],'role':'output'}},'ops':["
+		"{'name':'a','op':'exp','in':['x'],'out':'a'},"
+		"{'name':'b','op':'neg','in':['a'],'out':'b'},"
+		"{'name':'c','op':'custom','in':['b','x'],'out':'cs',"
+		"'attrs':{'fn':'opaque','shape':[8,4]}},"
+		"{'name':'d','op':'tanh','in':['cs'],'out':'d'},"
+		"{'name':'e','op':'sigmoid','in':['d'],'out':'y'}]}";
+	fl_graph *g = load(graph, "opaque");
+	fl_error err = {""};
+
+	(void)state;
+	assert_false(fl_op_computable(&g->ops[fl_graph_find_op(g, "c")]));
+	assert_null(fl_interp_run(g, NULL, &err));
+	t_assert_contains(err.msg, "cannot interpret: op \"c\" is an opaque "
+			  "custom op");
+	for (int s = 0; s < FL_STRATEGY_COUNT; s++) {
+		fl_engine_opts o = opts((fl_strategy)s, false);
+		fl_session *ses = fl_engine_open(g, &o, &err);
+		const fl_program *p;
+		int kc;
+
+		assert_non_null(ses);
+		if (fl_engine_run(ses, &err) < 0)
+			fail_msg("%s: %s", fl_strategy_name(s), err.msg);
+		if (fl_engine_check(ses, &err) < 0)
+			fail_msg("%s: state check: %s", fl_strategy_name(s),
+				 err.msg);
+		p = fl_engine_program(ses);
+		kc = kernel_of(p, "c");
+		assert_int_equal(p->kernels[kc].n_ops, 1);
+		assert_int_equal(p->kernels[kc].n_tensors, 3);
+		t_assert_contains(fl_engine_kernel_source(ses, kc),
+				  "no code.  op c is an opaque custom op");
+		assert_null(fl_engine_source(ses));
+		if (s == FL_STRATEGY_APOLLO_L1)
+			assert_int_equal(kernel_of(p, "a"), kernel_of(p, "b"));
+		fl_engine_close(ses);
+	}
+	fl_graph_free(g);
+	for (int k = 0; k < 2; k++) {
+		static const char *const bad[][2] = {
+			{"'fn':'opaque'", "attrs.shape: required for fn "
+			 "\"opaque\""},
+			{"'fn':'opaque','shape':[4,0]", "attrs.shape[1]: must "
+			 "be >= 1"},
+		};
+		char q[512], *json;
+
+		snprintf(q, sizeof q, "{'format':'fuselab-graph/1','name':'b',"
+			 "'tensors':{'x':{'shape':[4],'role':'input'},"
+			 "'y':{'shape':[4],'role':'output'}},'ops':["
+			 "{'name':'c','op':'custom','in':['x'],'out':'y',"
+			 "'attrs':{%s}}]}", bad[k][0]);
+		for (char *c = q; *c; c++)
+			*c = *c == '\'' ? '"' : *c;
+		json = q;
+		g = fl_load_graph_string(json, strlen(json), "b", &err);
+		assert_null(g);
+		t_assert_contains(err.msg, bad[k][1]);
+	}
+}
+
 FL_SUITE(custom,
 	 cmocka_unit_test(test_custom_chain),
 	 cmocka_unit_test(test_custom_reduction),
 	 cmocka_unit_test(test_custom_matmul_epilogue),
 	 cmocka_unit_test(test_custom_conv),
 	 cmocka_unit_test(test_custom_state_check),
-	 cmocka_unit_test(test_custom_cli));
+	 cmocka_unit_test(test_custom_cli),
+	 cmocka_unit_test(test_custom_opaque));

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "interp.h"
 #include "onnx.pb-c.h"
+#include "onnx.h"
 #include "onnx_import.h"
 #include "test_util.h"
 
@@ -22,7 +24,7 @@ typedef struct model {
 	Onnx__GraphProto g;
 	Onnx__OperatorSetIdProto opset, *opsets[1];
 	Onnx__NodeProto node[MAXN], *nodes[MAXN];
-	char *node_in[MAXN][4], *node_out[MAXN][1];
+	char *node_in[MAXN][4], *node_out[MAXN][2];
 	Onnx__AttributeProto attr[MAXN], *attrs[MAXN][1];
 	Onnx__ValueInfoProto vi[MAXN], *ins[MAXN], *outs[MAXN];
 	Onnx__TypeProto tp[MAXN];
@@ -591,6 +593,201 @@ static void test_onnx_import_custom_and_provenance(void **state)
 	fl_graph_free(g);
 }
 
+/* The model of test_onnx_import_opaque_ops: x[N,3,8,8] -> Relu r ->
+ * Resize (scales 1,1,2,2) up -> Tanh t -> ArgMax am (int64 output);
+ * TopK on t with two outputs, the second never read; If on a bool input
+ * whose branch reads r from the outer graph, its output's shape in
+ * value_info with the symbolic N -> Sigmoid bo. */
+static void opaque_model(model *b, Onnx__GraphProto *then_g,
+			 Onnx__NodeProto *then_n, Onnx__NodeProto **then_nodes,
+			 Onnx__ValueInfoProto **vis)
+{
+	static int64_t xd[] = {0, 3, 8, 8}, upd[] = {0, 3, 16, 16};
+	static int64_t amd[] = {0, 1, 16, 16}, tvd[] = {0, 3, 16, 4};
+	static int64_t sd[] = {4}, kd[] = {1}, k[] = {4};
+	static float scales[] = {1, 1, 2, 2};
+	static char *then_in[] = {"r"}, *then_out[] = {"o"};
+	Onnx__AttributeProto *a;
+	Onnx__NodeProto *n;
+
+	model_init(b, 13);
+	input(b, "x", xd, 4);
+	input(b, "cond", NULL, 0);
+	b->tt[1].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+	initializer(b, "scales", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sd, 1,
+		    scales, NULL, 4);
+	initializer(b, "k", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, kd, 1, NULL, k, 1);
+	node(b, "Relu", "relu", (const char *[]){"x", NULL}, "r");
+	node(b, "Resize", "up", (const char *[]){"r", "", "scales", NULL},
+	     "up");
+	node(b, "Tanh", "tanh", (const char *[]){"up", NULL}, "t");
+	node(b, "ArgMax", "am", (const char *[]){"t", NULL}, "am");
+	a = attr(b, "axis");
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	a->has_i = 1;
+	a->i = 1;
+	n = node(b, "TopK", "topk", (const char *[]){"t", "k", NULL}, "tv");
+	b->node_out[b->g.n_node - 1][1] = "ti";
+	n->n_output = 2;
+	/* the branch: o = Identity(r), r from the outer graph */
+	onnx__graph_proto__init(then_g);
+	onnx__node_proto__init(then_n);
+	then_n->op_type = "Identity";
+	then_n->n_input = 1;
+	then_n->input = then_in;
+	then_n->n_output = 1;
+	then_n->output = then_out;
+	then_g->name = "then";
+	then_g->n_node = 1;
+	then_nodes[0] = then_n;
+	then_g->node = then_nodes;
+	node(b, "If", "iff", (const char *[]){"cond", NULL}, "branch");
+	a = attr(b, "then_branch");
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+	a->g = then_g;
+	node(b, "Sigmoid", "sig", (const char *[]){"branch", NULL}, "bo");
+	output(b, "t", upd, 4);
+	output(b, "am", amd, 4);
+	b->tt[b->n_vi - 1].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	output(b, "tv", tvd, 4);
+	output(b, "bo", xd, 4);
+	vis[0] = value(b, "branch", xd, 4);
+	b->g.n_value_info = 1;
+	b->g.value_info = vis;
+}
+
+static const fl_op *op_named(const fl_graph *g, const char *name)
+{
+	int i = fl_graph_find_op(g, name);
+
+	if (i < 0)
+		fail_msg("no op %s", name);
+	return &g->ops[i];
+}
+
+/* Operators fuselab cannot model become opaque custom ops: one per output
+ * read later, shaped by the model's declarations (symbolic dims from
+ * --input-shape) or by fuselab's rules (Resize, ArgMax); control flow
+ * reads the outer values of its branches.  The graph partitions and
+ * generates its kernels' code to read, but the interpreter, the compile
+ * pass and the ONNX export refuse it, naming the op. */
+static void test_onnx_import_opaque_ops(void **state)
+{
+	static const int64_t up_shape[] = {2, 3, 16, 16};
+	Onnx__GraphProto then_g;
+	Onnx__NodeProto then_n, *then_nodes[1];
+	Onnx__ValueInfoProto *vis[1];
+	fl_onnx_input_shape shape = {"x", {4, {2, 3, 8, 8}}};
+	fl_onnx_import_opts o = {1, &shape};
+	fl_error err = {{0}};
+	fl_onnx_info info;
+	fl_engine_opts eo;
+	fl_session *ses;
+	const fl_program *p;
+	const fl_op *op;
+	model b;
+	fl_graph *g;
+	uint8_t *bytes;
+	size_t len;
+	bool said = false;
+
+	(void)state;
+	opaque_model(&b, &then_g, &then_n, then_nodes, vis);
+	g = load(&b, &o, &info, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 4);
+	assert_int_equal(fl_onnx_info_custom_count(&info), 4);
+	op = op_named(g, "up");
+	assert_string_equal(op->prov.source_op, "Resize");
+	assert_int_equal(op->n_in, 2);	/* r and the scales; no roi */
+	assert_false(fl_op_computable(op));
+	assert_shape(tensor(g, "up"), 4, up_shape);
+	assert_shape(tensor(g, "am"), 4, (const int64_t[]){2, 1, 16, 16});
+	assert_shape(tensor(g, "tv"), 4, (const int64_t[]){2, 3, 16, 4});
+	assert_int_equal(fl_graph_find_tensor(g, "ti"), -1);
+	op = op_named(g, "iff");
+	assert_int_equal(op->n_in, 2);	/* cond, and r read by the branch */
+	assert_string_equal(g->tensors[op->in[1]].name, "r");
+	assert_shape(tensor(g, "branch"), 4, (const int64_t[]){2, 3, 8, 8});
+
+	assert_null(fl_interp_run(g, NULL, &err));
+	t_assert_contains(err.msg, "cannot interpret: op \"up\" (ONNX Resize) "
+			  "is an opaque custom op");
+	assert_int_equal(fl_export_onnx_bytes(g, &bytes, &len, &err), -1);
+	t_assert_contains(err.msg, "(ONNX Resize): fuselab kept only its "
+			  "output shape");
+
+	fl_engine_opts_default(&eo);
+	eo.strategy = FL_STRATEGY_APOLLO;
+	eo.stop_after = FL_PASS_CODEGEN;
+	ses = fl_engine_open(g, &eo, &err);
+	assert_non_null(ses);
+	if (fl_engine_run(ses, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_null(fl_engine_source(ses));
+	p = fl_engine_program(ses);
+	for (int k = 0; k < p->n_kernels; k++)
+		said |= strstr(fl_engine_kernel_source(ses, k),
+			       "no code.  ONNX Resize is an opaque custom "
+			       "op") != NULL;
+	assert_true(said);
+	fl_engine_close(ses);
+	eo.stop_after = FL_PASS_RUN;
+	eo.run_kernels = true;
+	ses = fl_engine_open(g, &eo, &err);
+	assert_non_null(ses);
+	assert_int_equal(fl_engine_run(ses, &err), -1);
+	t_assert_contains(err.msg, "cannot compile: op \"up\" (ONNX Resize)");
+	fl_engine_close(ses);
+	fl_onnx_info_free(&info);
+	fl_graph_free(g);
+}
+
+/* The opaque model from the command line: --check and the partition
+ * work, --run and --export-onnx fail naming the op, and leave nothing. */
+static void test_onnx_import_cli_opaque_ops(void **state)
+{
+	Onnx__GraphProto then_g;
+	Onnx__NodeProto then_n, *then_nodes[1];
+	Onnx__ValueInfoProto *vis[1];
+	char dir[64], path[128], args[512];
+	char *out;
+	model b;
+
+	(void)state;
+	opaque_model(&b, &then_g, &then_n, then_nodes, vis);
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/opaque.onnx", dir);
+	write_model(&b, path);
+	snprintf(args, sizeof args, "--check --input-shape x=2,3,8,8 %s", path);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "4 nodes became custom ops: Resize x1, "
+			  "ArgMax x1, TopK x1, If x1");
+	free(out);
+	snprintf(args, sizeof args, "--batch --stage layer1 --events "
+		 "--input-shape x=2,3,8,8 %s", path);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "custom op up (opaque): its own kernel");
+	free(out);
+	snprintf(args, sizeof args, "--batch --run --input-shape x=2,3,8,8 %s",
+		 path);
+	assert_int_equal(t_fuselab(args, &out), 1);
+	t_assert_contains(out, "cannot run: op \"up\" (ONNX Resize) is an "
+			  "opaque custom op");
+	free(out);
+	snprintf(args, sizeof args, "--export-onnx %s/back.onnx "
+		 "--input-shape x=2,3,8,8 %s", dir, path);
+	assert_int_not_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "cannot be written as ONNX");
+	free(out);
+	snprintf(path, sizeof path, "%s/back.onnx", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	t_remove_dir(dir);
+}
+
 /* The provenance survives opening compound ops. */
 static void test_onnx_import_provenance_through_expansion(void **state)
 {
@@ -776,14 +973,17 @@ static void test_onnx_import_bad_models(void **state)
 	expect_error(&b, "node r (Relu): input 0: \"x\" is a int64 tensor on "
 		     "the data path");
 
-	/* control flow on a bool condition cannot even be a custom op */
+	/* an operator fuselab does not know, with no shape for its output */
 	model_init(&b, 13);
-	input(&b, "c", xd, 1);
-	b.tt[0].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-	node(&b, "If", "branch", (const char *[]){"c", NULL}, "y");
+	input(&b, "x", xd, 1);
+	node(&b, "NonMaxSuppression", "nms", (const char *[]){"x", NULL}, "s");
+	node(&b, "Relu", "r", (const char *[]){"s", NULL}, "y");
 	output(&b, "y", xd, 1);
-	expect_error(&b, "node branch (If): If is not supported, and cannot be "
-		     "kept as a custom op: input 0: \"c\" is a bool tensor");
+	expect_error(&b, "node nms (NonMaxSuppression): NonMaxSuppression is "
+		     "not supported, and its output s has no shape in the "
+		     "model: fuselab keeps such an operator as an opaque "
+		     "custom op when the model declares its output shapes "
+		     "(run ONNX shape inference");
 }
 
 /* A missing external-data file names the tensor. */
@@ -911,6 +1111,8 @@ FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_cast_to_index),
 	 cmocka_unit_test(test_onnx_import_reads_exported_samples),
 	 cmocka_unit_test(test_onnx_import_custom_and_provenance),
+	 cmocka_unit_test(test_onnx_import_opaque_ops),
+	 cmocka_unit_test(test_onnx_import_cli_opaque_ops),
 	 cmocka_unit_test(test_onnx_import_provenance_through_expansion),
 	 cmocka_unit_test(test_onnx_import_softmax_opset_semantics),
 	 cmocka_unit_test(test_onnx_import_input_shape_option),

@@ -883,7 +883,7 @@ static void test_custom(void **state)
 	check_eval(&op, &x, SH(6), F32(1, 3, 6, 5, 5.5f, 15.5f), 0);
 	assert_int_equal(fl_attrs_set_string(&op.attrs, "fn", "sort"), 0);
 	t_infer_fails(&op, &s, "attrs.fn: unknown function \"sort\" "
-			  "(expected \"cumsum\" or \"copy\")");
+			  "(expected \"cumsum\", \"copy\" or \"opaque\")");
 	fl_attrs_free(&op.attrs);
 }
 

@@ -2,7 +2,8 @@
  * for the session's target (opts->run.target: C + OpenMP, or CUDA), one
  * "generated" decision per kernel, then the translation unit.
  *
- * Needs: st->program (layer 1).  Changes: st->kernel_src, st->unit_src,
+ * Needs: st->program (layer 1).  Changes: st->kernel_src, st->unit_src
+ * (left NULL when an op has no implementation: an opaque custom op),
  * and the placement of a tensor the backend could not keep tile-local or
  * in registers (it becomes global, with the backend's reason).
  * Decisions: generated, one per kernel, then placed, one per such
@@ -253,6 +254,10 @@ int fl_pass_codegen(fl_state *st, fl_error *err)
 		if (rc != FL_PASS_DONE)
 			return rc;
 	}
+	/* A graph with an opaque custom op gets its kernels' code, to read,
+	 * but no translation unit; the compile pass says why. */
+	if (fl_graph_check_computable(p->graph, "compile", NULL) < 0)
+		return FL_PASS_DONE;
 	if (target_of(st) == FL_TARGET_CUDA)
 		st->unit_src = fl_codegen_cuda_unit(p, (const char *const *)
 						    st->kernel_src, err);

@@ -1162,6 +1162,21 @@ int fl_cg_check_ops(const fl_program *p, const fl_kernel *k,
 	return 0;
 }
 
+/* An opaque custom op has no implementation: its kernel is a comment
+ * saying so, and the translation unit is refused (fl_codegen_c_unit). */
+static int opaque_kernel(fl_strbuf *out, const fl_op *op, const char *cname)
+{
+	char what[256];
+
+	fl_sanitize_comment(op->prov.source_op ? op->prov.source_op : op->name,
+			    what, sizeof what);
+	fl_strbuf_printf(out, "/* %s: no code.  %s%s is an opaque custom op: "
+			 "fuselab has\n * no implementation of it, so this "
+			 "program cannot be compiled or run. */\n\n", cname,
+			 op->prov.source_op ? "ONNX " : "op ", what);
+	return 0;
+}
+
 /* Kernel k of p by b's printer of its kind. */
 static int kernel_function(const fl_cg_printers *b, fl_strbuf *out,
 			   const fl_program *p, int i, int64_t budget,
@@ -1179,6 +1194,9 @@ static int kernel_function(const fl_cg_printers *b, fl_strbuf *out,
 		return -1;
 	if (fl_cg_is_custom_kernel(p, k)) {
 		fl_cg_kernel_comment(out, p->graph, k, cname, NULL);
+		if (!fl_op_computable(&p->graph->ops[k->ops[0]]))
+			return opaque_kernel(out, &p->graph->ops[k->ops[0]],
+					     cname);
 		return b->custom(out, p->graph, &p->graph->ops[k->ops[0]],
 				 cname, err);
 	}
@@ -1355,7 +1373,8 @@ char *fl_codegen_c_unit(const fl_program *p, const char *const *kernels,
 	fl_strbuf out = {0};
 	char cname[64];
 
-	if (fl_cg_check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0 ||
+	    fl_graph_check_computable(p->graph, "generate a program", err) < 0)
 		return NULL;
 	file_header(&out, p);
 	fl_strbuf_printf(&out, "extern const int fl_n_kernels;\n"

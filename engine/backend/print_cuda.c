@@ -1169,7 +1169,8 @@ char *fl_codegen_cuda_unit(const fl_program *p, const char *const *kernels,
 	fl_strbuf out = {0};
 	char *text;
 
-	if (fl_cg_check_program(p, err) < 0)
+	if (fl_cg_check_program(p, err) < 0 ||
+	    fl_graph_check_computable(p->graph, "generate a program", err) < 0)
 		return NULL;
 	cuda_header(&out, p);
 	for (int i = 0; i < p->n_kernels; i++)

@@ -705,6 +705,32 @@ static int check_tensor_shapes(const fl_graph *g, fl_error *err)
 	return 0;
 }
 
+int fl_graph_check_computable(const fl_graph *g, const char *doing,
+			      fl_error *err)
+{
+	int n = 0, first = -1;
+
+	for (int i = 0; i < g->n_ops; i++)
+		if (!fl_op_computable(&g->ops[i])) {
+			n++;
+			if (first < 0)
+				first = i;
+		}
+	if (!n)
+		return 0;
+	fl_error_set(err, "cannot %s: op \"%s\"%s%s%s is an opaque custom "
+		     "op (an operator fuselab has no implementation of)%s; "
+		     "the graph can be explored, partitioned and exported as "
+		     "pictures, but not run", doing,
+		     fl_error_name(g->ops[first].name),
+		     g->ops[first].prov.source_op ? " (ONNX " : "",
+		     g->ops[first].prov.source_op
+			     ? fl_error_name(g->ops[first].prov.source_op) : "",
+		     g->ops[first].prov.source_op ? ")" : "",
+		     n > 1 ? " and so are others" : "");
+	return -1;
+}
+
 int fl_graph_validate(fl_graph *g, fl_error *err)
 {
 	int *order;

@@ -114,6 +114,12 @@ int fl_graph_infer_op(fl_graph *g, int op, fl_error *err);
  * ("ops[3].in[1]: ...", "tensors.x: ...") without a file name. */
 int fl_graph_validate(fl_graph *g, fl_error *err);
 
+/* Error when an op of g has no implementation (an opaque custom op,
+ * fl_op_computable), naming the op, where it came from, and what still
+ * works; `doing` says what was asked ("interpret", "compile"). */
+int fl_graph_check_computable(const fl_graph *g, const char *doing,
+			      fl_error *err);
+
 /* Indices of the graph's output tensors / input-like tensors (input and
  * param), in tensor order; the caller frees the array. */
 int fl_graph_outputs(const fl_graph *g, int **idx);

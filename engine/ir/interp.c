@@ -187,7 +187,8 @@ fl_values *fl_interp_run(const fl_graph *g, const fl_interp_opts *o,
 		fl_interp_opts_default(&dflt);
 		o = &dflt;
 	}
-	if (check_budget(g, o, err) < 0)
+	if (fl_graph_check_computable(g, "interpret", err) < 0 ||
+	    check_budget(g, o, err) < 0)
 		return NULL;
 	v = calloc(1, sizeof *v);
 	if (!v)

@@ -11,8 +11,9 @@
  * graph inputs (dynamic dims from --input-shape), then walk the nodes in
  * their order (ONNX stores them topologically; an input not produced by
  * an earlier node is an error, which also catches cycles): fold it when
- * its inputs are known (onnx_fold.c), map it (onnx_ops.c) or make it a
- * `custom` op; finally mark the outputs and validate. */
+ * its inputs are known (onnx_fold.c), map it (onnx_ops.c) or make it
+ * opaque `custom` ops (onnx_custom.c); finally mark the outputs and
+ * validate. */
 #include "onnx_import_impl.h"
 
 #include <ctype.h>
@@ -578,8 +579,8 @@ static const fl_onnx_input_shape *given_shape(const fl_onnx_import_opts *o,
 
 /* The declared shape of a value (tensor type with a shape); *dynamic is
  * set when a dim has no value. */
-static int declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
-			  bool *dynamic, fl_error *err)
+int fl_onnx_declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
+			   bool *dynamic, fl_error *err)
 {
 	const Onnx__TypeProto *tp = vi->type;
 	const Onnx__TensorShapeProto *sp;
@@ -651,7 +652,7 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 	bool dynamic;
 	int t;
 
-	if (declared_shape(vi, &s, &dynamic, err) < 0 ||
+	if (fl_onnx_declared_shape(vi, &s, &dynamic, err) < 0 ||
 	    input_type_supported(vi, err) < 0)
 		return -1;
 	if (given) {
@@ -758,8 +759,8 @@ static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
 
 /* The node's shape as a value declared in the model (value_info or a
  * graph output), for checks; NULL when none declares it. */
-static const Onnx__ValueInfoProto *declared_value(const Onnx__GraphProto *gp,
-						  const char *name)
+const Onnx__ValueInfoProto *fl_onnx_declared_value(const Onnx__GraphProto *gp,
+						   const char *name)
 {
 	for (size_t k = 0; k < gp->n_value_info; k++)
 		if (gp->value_info[k]->name &&
@@ -776,13 +777,13 @@ static const Onnx__ValueInfoProto *declared_value(const Onnx__GraphProto *gp,
 static int check_declared(const fl_onnx_ctx *c, const char *name,
 			  const fl_shape *s, fl_error *err)
 {
-	const Onnx__ValueInfoProto *vi = declared_value(c->graph, name);
+	const Onnx__ValueInfoProto *vi = fl_onnx_declared_value(c->graph, name);
 	fl_shape d;
 	bool dynamic;
 	char a[128], b[128];
 	fl_error ignore;
 
-	if (!vi || declared_shape(vi, &d, &dynamic, &ignore) < 0 ||
+	if (!vi || fl_onnx_declared_shape(vi, &d, &dynamic, &ignore) < 0 ||
 	    (dynamic && !vi->type->tensor_type->shape))
 		return 0;
 	for (int k = 0; k < d.rank && k < s->rank; k++)
@@ -795,52 +796,6 @@ static int check_declared(const fl_onnx_ctx *c, const char *name,
 		     fl_shape_format(&d, a, sizeof a),
 		     fl_shape_format(s, b, sizeof b));
 	return -1;
-}
-
-/* An op fuselab cannot model: a `custom` op copying its one data input,
- * which needs an output of the input's shape. */
-static int import_custom(fl_onnx_ctx *c, fl_error *err)
-{
-	fl_attrs a = {0};
-	int x, t, n_data = 0;
-
-	for (int k = 0; k < fl_onnx_n_inputs(c); k++)
-		n_data += fl_onnx_has_input(c, k);
-	if (n_data != 1 || c->node->n_output != 1) {
-		fl_error_set(err, "%s is not supported, and cannot be kept as "
-			     "a custom op (those have one input and one "
-			     "output of its shape; this has %d and %zu)",
-			     fl_error_name(c->node->op_type), n_data,
-			     c->node->n_output);
-		return -1;
-	}
-	for (x = 0; !fl_onnx_has_input(c, x); x++)
-		;
-	x = fl_onnx_data(c, x, err);
-	if (x < 0) {
-		fl_error_prefix(err, "%s is not supported, and cannot be kept "
-				"as a custom op",
-				fl_error_name(c->node->op_type));
-		return -1;
-	}
-	if (fl_attrs_set_string(&a, "fn", "copy") < 0) {
-		fl_attrs_free(&a);
-		fl_error_set(err, "out of memory");
-		return -1;
-	}
-	t = fl_onnx_emit(c, FL_OP_CUSTOM, &x, 1, &a, 0, err);
-	fl_attrs_free(&a);
-	if (t < 0)
-		return -1;
-	if (check_declared(c, c->node->output[0], &c->g->tensors[t].shape,
-			   err) < 0) {
-		fl_error_prefix(err, "%s is not supported and cannot be kept "
-				"as a custom op (its output must have its "
-				"input's shape)",
-				fl_error_name(c->node->op_type));
-		return -1;
-	}
-	return 0;
 }
 
 /* The node's outputs against the shapes the model declares for them
@@ -892,7 +847,7 @@ static int import_node(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	if (rc == 0) {
 		map = fl_onnx_mapping(c->node->op_type);
-		if ((map ? map(c, err) : import_custom(c, err)) < 0)
+		if ((map ? map(c, err) : fl_onnx_import_custom(c, err)) < 0)
 			return -1;
 	}
 	if (check_outputs(c, err) < 0)
@@ -985,7 +940,10 @@ static int mark_output(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 	if (b->tensor < 0 || c->g->tensors[b->tensor].role != FL_ROLE_TEMP)
 		return copy_to_output(c, b, err);
 	t = &c->g->tensors[b->tensor];
-	if (!fl_onnx_dtype_is_float(b->dtype)) {
+	/* an opaque op's integer result is never computed: no values to
+	 * misread as floats */
+	if (!fl_onnx_dtype_is_float(b->dtype) &&
+	    fl_op_computable(&c->g->ops[t->producer])) {
 		fl_error_set(err, "a %s output is not supported",
 			     fl_onnx_dtype_name(b->dtype));
 		return -1;

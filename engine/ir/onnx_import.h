@@ -5,10 +5,10 @@
  * (onnx_ops.c), the small integer sub-graphs that compute shapes are
  * folded at import (onnx_fold.c), initializers and Constant nodes become
  * const tensors with their real data, and operators that cannot be
- * modelled become `custom` ops.  Graph inputs are the graph's inputs in
- * the model's order, graph outputs its outputs.  Every op remembers the
- * ONNX node it came from (provenance origin = node name, source_op = op
- * type).
+ * modelled become opaque `custom` ops (onnx_custom.c).  Graph inputs are
+ * the graph's inputs in the model's order, graph outputs its outputs.
+ * Every op remembers the ONNX node it came from (provenance origin = node
+ * name, source_op = op type).
  *
  * Errors read "<file>: <node or tensor>: <what>"; nothing is returned and
  * nothing leaks.  The engine never prints: what the command line shows

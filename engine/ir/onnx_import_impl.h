@@ -50,6 +50,18 @@ typedef int (*fl_onnx_map_fn)(fl_onnx_ctx *c, fl_error *err);
 /* onnx_ops.c: the mapping of op_type (default domain), or NULL. */
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
 
+/* onnx_custom.c: a node with no mapping, as opaque `custom` ops (one per
+ * output read later); errors name the problem only. */
+int fl_onnx_import_custom(fl_onnx_ctx *c, fl_error *err);
+
+/* The value info the model declares for value `name` (value_info or a
+ * graph output), or NULL; its shape, *dynamic set when a dim has no value
+ * (that dim is -1). */
+const Onnx__ValueInfoProto *fl_onnx_declared_value(const Onnx__GraphProto *gp,
+						   const char *name);
+int fl_onnx_declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
+			   bool *dynamic, fl_error *err);
+
 /* onnx_fold.c: when every input of the node is known at import and its
  * op type is one the folder computes, binds its outputs to known values
  * and returns 1; 0 when it does not apply; -1 on error. */

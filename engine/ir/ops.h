@@ -36,9 +36,13 @@
  *                      + x.shape[axis+1:]; idx holds integral floats, an
  *                      index outside [0, extent) is clamped into it
  *   broadcast_to(x)    "shape" *required*; numpy rule
- *   custom(x)          an op the engine cannot model (fusion treats it as a
+ *   custom(x...)       an op the engine cannot model (fusion treats it as a
  *                      wall); "fn": "cumsum" (inclusive prefix sum along the
- *                      last axis, default) or "copy"; out shape = x's
+ *                      last axis, default) or "copy", one input, out shape
+ *                      = x's; or "opaque": any number of inputs, out shape
+ *                      "shape" *required*, no implementation (imported
+ *                      operators fuselab does not know: the graph loads,
+ *                      partitions and shows, but cannot be run)
  *
  * Compound ops (opened into primitives by the partition stage):
  *   softmax(x), log_softmax(x)        "axis" (default -1)
@@ -181,6 +185,20 @@ typedef struct fl_op_info {
 } fl_op_info;
 
 const fl_op_info *fl_op_info_of(fl_op_kind kind);
+
+/* A custom op's function ("fn"); FL_CUSTOM_NONE for any other op. */
+typedef enum fl_custom_fn {
+	FL_CUSTOM_NONE,
+	FL_CUSTOM_CUMSUM,
+	FL_CUSTOM_COPY,
+	FL_CUSTOM_OPAQUE,
+} fl_custom_fn;
+
+fl_custom_fn fl_custom_fn_of(const struct fl_op *op);
+
+/* Whether the interpreter and the backends can compute op: every op but
+ * an opaque custom op. */
+bool fl_op_computable(const struct fl_op *op);
 const fl_op_info *fl_op_lookup(const char *name);	/* NULL if unknown */
 const char *fl_op_kind_name(fl_op_kind kind);
 bool fl_op_is_compound(fl_op_kind kind);

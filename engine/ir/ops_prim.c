@@ -1466,42 +1466,102 @@ void fl_eval_broadcast_to(const fl_op *op, const fl_buf *in, fl_buf *out)
 /* ------------------------------------------------------------------ */
 /* custom: an op the engine cannot model                               */
 
-/* true for "cumsum", false for "copy". */
-static int custom_fn(const fl_op *op, bool *cumsum, fl_error *err)
+/* What a custom op computes: "fn" is "cumsum" (the default) or "copy",
+ * which the interpreter and the backends implement (so the engine's
+ * handling of fusion walls can be run and checked), or "opaque": an
+ * operator fuselab knows nothing of but its output shape ("shape"),
+ * kept so that a model using one still loads, partitions and shows. */
+static int custom_fn(const fl_op *op, fl_custom_fn *fn, fl_error *err)
 {
-	const char *fn;
+	const char *name;
 
-	if (fl_attr_string(&op->attrs, "fn", "cumsum", &fn, err) < 0)
+	if (fl_attr_string(&op->attrs, "fn", "cumsum", &name, err) < 0)
 		return -1;
-	if (strcmp(fn, "cumsum") != 0 && strcmp(fn, "copy") != 0) {
+	if (strcmp(name, "cumsum") == 0)
+		*fn = FL_CUSTOM_CUMSUM;
+	else if (strcmp(name, "copy") == 0)
+		*fn = FL_CUSTOM_COPY;
+	else if (strcmp(name, "opaque") == 0)
+		*fn = FL_CUSTOM_OPAQUE;
+	else {
 		fl_error_set(err, "attrs.fn: unknown function \"%s\" (expected "
-			     "\"cumsum\" or \"copy\")", fn);
+			     "\"cumsum\", \"copy\" or \"opaque\")", name);
 		return -1;
 	}
-	*cumsum = strcmp(fn, "cumsum") == 0;
 	return 0;
+}
+
+fl_custom_fn fl_custom_fn_of(const fl_op *op)
+{
+	fl_custom_fn fn = FL_CUSTOM_CUMSUM;
+
+	if (op->kind != FL_OP_CUSTOM || custom_fn(op, &fn, NULL) < 0)
+		return FL_CUSTOM_NONE;
+	return fn;
+}
+
+bool fl_op_computable(const fl_op *op)
+{
+	return fl_custom_fn_of(op) != FL_CUSTOM_OPAQUE;
+}
+
+/* An opaque op's output is its "shape" attribute. */
+static int opaque_shape(const fl_op *op, fl_shape *out, fl_error *err)
+{
+	int64_t dims[FL_MAX_RANK];
+	int n, rc = fl_attr_ints(&op->attrs, "shape", dims, FL_MAX_RANK, &n,
+				 err);
+
+	if (rc <= 0) {
+		if (rc == 0)
+			fl_error_set(err, "attrs.shape: required for fn "
+				     "\"opaque\" (the output's shape)");
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (dims[i] < 1) {
+			fl_error_set(err, "attrs.shape[%d]: must be >= 1, got "
+				     "%lld", i, (long long)dims[i]);
+			return -1;
+		}
+	*out = fl_shape_make(n, dims);
+	return check_output(out, err);
 }
 
 int fl_infer_custom(const fl_op *op, const fl_shape *in, fl_shape *out,
 		    fl_error *err)
 {
-	bool cumsum;
+	fl_custom_fn fn;
 
-	if (check_inputs(op, in, err) < 0 || custom_fn(op, &cumsum, err) < 0)
+	if (check_inputs(op, in, err) < 0 || custom_fn(op, &fn, err) < 0)
 		return -1;
+	if (fn == FL_CUSTOM_OPAQUE)
+		return opaque_shape(op, &out[0], err);
+	if (op->n_in != 1) {
+		fl_error_set(err, "fn \"%s\" takes one input, not %d",
+			     fn == FL_CUSTOM_COPY ? "copy" : "cumsum",
+			     op->n_in);
+		return -1;
+	}
 	out[0] = in[0];
 	return check_output(&out[0], err);
 }
 
-/* cumsum: inclusive prefix sums along the last axis, in double. */
+/* cumsum: inclusive prefix sums along the last axis, in double.  Never
+ * called on an opaque op (fl_op_computable); the interpreter refuses
+ * those first, but the output is still defined: zeros. */
 void fl_eval_custom(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
-	const fl_shape *s = &in[0].shape;
-	int64_t n = fl_shape_numel(s), len = s->rank ? s->dim[s->rank - 1] : 1;
-	bool cumsum = true;
+	int64_t n = fl_shape_numel(&out[0].shape);
+	const fl_shape *s = &out[0].shape;
+	int64_t len = s->rank ? s->dim[s->rank - 1] : 1;
+	fl_custom_fn fn = fl_custom_fn_of(op);
 
-	custom_fn(op, &cumsum, NULL);
-	if (!cumsum) {
+	if (fn == FL_CUSTOM_OPAQUE || fn == FL_CUSTOM_NONE) {
+		memset(out[0].data, 0, (size_t)n * sizeof(float));
+		return;
+	}
+	if (fn == FL_CUSTOM_COPY) {
 		memcpy(out[0].data, in[0].data, (size_t)n * sizeof(float));
 		return;
 	}

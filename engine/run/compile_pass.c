@@ -119,7 +119,10 @@ static const fl_build *cpu_build_of(fl_state *st, const fl_build *cuda,
 int fl_pass_compile(fl_state *st, fl_error *err)
 {
 	if (!st->unit_src) {
-		fl_error_set(err, "compile: no generated code");
+		if (!st->program ||
+		    fl_graph_check_computable(st->program->graph, "compile",
+					      err) == 0)
+			fl_error_set(err, "compile: no generated code");
 		return -1;
 	}
 	if (!fl_state_decide(st))
