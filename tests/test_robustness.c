@@ -96,6 +96,79 @@ static void test_robust_graph_file_kinds(void **state)
 		 "{\"format\":\"fuselab-graph/1\",\"tensors\":{\"x\":"));
 	snprintf(args, sizeof args, "--batch --interpret %s", path);
 	expect(args, 2, "cut.json: line 1, column 43: malformed JSON");
+	/* a sparse 65 MiB file: refused by its size before it is read */
+	snprintf(args, sizeof args, "truncate -s 65M %s/big.json", dir);
+	assert_int_equal(t_run(args, NULL), 0);
+	snprintf(args, sizeof args, "--check %s/big.json", dir);
+	expect(args, 2, "big.json: file is 68157440 bytes, more than the 64 "
+	       "MiB a graph file may have");
+	snprintf(args, sizeof args, "--check --input-shape x=2 %s/softmax.json",
+		 t_samples_dir());
+	expect(args, 2, "--input-shape is for ONNX models, and ");
+	t_remove_dir(dir);
+	t_load_fails("{\"format\":\"fuselab-graph/1\",\"tensors\":{\"c\":"
+		     "{\"shape\":[16777217],\"role\":\"const\",\"data\":[1]}},"
+		     "\"ops\":[]}", "tensors.c.data: 16777217 values is more "
+		     "than a graph file may carry (16M)");
+}
+
+/* Standard output that fails (a full disk, a closed descriptor) is an
+ * error, not a silent status 0 with the output lost. */
+static void test_robust_stdout_fails(void **state)
+{
+	char args[400];
+
+	(void)state;
+	if (access("/dev/full", W_OK) != 0)
+		skip();
+	snprintf(args, sizeof args, "--check %s/softmax.json >/dev/full",
+		 t_samples_dir());
+	expect(args, 1, "fuselab: standard output: No space left on device");
+	snprintf(args, sizeof args, "--batch --events --stage partition "
+		 "%s/softmax.json >/dev/full", t_samples_dir());
+	expect(args, 1, "fuselab: standard output: No space left on device");
+	expect("--help >&-", 1, "fuselab: standard output: Bad file "
+	       "descriptor");
+	snprintf(args, sizeof args, "--check %s/softmax.json >/dev/null",
+		 t_samples_dir());
+	expect(args, 0, "");
+}
+
+/* A graph with an opaque custom op: everything that would execute it
+ * refuses, naming the op, exits 1 and makes nothing (no --emit DIR). */
+static void test_robust_opaque_op_cannot_run(void **state)
+{
+	static const char graph[] =
+		"{\"format\":\"fuselab-graph/1\",\"name\":\"opq\",\"tensors\":{"
+		"\"x\":{\"shape\":[8,16],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[8,4],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"a\",\"op\":\"exp\",\"in\":[\"x\"],\"out\":\"a\"},"
+		"{\"name\":\"c\",\"op\":\"custom\",\"in\":[\"a\"],\"out\":\"cs\","
+		"\"attrs\":{\"fn\":\"opaque\",\"shape\":[8,4]}},"
+		"{\"name\":\"e\",\"op\":\"tanh\",\"in\":[\"cs\"],\"out\":\"y\"}]}";
+	static const char *const refused[][2] = {
+		{"--interpret", "opq: cannot interpret: op \"c\" is an opaque "
+		 "custom op"},
+		{"--stage run", "opq: cannot compile: op \"c\" is an opaque "
+		 "custom op"},
+		{"--emit %s/em", "opq: cannot emit a program: op \"c\" is an opaque "
+		 "custom op"},
+	};
+	char dir[128], path[300], args[800];
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s", t_write_graph(dir, "opq.json",
+							  graph));
+	for (int i = 0; i < 3; i++) {
+		char option[300];
+
+		/* only --emit names a folder: DIR/em, which must not appear */
+		snprintf(option, sizeof option, refused[i][0], dir);
+		snprintf(args, sizeof args, "--batch %s %s", option, path);
+		expect(args, 1, refused[i][1]);
+	}
+	assert_int_equal(t_count_entries(dir), 1);	/* opq.json alone */
 	t_remove_dir(dir);
 }
 
@@ -186,6 +259,8 @@ static void test_robust_cuda_without_nvcc(void **state)
 FL_SUITE(robustness,
 	 cmocka_unit_test(test_robust_exports_leave_no_partial_file),
 	 cmocka_unit_test(test_robust_graph_file_kinds),
+	 cmocka_unit_test(test_robust_stdout_fails),
+	 cmocka_unit_test(test_robust_opaque_op_cannot_run),
 	 cmocka_unit_test(test_robust_option_shapes),
 	 cmocka_unit_test(test_robust_rules_unknown_names),
 	 cmocka_unit_test(test_robust_cuda_without_nvcc));
