@@ -191,7 +191,8 @@ static void test_robust_option_shapes(void **state)
 	assert_int_not_equal(access("/tmp/never.dot", F_OK), 0);
 }
 
-/* A rules file naming a field or an op fuselab does not know. */
+/* A rules file naming a field or an op fuselab does not know, or a
+ * folder given as one. */
 static void test_robust_rules_unknown_names(void **state)
 {
 	static const struct {
@@ -233,6 +234,8 @@ static void test_robust_rules_unknown_names(void **state)
 	snprintf(args, sizeof args, "--check --rules %s", path);
 	expect(args, 2, "r.json: rules[0].producer_only[1]: unknown op "
 	       "\"convolution\"");
+	snprintf(args, sizeof args, "--check --rules %s", dir);
+	expect(args, 2, ": not a readable rules file (at most 1 MiB)");
 	t_remove_dir(dir);
 }
 
