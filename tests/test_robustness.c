@@ -3,7 +3,8 @@
  * leave no partial file), graph files that are empty, a folder or not
  * ONNX at all, option shapes (a missing value, a value where none is
  * taken, options that need another), rules files with unknown fields or
- * op names, and a CUDA target without nvcc.  Each case is quick: the
+ * op names, and a CUDA target without nvcc; and that the table of
+ * docs/robustness.md names tests that exist.  Each case is quick: the
  * binary only loads, partitions or generates code. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 
 #include "rules.h"
 #include "test_util.h"
+
+#define DOC "docs/robustness.md"
 
 /* Runs fuselab ARGS and checks its exit status and message. */
 static void expect(const char *args, int status, const char *needle)
@@ -259,6 +262,56 @@ static void test_robust_cuda_without_nvcc(void **state)
 	free(out);
 }
 
+/* Whether tests/FILE registers test NAME with cmocka. */
+static int registers(const char *file, const char *name)
+{
+	char path[1024], call[200], *text;
+	int found;
+
+	snprintf(path, sizeof path, "%s/tests/%s", t_repo_root(), file);
+	text = t_read_file(path, NULL);
+	snprintf(call, sizeof call, "cmocka_unit_test(%s)", name);
+	found = strstr(text, call) != NULL;
+	snprintf(call, sizeof call, "cmocka_unit_test_teardown(%s,", name);
+	found |= strstr(text, call) != NULL;
+	free(text);
+	return found;
+}
+
+/* docs/robustness.md: at least 40 classes of bad input, each row naming
+ * tests as `test_x.c: name`, and every test named is a registered test
+ * of that file (a renamed or removed test shows here). */
+static void test_robust_doc_names_real_tests(void **state)
+{
+	char path[1024], *doc;
+	int rows = 0, named = 0;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/" DOC, t_repo_root());
+	doc = t_read_file(path, NULL);
+	for (const char *line = doc; line; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		rows += line[0] == '|' && line[1] == ' ' &&
+			line[2] >= '1' && line[2] <= '9';
+	}
+	for (const char *p = strstr(doc, "`test_"); p;
+	     p = strstr(p + 1, "`test_")) {
+		char file[64], name[128];
+
+		if (sscanf(p, "`%63[a-z0-9_.]: %127[a-z0-9_]`", file, name) != 2)
+			continue;
+		if (!registers(file, name))
+			fail_msg(DOC " names %s: %s, which tests/%s does not "
+				 "register", file, name, file);
+		named++;
+	}
+	if (rows < 40 || named < rows)
+		fail_msg(DOC ": %d classes naming %d tests (want at least 40, "
+			 "each with a test)", rows, named);
+	t_assert_contains(doc, "\n## Fuzzing\n");
+	free(doc);
+}
+
 FL_SUITE(robustness,
 	 cmocka_unit_test(test_robust_exports_leave_no_partial_file),
 	 cmocka_unit_test(test_robust_graph_file_kinds),
@@ -266,4 +319,5 @@ FL_SUITE(robustness,
 	 cmocka_unit_test(test_robust_opaque_op_cannot_run),
 	 cmocka_unit_test(test_robust_option_shapes),
 	 cmocka_unit_test(test_robust_rules_unknown_names),
-	 cmocka_unit_test(test_robust_cuda_without_nvcc));
+	 cmocka_unit_test(test_robust_cuda_without_nvcc),
+	 cmocka_unit_test(test_robust_doc_names_real_tests));
