@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "batch.h"
+#include "bytes.h"
 #include "ladder.h"
 #include "output.h"
 #include "signals.h"
