@@ -1,11 +1,13 @@
 /* Bad input that docs/robustness.md lists and no other suite covered:
  * every exporter under a file size limit (a write failing half-way must
- * leave no partial file), graph files that are empty, a folder or not
- * ONNX at all, option shapes (a missing value, a value where none is
+ * leave no partial file), standard output that fails, graph files that
+ * are empty, a folder, too large or not ONNX at all, opaque custom ops
+ * asked to run, option shapes (a missing value, a value where none is
  * taken, options that need another), rules files with unknown fields or
  * op names, and a CUDA target without nvcc; and that the table of
  * docs/robustness.md names tests that exist.  Each case is quick: the
- * binary only loads, partitions or generates code. */
+ * binary only loads, partitions or generates code (the nvcc case runs
+ * one small strategy). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
