@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "engine.h"
 #include "interp.h"
 #include "loader.h"
@@ -104,28 +105,6 @@ void fl_app_file_name(const char *name, char *out, size_t n)
 	out[k] = '\0';
 	if (k == 0)
 		snprintf(out, n, "graph");
-}
-
-const char *fl_format_bytes(int64_t bytes, char *buf, size_t n)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB",
-					    "PiB", "EiB"};
-	double v = (double)bytes;
-	int u = 0;
-
-	if (bytes < 0) {
-		snprintf(buf, n, "(overflows)");
-		return buf;
-	}
-	while (v >= 1024 && u < 6) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%lld B", (long long)bytes);
-	else
-		snprintf(buf, n, "%.1f %s", v, units[u]);
-	return buf;
 }
 
 static void print_summary(const fl_graph *g, const fl_options *o)

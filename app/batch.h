@@ -40,7 +40,5 @@ const char *fl_safe_text(const char *s);
  * kept, other bytes '_', at most 64 bytes, "graph" when empty. */
 void fl_app_file_name(const char *name, char *out, size_t n);
 
-/* "1.5 MiB" into buf. */
-const char *fl_format_bytes(int64_t bytes, char *buf, size_t n);
 
 #endif

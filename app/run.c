@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include "batch.h"
+#include "bytes.h"
 #include "ladder.h"
+#include "output.h"
 #include "signals.h"
 
 /* The strategies --strategy selects, in ladder order. */
@@ -29,16 +31,18 @@ static int selected(const fl_options *o, fl_strategy *list)
 }
 
 
-/* The generated C of one strategy, through the codegen pass. */
+/* The generated C of one strategy, through the codegen pass.  Written
+ * through the exporters' safe writer, so that a write failing half-way
+ * (a full disk, a file size limit) leaves no truncated source behind. */
 static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 		    fl_strategy s, const char *dir)
 {
 	fl_engine_opts eo = *base;
 	fl_error err = {""};
 	fl_session *ses;
+	const char *src;
 	char path[1024], file[80];
-	FILE *f;
-	int rc = 1;
+	int rc;
 
 	eo.strategy = s;
 	eo.stop_after = FL_PASS_CODEGEN;
@@ -54,14 +58,10 @@ static int emit_one(const fl_graph *g, const fl_engine_opts *base,
 	snprintf(path, sizeof path, "%s/%s-%s.%s", dir, file,
 		 fl_strategy_name(s), base->run.target == FL_TARGET_CUDA ? "cu"
 									: "c");
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "fuselab: %s: %s\n", path, strerror(errno));
+	src = fl_engine_source(ses);
+	if (fl_out_write_file(path, src, strlen(src), &err) < 0) {
+		fprintf(stderr, "fuselab: %s\n", err.msg);
 		rc = 2;	/* a bad output path, like a bad --emit DIR */
-	} else if (fputs(fl_engine_source(ses), f) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "fuselab: %s: write failed: %s\n", path,
-			strerror(errno));
-		rc = 2;
 	} else {
 		printf("wrote %s (%d kernels)\n", path,
 		       fl_engine_program(ses)->n_kernels);

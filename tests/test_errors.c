@@ -343,7 +343,7 @@ static void test_run_memory_limit(void **state)
 		 "--repeat 1 --max-memory 128M %s/softmax.json", t_samples_dir());
 	expect(args, 1, "unfused      5 kernels  out of memory: not run: the "
 	       "program needs ");
-	expect(args, 1, "more than the limit of 134217728 bytes (0.1 GiB, "
+	expect(args, 1, "more than the limit of 134217728 bytes (128.0 MiB, "
 	       "--max-memory)");
 	snprintf(args, sizeof args, "--batch --stage run --repeat 1 "
 		 "--max-memory 128M %s/softmax.json", t_samples_dir());
@@ -351,7 +351,7 @@ static void test_run_memory_limit(void **state)
 	/* the interpreter's own limit names bytes too */
 	snprintf(args, sizeof args, "--batch --interpret --max-memory 1M "
 		 "%s/softmax.json", t_samples_dir());
-	expect(args, 1, "the graph's tensors need 33554432 bytes (0.0 GiB), "
+	expect(args, 1, "the graph's tensors need 33554432 bytes (32.0 MiB), "
 	       "more than the interpreter's limit of 1048576 bytes");
 }
 

@@ -29,6 +29,7 @@ FL_SUITE_DECL(layers);
 FL_SUITE_DECL(custom);
 FL_SUITE_DECL(signals);
 FL_SUITE_DECL(errors);
+FL_SUITE_DECL(robustness);
 FL_SUITE_DECL(grid);
 FL_SUITE_DECL(output);
 FL_SUITE_DECL(export_cli);
@@ -158,6 +159,7 @@ int main(int argc, char **argv)
 		{fl_suite_custom, &fl_suite_custom_n},
 		{fl_suite_signals, &fl_suite_signals_n},
 		{fl_suite_errors, &fl_suite_errors_n},
+		{fl_suite_robustness, &fl_suite_robustness_n},
 		{fl_suite_grid, &fl_suite_grid_n},
 		{fl_suite_output, &fl_suite_output_n},
 		{fl_suite_export_cli, &fl_suite_export_cli_n},

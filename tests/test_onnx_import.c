@@ -973,6 +973,17 @@ static void test_onnx_import_bad_models(void **state)
 	expect_error(&b, "node r (Relu): input 0: \"x\" is a int64 tensor on "
 		     "the data path");
 
+	/* a value folded at import past 2^22 elements: refused, not made */
+	model_init(&b, 13);
+	input(&b, "x", xd, 1);
+	initializer(&b, "shp", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, xd, 1,
+		    NULL, (int64_t[]){8192, 8192}, 2);
+	node(&b, "ConstantOfShape", "cs", (const char *[]){"shp", NULL}, "c");
+	node(&b, "Add", "a", (const char *[]){"x", "c", NULL}, "y");
+	output(&b, "y", xd, 1);
+	expect_error(&b, "a value of 67108864 elements, more than the 4194304 "
+		     "fuselab computes at import");
+
 	/* an operator fuselab does not know, with no shape for its output */
 	model_init(&b, 13);
 	input(&b, "x", xd, 1);
@@ -1016,7 +1027,10 @@ static void test_onnx_import_missing_external_data(void **state)
 	snprintf(args, sizeof args, "--check %s", path);
 	assert_int_equal(t_fuselab(args, &out), 2);
 	t_assert_contains(out, "initializer W: ");
-	t_assert_contains(out, "weights.bin");
+	/* the file as the user would name it: one slash before it */
+	snprintf(args, sizeof args, "ext.onnx: initializer W: external data "
+		 "file %s/weights.bin: No such file or directory", dir);
+	t_assert_contains(out, args);
 	free(out);
 	t_remove_dir(dir);
 }

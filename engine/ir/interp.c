@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "clock.h"
 #include "rng.h"
 
@@ -98,6 +99,19 @@ static int alloc_buf(const fl_graph *g, int t, fl_buf *b)
 	return b->data ? 0 : -1;
 }
 
+/* Sizes in bytes and as people read them: a 1 MiB limit must not
+ * read "0.0 GiB". */
+static void limit_message(int64_t need, int64_t limit, fl_error *err)
+{
+	char a[32], b[32];
+
+	fl_error_set(err, "the graph's tensors need %lld bytes (%s), more "
+		     "than the interpreter's limit of %lld bytes (%s, "
+		     "--max-memory)", (long long)need,
+		     fl_format_bytes(need, a, sizeof a), (long long)limit,
+		     fl_format_bytes(limit, b, sizeof b));
+}
+
 static int check_budget(const fl_graph *g, const fl_interp_opts *o,
 			fl_error *err)
 {
@@ -108,13 +122,7 @@ static int check_budget(const fl_graph *g, const fl_interp_opts *o,
 			fl_error_set(err, "the graph's tensors need more memory "
 				     "than a 64-bit count can express");
 		else
-			fl_error_set(err,
-				     "the graph's tensors need %lld bytes (%.1f "
-				     "GiB), more than the interpreter's limit of "
-				     "%lld bytes (%.1f GiB, --max-memory)",
-				     (long long)need, (double)need / (1 << 30),
-				     (long long)o->max_bytes,
-				     (double)o->max_bytes / (1 << 30));
+			limit_message(need, o->max_bytes, err);
 		return -1;
 	}
 	return 0;

@@ -332,7 +332,11 @@ static int decode_external(const Onnx__TensorProto *t, const char *base_dir,
 			     fl_onnx_dtype_name(v->dtype), need);
 		return -1;
 	}
-	snprintf(path, sizeof path, "%s/%s", base_dir, loc);
+	/* base_dir may end in '/' (the model's folder, "/" included): one
+	 * slash between, so that messages name the file as the user would */
+	snprintf(path, sizeof path, "%s%s%s", base_dir,
+		 *base_dir && base_dir[strlen(base_dir) - 1] == '/' ? "" : "/",
+		 loc);
 	f = fopen(path, "rb");
 	if (!f) {
 		fl_error_set(err, "external data file %s: %s",

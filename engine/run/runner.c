@@ -75,6 +75,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "clock.h"
 #include "codegen.h"
 
@@ -1085,6 +1086,7 @@ static bool memory_fits(const fl_program *p, const fl_values *ref,
 {
 	int64_t tensors = 0, refs = 0;
 	int64_t need = fl_run_bytes_needed(p, ref, &tensors, &refs);
+	char a[32], b[32];
 
 	if (o->max_bytes <= 0)
 		return true;
@@ -1097,12 +1099,13 @@ static bool memory_fits(const fl_program *p, const fl_values *ref,
 	if (need <= o->max_bytes)
 		return true;
 	r->status = FL_RUN_NO_MEMORY;
-	set_message(r, "not run: the program needs %lld bytes (%.1f GiB: "
+	set_message(r, "not run: the program needs %lld bytes (%s: "
 		    "tensors %lld, reference values %lld), more than the "
-		    "limit of %lld bytes (%.1f GiB, --max-memory)",
-		    (long long)need, (double)need / (1 << 30),
+		    "limit of %lld bytes (%s, --max-memory)",
+		    (long long)need, fl_format_bytes(need, a, sizeof a),
 		    (long long)tensors, (long long)refs,
-		    (long long)o->max_bytes, (double)o->max_bytes / (1 << 30));
+		    (long long)o->max_bytes,
+		    fl_format_bytes(o->max_bytes, b, sizeof b));
 	return false;
 }
 
