@@ -1,9 +1,12 @@
 /* fuselab: the command line.  Parses options and hands off to batch mode
- * or the interactive explorer; the only place that calls exit codes. */
+ * or the interactive explorer (or, for "fuselab gen", to the random
+ * graph writer); the only place that calls exit codes. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "batch.h"
+#include "gen.h"
 #include "options.h"
 #include "tui.h"
 
@@ -12,6 +15,8 @@ int main(int argc, char **argv)
 	fl_options o;
 	char err[512];
 
+	if (argc > 1 && strcmp(argv[1], "gen") == 0)
+		return fl_gen_main(argc - 1, argv + 1);
 	if (fl_options_parse(argc, argv, &o, err, sizeof err) < 0) {
 		fprintf(stderr, "fuselab: %s\n", err);
 		return 2;
