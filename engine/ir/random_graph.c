@@ -461,28 +461,28 @@ static int gen_reduce(builder *b)
 	int one = 1, x = pick(b, fit_rank_at_least, &one), op, n = 0;
 	fl_op_kind k = kinds[draw(b, 5)];
 	int64_t axes[FL_MAX_RANK], reduced = 1;
-	const fl_shape *s;
+	fl_shape s;	/* a copy: begin_op moves tensors */
 	double bx;
 
 	if (x == NONE)
 		return DECLINED;
 	if (x < 0)
 		return -1;
-	s = shape_of(b, x);
-	for (int i = 0; i < s->rank; i++)
+	s = *shape_of(b, x);
+	for (int i = 0; i < s.rank; i++)
 		if (chance(b, 45))
 			axes[n++] = i;
 	if (n == 0)
-		axes[n++] = draw(b, s->rank);
+		axes[n++] = draw(b, s.rank);
 	for (int i = 0; i < n; i++) {
-		reduced *= s->dim[axes[i]];
+		reduced *= s.dim[axes[i]];
 		if (chance(b, 30))
-			axes[i] -= s->rank;	/* the same axis, from the end */
+			axes[i] -= s.rank;	/* the same axis, from the end */
 	}
 	bx = bound_of(b, x);
 	op = begin_op(b, k, &x, 1);
 	if (chance(b, 10))
-		reduced = fl_shape_numel(s);	/* no "axes": all of them */
+		reduced = fl_shape_numel(&s);	/* no "axes": all of them */
 	else if (set_ints(b, op, "axes", axes, n) < 0)
 		return -1;
 	return made(end_op(b, op, k == FL_OP_REDUCE_SUM ? bx * reduced :
@@ -941,9 +941,9 @@ static fl_shape tail_shape(const fl_shape *s, int axis)
 /* layernorm(x[, gamma, beta]) over a random axis and what follows it. */
 static int gen_layernorm(builder *b, int x)
 {
-	const fl_shape *s = shape_of(b, x);
-	int axis = (int)draw(b, s->rank), in[3] = {x}, n = 1, op;
-	fl_shape ts = tail_shape(s, axis);
+	fl_shape s = *shape_of(b, x);	/* a copy: new leaves move tensors */
+	int axis = (int)draw(b, s.rank), in[3] = {x}, n = 1, op;
+	fl_shape ts = tail_shape(&s, axis);
 
 	if (chance(b, 50)) {
 		in[n++] = new_leaf(b, &ts);
@@ -952,7 +952,7 @@ static int gen_layernorm(builder *b, int x)
 			return -1;
 	}
 	op = begin_op(b, FL_OP_LAYERNORM, in, n);
-	if (set_int(b, op, "axis", axis - s->rank) < 0)
+	if (set_int(b, op, "axis", axis - s.rank) < 0)
 		return -1;
 	return made(end_op(b, op, sqrt((double)fl_shape_numel(&ts)) + 2));
 }
@@ -976,10 +976,10 @@ static int gen_batchnorm(builder *b, int x)
  * fresh keys [B,T,D] and values [B,T,E]. */
 static int gen_attention(builder *b, int x)
 {
-	const fl_shape *s = shape_of(b, x);
+	fl_shape s = *shape_of(b, x);	/* a copy: new leaves move tensors */
 	int64_t t = extent(b), e = extent(b);
-	fl_shape ks = {3, {s->dim[0], t, s->dim[2]}};
-	fl_shape vs = {3, {s->dim[0], t, e}};
+	fl_shape ks = {3, {s.dim[0], t, s.dim[2]}};
+	fl_shape vs = {3, {s.dim[0], t, e}};
 	int in[3] = {x, x, x};
 
 	if (chance(b, 60)) {
@@ -989,8 +989,8 @@ static int gen_attention(builder *b, int x)
 			return -1;
 	}
 	ks.dim[2] = shape_of(b, in[1])->dim[1];	/* the scores [B,S,T] */
-	ks.dim[1] = s->dim[1];
-	vs.dim[1] = s->dim[1];
+	ks.dim[1] = s.dim[1];
+	vs.dim[1] = s.dim[1];
 	vs.dim[2] = shape_of(b, in[2])->dim[2];
 	if (!fits_size(&ks) || !fits_size(&vs))
 		return DECLINED;
