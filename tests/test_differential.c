@@ -61,9 +61,10 @@ static const diff_case plain_cases[] = {
 	{5, 12, V_PAIRS, false},
 };
 
+/* The sanitizer pass: one graph, every strategy, the tiny budget (its
+ * feedback is the path the plain pass's default graph does not take). */
 static const diff_case san_cases[] = {
-	{1, 8, V_DEFAULT, true},
-	{4, 8, V_BUDGET, false},
+	{4, 8, V_BUDGET, true},
 };
 
 static const diff_case *cases(int *n)
