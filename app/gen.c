@@ -28,15 +28,16 @@ static void print_help(FILE *out)
 	fprintf(out,
 		"usage: fuselab gen [--ops N] [--seed S] [-o FILE]\n"
 		"\n"
-		"Write a random valid graph (fuselab-graph/1 JSON) for testing\n"
-		"the compiler: elementwise and broadcast chains, reductions,\n"
-		"matmul, conv2d, pooling, data movement and compound ops, with\n"
-		"shared producers, several outputs and small odd extents.  The\n"
-		"same N and S give the same graph on every machine.\n"
+		"Write a random valid graph (fuselab-graph/1 JSON) for\n"
+		"testing the compiler: elementwise and broadcast chains,\n"
+		"reductions, matmul, conv2d, pooling, data movement and\n"
+		"compound ops, with shared producers, several outputs and\n"
+		"small odd extents.  The same N and S give the same graph\n"
+		"on every machine.\n"
 		"\n"
 		"options:\n"
-		"  --ops N        ops to draw, 1 to %d (default %d; a drawn op\n"
-		"                 may bring a few helper ops along)\n"
+		"  --ops N        ops to draw, 1 to %d (default %d; a drawn\n"
+		"                 op may bring a few helper ops along)\n"
 		"  --seed S       the graph's seed, a non-negative integer\n"
 		"                 (default %d)\n"
 		"  -o, --output FILE  write to FILE (whole or not at all)\n"
@@ -71,8 +72,8 @@ static int parse_seed(const char *arg, gen_options *o, char *err, size_t n)
 	errno = 0;
 	o->graph.seed = strtoull(arg, &end, 10);
 	if (errno || end == arg || *end || *arg == '-' || *arg == '+') {
-		snprintf(err, n, "--seed: expected a non-negative integer below "
-			 "2^64, got \"%s\"", arg);
+		snprintf(err, n, "--seed: expected a non-negative integer "
+			 "below 2^64, got \"%s\"", arg);
 		return -1;
 	}
 	return 0;
@@ -112,15 +113,18 @@ static int parse(int argc, char **argv, gen_options *o, char *err, size_t n)
 			v = value_of(argc, argv, &i, eq, "--seed", err, n);
 			if (!v || parse_seed(v, o, err, n) < 0)
 				return -1;
-		} else if (!strcmp(a, "-o") ||
-			   (!strncmp(a, "--output", len) && len == 8)) {
-			o->out = value_of(argc, argv, &i, a[1] == 'o' ? NULL : eq,
-					  a[1] == 'o' ? "-o" : "--output", err, n);
+		} else if (!strcmp(a, "-o")) {
+			o->out = value_of(argc, argv, &i, NULL, "-o", err, n);
+			if (!o->out)
+				return -1;
+		} else if (!strncmp(a, "--output", len) && len == 8) {
+			o->out = value_of(argc, argv, &i, eq, "--output", err,
+					  n);
 			if (!o->out)
 				return -1;
 		} else {
-			snprintf(err, n, "unknown option or argument \"%s\" (see "
-				 "fuselab gen --help)", a);
+			snprintf(err, n, "unknown option or argument \"%s\" "
+				 "(see fuselab gen --help)", a);
 			return -1;
 		}
 	}

@@ -144,8 +144,8 @@ static void first_deviation(const fl_ladder_step *st, char *buf, size_t n)
 		const fl_ladder_kernel *lk = &st->kernels[k];
 
 		if (!lk->r.ok) {
-			snprintf(buf, n, "kernel %s (%d ops: %s .. %s), max abs "
-				 "err %.3g", lk->name, lk->n_ops, lk->first_op,
+			snprintf(buf, n, "kernel %s (%d ops: %s .. %s), max "
+				 "abs err %.3g", lk->name, lk->n_ops, lk->first_op,
 				 lk->last_op, lk->r.max_abs);
 			return;
 		}
@@ -277,7 +277,8 @@ static char *cuda_unit(const fl_graph *g, fl_strategy s, uint64_t seed)
 	ses = fl_engine_open(g, &o, &err);
 	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_source(ses))
 		fail_msg("seed %llu, CUDA, strategy %s: %s",
-			 (unsigned long long)seed, fl_strategy_name(s), err.msg);
+			 (unsigned long long)seed, fl_strategy_name(s),
+			 err.msg);
 	src = strdup(fl_engine_source(ses));
 	assert_non_null(src);
 	t_assert_contains(src, "__global__");
@@ -317,8 +318,8 @@ static void test_differential_cuda_compiles(void **state)
 		snprintf(cmd, sizeof cmd, "cd '%s' && '%s' " NVCC_CHECK
 			 " -o seed.o '%s'", dir, nvcc, path);
 		if (t_run(cmd, &out) != 0)
-			fail_msg("seed %llu (12 ops): the CUDA of strategy apollo "
-				 "does not compile:\n%s",
+			fail_msg("seed %llu (12 ops): the CUDA of strategy "
+				 "apollo does not compile:\n%s",
 				 (unsigned long long)seeds[i], out);
 		free(out);
 		out = NULL;

@@ -244,7 +244,7 @@ static void test_random_graph_bad_opts(void **state)
 typedef struct tally {
 	int kinds[FL_OP_COUNT];
 	int batched_matmul;	/* a matmul with a rank-3 result */
-	int broadcasts;		/* a binary op whose operands differ in shape */
+	int broadcasts;		/* binary ops, operands of two shapes */
 	int shared;		/* graphs with a value read by 2+ ops */
 	int multi_output;	/* graphs with 2+ outputs */
 	bool extent_seen[18];
@@ -263,7 +263,8 @@ static void tally_graph(const fl_graph *g, tally *t)
 
 		t->kinds[op->kind]++;
 		t->batched_matmul += op->kind == FL_OP_MATMUL && r->rank == 3;
-		t->broadcasts += fl_op_info_of(op->kind)->cls == FL_CLASS_BINARY &&
+		t->broadcasts += fl_op_info_of(op->kind)->cls ==
+				 FL_CLASS_BINARY &&
 				 !fl_shape_equal(&g->tensors[op->in[0]].shape,
 						 &g->tensors[op->in[1]].shape);
 	}
@@ -367,7 +368,8 @@ static void test_gen_cli(void **state)
 	file = t_read_file(args, NULL);
 	assert_memory_equal(file, want, strlen(want));
 	free(file);
-	assert_int_equal(t_count_entries(dir), 1);	/* no temporary left */
+	/* one file: no temporary left behind */
+	assert_int_equal(t_count_entries(dir), 1);
 	snprintf(args, sizeof args, "gen -o %s/missing/g.json", dir);
 	assert_int_equal(t_fuselab(args, &out), 2);
 	t_assert_contains(out, "fuselab gen: ");

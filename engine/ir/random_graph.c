@@ -144,7 +144,8 @@ static int begin_op(builder *b, fl_op_kind kind, const int *in, int n_in)
 	out = fl_graph_add_tensor(b->g, name, NULL, FL_ROLE_TEMP, b->err);
 	if (out < 0)
 		return -1;
-	snprintf(name, sizeof name, "%s_%d", fl_op_kind_name(kind), b->g->n_ops);
+	snprintf(name, sizeof name, "%s_%d", fl_op_kind_name(kind),
+		 b->g->n_ops);
 	return fl_graph_add_op(b->g, name, kind, in, n_in, &out, 1, b->err);
 }
 
@@ -162,7 +163,8 @@ static int end_op(builder *b, int op, double bound)
 	}
 	t = b->g->ops[op].out[0];
 	if (!fits_size(shape_of(b, t))) {
-		fl_error_set(b->err, "random graph: %s: result over %d elements",
+		fl_error_set(b->err, "random graph: %s: result over %d "
+			     "elements",
 			     b->g->ops[op].name, FL_RANDOM_GRAPH_MAX_NUMEL);
 		return -1;
 	}
@@ -338,7 +340,8 @@ static int gen_unary(builder *b)
 		if (x < 0)
 			return -1;
 		bx = bound_of(b, x);
-		return made(simple_op(b, k, &x, 1, k == FL_OP_LOG ? log(bx) + 1 :
+		return made(simple_op(b, k, &x, 1,
+				      k == FL_OP_LOG ? log(bx) + 1 :
 				      k == FL_OP_SQRT ? sqrt(bx) : 1.0));
 	}
 	k = plain[draw(b, 10)];
@@ -477,12 +480,12 @@ static int gen_reduce(builder *b)
 	for (int i = 0; i < n; i++) {
 		reduced *= s.dim[axes[i]];
 		if (chance(b, 30))
-			axes[i] -= s.rank;	/* the same axis, from the end */
+			axes[i] -= s.rank;	/* the same, from the end */
 	}
 	bx = bound_of(b, x);
 	op = begin_op(b, k, &x, 1);
 	if (chance(b, 10))
-		reduced = fl_shape_numel(&s);	/* no "axes": all of them */
+		reduced = fl_shape_numel(&s);	/* no "axes": all */
 	else if (set_ints(b, op, "axes", axes, n) < 0)
 		return -1;
 	return made(end_op(b, op, k == FL_OP_REDUCE_SUM ? bx * reduced :
@@ -601,7 +604,7 @@ static int gen_conv(builder *b)
 	window(b, xs.dim[3], &s, &dw);
 	k = extent(b);
 	if (xs.dim[1] > 1 && chance(b, 25)) {
-		groups = xs.dim[1];	/* depthwise, one or two per channel */
+		groups = xs.dim[1];	/* depthwise: 1 or 2 per channel */
 		k = groups * (chance(b, 50) ? 1 : 2);
 	}
 	ws = (fl_shape){4, {k, xs.dim[1] / groups, r, s}};
@@ -621,7 +624,8 @@ static int gen_conv(builder *b)
 					    (int64_t[]){dh, dw}, 2) < 0) ||
 	    (groups > 1 && set_int(b, op, "groups", groups) < 0))
 		return -1;
-	return made(end_op(b, op, bound_of(b, x) * (double)(ws.dim[1] * r * s)));
+	return made(end_op(b, op, bound_of(b, x) *
+			   (double)(ws.dim[1] * r * s)));
 }
 
 static int gen_pool(builder *b)
@@ -792,7 +796,8 @@ static int gen_concat(builder *b)
 	if (!fits_size(&xs))
 		return DECLINED;
 	op = begin_op(b, FL_OP_CONCAT, in, n);
-	if (set_int(b, op, "axis", chance(b, 30) ? cf.axis - xs.rank : cf.axis) < 0)
+	if (set_int(b, op, "axis",
+		    chance(b, 30) ? cf.axis - xs.rank : cf.axis) < 0)
 		return -1;
 	return made(end_op(b, op, bound));
 }
@@ -816,7 +821,7 @@ static int gen_slice(builder *b)
 		steps[i] = d - starts[i] >= 3 && chance(b, 25) ? 2 : 1;
 		strided = strided || steps[i] > 1;
 		if (chance(b, 20))
-			starts[i] -= d;		/* counted from the end */
+			starts[i] -= d;	/* counted from the end */
 		if (ends[i] == d && chance(b, 30))
 			ends[i] = d + 5;	/* clamps to the extent */
 	}
@@ -941,7 +946,7 @@ static fl_shape tail_shape(const fl_shape *s, int axis)
 /* layernorm(x[, gamma, beta]) over a random axis and what follows it. */
 static int gen_layernorm(builder *b, int x)
 {
-	fl_shape s = *shape_of(b, x);	/* a copy: new leaves move tensors */
+	fl_shape s = *shape_of(b, x);	/* a copy: leaves move tensors */
 	int axis = (int)draw(b, s.rank), in[3] = {x}, n = 1, op;
 	fl_shape ts = tail_shape(&s, axis);
 
@@ -976,7 +981,7 @@ static int gen_batchnorm(builder *b, int x)
  * fresh keys [B,T,D] and values [B,T,E]. */
 static int gen_attention(builder *b, int x)
 {
-	fl_shape s = *shape_of(b, x);	/* a copy: new leaves move tensors */
+	fl_shape s = *shape_of(b, x);	/* a copy: leaves move tensors */
 	int64_t t = extent(b), e = extent(b);
 	fl_shape ks = {3, {s.dim[0], t, s.dim[2]}};
 	fl_shape vs = {3, {s.dim[0], t, e}};
@@ -1031,7 +1036,8 @@ static int gen_compound(builder *b)
 	switch (what) {
 	case 0:
 	case 1:
-		op = begin_op(b, what ? FL_OP_LOG_SOFTMAX : FL_OP_SOFTMAX, &x, 1);
+		op = begin_op(b, what ? FL_OP_LOG_SOFTMAX : FL_OP_SOFTMAX,
+			      &x, 1);
 		if (set_int(b, op, "axis", draw(b, rank)) < 0)
 			return -1;
 		return made(end_op(b, op, what ? 2 * bound_of(b, x) + 10 : 1));
@@ -1069,7 +1075,7 @@ static const generator generators[] = {
 	{gen_unary, 14},	{gen_binary, 20},	{gen_reduce, 10},
 	{gen_matmul, 8},	{gen_conv, 6},		{gen_pool, 4},
 	{gen_transpose, 5},	{gen_reshape, 5},	{gen_concat, 5},
-	{gen_slice, 5},		{gen_pad, 4},		{gen_compound, 12},
+	{gen_slice, 5},		{gen_pad, 4},	{gen_compound, 12},
 	{gen_broadcast_to, 2},	{gen_gather, 2},
 };
 #define N_GENERATORS ((int)(sizeof generators / sizeof generators[0]))
