@@ -240,6 +240,22 @@ static void test_random_graph_bad_opts(void **state)
 	t_assert_contains(err.msg, "1001 ops");
 }
 
+/* Many seeds, small and large graphs: every one is made (a generator
+ * that grows a tensor past the size limit is an error; seed 72 of 10 ops
+ * once did, in gather). */
+static void test_random_graph_many_seeds(void **state)
+{
+	static const struct {
+		int n_ops, n_seeds;
+	} sizes[] = {{10, 400}, {40, 100}, {200, 5}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		for (int seed = 1; seed <= sizes[i].n_seeds; seed++)
+			fl_graph_free(random_graph((uint64_t)seed,
+						   sizes[i].n_ops));
+}
+
 /* What the generated graphs hold, tallied over many seeds. */
 typedef struct tally {
 	int kinds[FL_OP_COUNT];
@@ -414,6 +430,7 @@ FL_SUITE(graph_json,
 	 cmocka_unit_test(test_graph_json_refuses_nan),
 	 cmocka_unit_test(test_random_graph_deterministic),
 	 cmocka_unit_test(test_random_graph_bad_opts),
+	 cmocka_unit_test(test_random_graph_many_seeds),
 	 cmocka_unit_test(test_random_graph_mix),
 	 cmocka_unit_test(test_gen_cli),
 	 cmocka_unit_test(test_gen_cli_errors));

@@ -127,6 +127,11 @@ static int new_leaf(builder *b, const fl_shape *s)
 	bool input = chance(b, 30);
 	char name[32];
 
+	if (!fits_size(s)) {
+		fl_error_set(b->err, "random graph: a leaf over %d elements",
+			     FL_RANDOM_GRAPH_MAX_NUMEL);
+		return -1;
+	}
 	snprintf(name, sizeof name, "%s%d", input ? "x" : "w", b->g->n_tensors);
 	return remember(b, fl_graph_add_tensor(b->g, name, s, input ?
 					       FL_ROLE_INPUT : FL_ROLE_PARAM,
@@ -543,8 +548,10 @@ static int gen_matmul(builder *b)
 	}
 	out = xs;
 	out.dim[out.rank - 1] = n;
-	if (!fits_size(&out))
-		return DECLINED;
+	if (!fits_size(&out) || (w == NONE && k * n * (xs.rank == 3 ?
+						       xs.dim[0] : 1) >
+				 FL_RANDOM_GRAPH_MAX_NUMEL))
+		return DECLINED;	/* the result or the weight too large */
 	if (w == NONE)
 		w = matmul_weight(b, &xs, n, transpose_b);
 	if (w < 0)
@@ -611,7 +618,7 @@ static int gen_conv(builder *b)
 	os = (fl_shape){4, {xs.dim[0], k, (xs.dim[2] - dh * (r - 1) - 1) /
 			    stride + 1, (xs.dim[3] - dw * (s - 1) - 1) /
 			    stride + 1}};
-	if (!fits_size(&os))
+	if (!fits_size(&os) || !fits_size(&ws))
 		return DECLINED;
 	in[0] = x;
 	in[1] = new_leaf(b, &ws);
@@ -748,6 +755,9 @@ typedef struct concat_fit {
 	int axis;
 } concat_fit;
 
+/* The largest extent a concat partner brings along its axis. */
+#define CONCAT_PART_MAX 17
+
 /* Same shape as arg's but for the concat axis. */
 static bool fit_concat(const builder *b, int t, const void *arg)
 {
@@ -759,7 +769,7 @@ static bool fit_concat(const builder *b, int t, const void *arg)
 	for (int i = 0; i < ts->rank; i++)
 		if (i != c->axis && ts->dim[i] != c->s->dim[i])
 			return false;
-	return true;
+	return ts->dim[c->axis] <= CONCAT_PART_MAX;
 }
 
 static int gen_concat(builder *b)
@@ -776,6 +786,10 @@ static int gen_concat(builder *b)
 		return -1;
 	xs = *shape_of(b, x);
 	cf = (concat_fit){&xs, (int)draw(b, xs.rank)};
+	xs.dim[cf.axis] += 2 * CONCAT_PART_MAX;	/* the largest result */
+	if (!fits_size(&xs))
+		return DECLINED;
+	xs = *shape_of(b, x);
 	in[0] = x;
 	bound = bound_of(b, x);
 	total = xs.dim[cf.axis];
@@ -793,8 +807,6 @@ static int gen_concat(builder *b)
 		bound = fmax(bound, bound_of(b, in[n]));
 	}
 	xs.dim[cf.axis] = total;
-	if (!fits_size(&xs))
-		return DECLINED;
 	op = begin_op(b, FL_OP_CONCAT, in, n);
 	if (set_int(b, op, "axis",
 		    chance(b, 30) ? cf.axis - xs.rank : cf.axis) < 0)
@@ -923,9 +935,12 @@ static int gen_gather(builder *b)
 		return -1;
 	s = *shape_of(b, x);
 	axis = (int)draw(b, s.rank);
+	s.dim[axis] = n;	/* the result's shape */
+	if (!fits_size(&s))
+		return DECLINED;
+	s = *shape_of(b, x);
 	in[0] = x;
 	in[1] = gather_indices(b, n, s.dim[axis]);
-	s.dim[axis] = n;
 	if (in[1] < 0)
 		return -1;
 	op = begin_op(b, FL_OP_GATHER, in, 2);
@@ -982,23 +997,24 @@ static int gen_batchnorm(builder *b, int x)
 static int gen_attention(builder *b, int x)
 {
 	fl_shape s = *shape_of(b, x);	/* a copy: leaves move tensors */
-	int64_t t = extent(b), e = extent(b);
+	bool self = chance(b, 40);
+	int64_t t = self ? s.dim[1] : extent(b);
+	int64_t e = self ? s.dim[2] : extent(b);
 	fl_shape ks = {3, {s.dim[0], t, s.dim[2]}};
 	fl_shape vs = {3, {s.dim[0], t, e}};
+	fl_shape scores = {3, {s.dim[0], s.dim[1], t}};
+	fl_shape out = {3, {s.dim[0], s.dim[1], e}};
 	int in[3] = {x, x, x};
 
-	if (chance(b, 60)) {
+	if (!fits_size(&ks) || !fits_size(&vs) || !fits_size(&scores) ||
+	    !fits_size(&out))
+		return DECLINED;
+	if (!self) {
 		in[1] = new_leaf(b, &ks);
 		in[2] = new_leaf(b, &vs);
 		if (in[1] < 0 || in[2] < 0)
 			return -1;
 	}
-	ks.dim[2] = shape_of(b, in[1])->dim[1];	/* the scores [B,S,T] */
-	ks.dim[1] = s.dim[1];
-	vs.dim[1] = s.dim[1];
-	vs.dim[2] = shape_of(b, in[2])->dim[2];
-	if (!fits_size(&ks) || !fits_size(&vs))
-		return DECLINED;
 	return made(simple_op(b, FL_OP_ATTENTION, in, 3, bound_of(b, in[2])));
 }
 
