@@ -56,9 +56,9 @@ typedef struct diff_case {
  * test's time limits allow about eight programs in the plain pass. */
 static const diff_case plain_cases[] = {
 	{1, 12, V_DEFAULT, true},
-	{3, 12, V_STENCIL, false},
-	{4, 12, V_BUDGET, false},
-	{5, 12, V_PAIRS, false},
+	{3, 10, V_STENCIL, false},
+	{4, 10, V_BUDGET, false},
+	{5, 10, V_PAIRS, false},
 };
 
 /* The sanitizer pass: one graph, every strategy, the tiny budget (its
