@@ -10,6 +10,9 @@
 #   make bench      every benchmark, fuselab's kernels beside oneDNN (installs
 #                   libdnnl-dev, needed by nothing else), into build/bench/
 #                   and bench/RESULTS.md
+#   make soak [SOAK_SEEDS=N] [SOAK_OPS=M]  random graphs (fuselab gen) through
+#                   every strategy against the interpreter, in parallel;
+#                   build/soak/summary.txt
 #   make bench-cuda on a GPU machine: the ladder with --target cuda beside a
 #                   device-to-device copy, into bench/RESULTS-cuda.md (says
 #                   so and does nothing without nvcc or a GPU)
@@ -80,7 +83,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps soak
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -219,6 +222,17 @@ build/fuzz/fuzz_%: build/fuzz/fuzz/%.o build/fuzz/libfuselab_ui.a build/fuzz/lib
 # (tests/conformance-subset.txt).
 conformance: $(BIN)
 	@scripts/conformance.sh -o build/conformance.txt $(BIN)
+
+# Differential testing on many random graphs (fuselab gen): every
+# strategy's kernels against the interpreter, some seeds with the stencil
+# rules, a tiny scheduler budget or --fuse/--never-fuse pairs; the summary
+# goes to build/soak/summary.txt.  SOAK_SEEDS seeds (default 300) of
+# SOAK_OPS ops (default 16).
+SOAK_SEEDS ?= 300
+SOAK_OPS   ?= 16
+soak: $(BIN)
+	@SOAK_SEEDS=$(SOAK_SEEDS) SOAK_OPS=$(SOAK_OPS) \
+	  FUSELAB_BIN=$(abspath $(BIN)) scripts/soak.sh
 
 # OMP_WAIT_POLICY=passive: the generated programs' OpenMP threads sleep
 # at a barrier instead of spinning.  The two passes run side by side on

@@ -1,11 +1,13 @@
 /* fuselab: the command line.  Parses options and hands off to batch mode
- * or the interactive explorer; the only place that calls exit codes. */
+ * or the interactive explorer (or, for "fuselab gen", to the random
+ * graph writer); the only place that calls exit codes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
+#include "gen.h"
 #include "options.h"
 #include "tui.h"
 
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
 	fl_options o;
 	char err[512];
 
+	if (argc > 1 && strcmp(argv[1], "gen") == 0)
+		return close_stdout(fl_gen_main(argc - 1, argv + 1));
 	if (fl_options_parse(argc, argv, &o, err, sizeof err) < 0) {
 		fprintf(stderr, "fuselab: %s\n", err);
 		return 2;

@@ -61,6 +61,8 @@ FL_SUITE_DECL(onnx_import);
 FL_SUITE_DECL(onnx_roundtrip);
 FL_SUITE_DECL(fuzz_regressions);
 FL_SUITE_DECL(conformance);
+FL_SUITE_DECL(differential);
+FL_SUITE_DECL(graph_json);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -157,6 +159,8 @@ int main(int argc, char **argv)
 		{fl_suite_cli, &fl_suite_cli_n},
 		{fl_suite_layers, &fl_suite_layers_n},
 		{fl_suite_custom, &fl_suite_custom_n},
+		{fl_suite_differential, &fl_suite_differential_n},
+		{fl_suite_graph_json, &fl_suite_graph_json_n},
 		{fl_suite_signals, &fl_suite_signals_n},
 		{fl_suite_errors, &fl_suite_errors_n},
 		{fl_suite_robustness, &fl_suite_robustness_n},
