@@ -74,17 +74,6 @@ static const diff_case *cases(int *n)
 	return T_SANITIZED ? san_cases : plain_cases;
 }
 
-static fl_graph *random_graph(uint64_t seed, int n_ops)
-{
-	fl_random_graph_opts o = {.n_ops = n_ops, .seed = seed};
-	fl_error err = {""};
-	fl_graph *g = fl_random_graph(&o, &err);
-
-	if (!g)
-		fail_msg("seed %llu: %s", (unsigned long long)seed, err.msg);
-	return g;
-}
-
 /* One --fuse or --never-fuse pair of two different ops of g, drawn. */
 static void draw_pair(const fl_graph *g, fl_rng *rng, fl_op_pair *p)
 {
@@ -192,7 +181,7 @@ static int run_case(const diff_case *c)
 	};
 	static const fl_strategy apollo[] = {FL_STRATEGY_APOLLO};
 	int n = c->ladder ? 5 : 1, feedback = 0;
-	fl_graph *g = random_graph(c->seed, c->n_ops);
+	fl_graph *g = t_random_graph(c->seed, c->n_ops);
 	fl_engine_opts *o = malloc(sizeof *o);
 	fl_error err = {""};
 	fl_ladder l;
@@ -301,7 +290,7 @@ static void test_differential_cuda_compiles(void **state)
 		skip();
 	t_make_dir(dir, sizeof dir);
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
-		fl_graph *g = random_graph(seeds[i], 12);
+		fl_graph *g = t_random_graph(seeds[i], 12);
 		char *unit = cuda_unit(g, FL_STRATEGY_APOLLO, seeds[i]);
 		FILE *f;
 

@@ -17,18 +17,6 @@
 #include "run_impl.h"
 #include "test_util.h"
 
-static void expect(const char *args, int status, const char *needle)
-{
-	char *out;
-	int rc = t_fuselab(args, &out);
-
-	if (rc != status)
-		fail_msg("fuselab %s: exit %d, expected %d:\n%s", args, rc, status,
-			 out);
-	t_assert_contains(out, needle);
-	free(out);
-}
-
 /* Writes text to a fresh temporary file; its path in path[64]. */
 static void temp_file(char *path, const char *text, size_t len)
 {
@@ -47,24 +35,24 @@ static void temp_file(char *path, const char *text, size_t len)
 static void test_max_memory_overflow(void **state)
 {
 	(void)state;
-	expect("--batch --max-memory 9007199254740993G", 2,
+	t_expect_fuselab("--batch --max-memory 9007199254740993G", 2,
 	       "--max-memory: \"9007199254740993G\" is more than the largest "
 	       "size");
-	expect("--batch --max-memory 17179869184G", 2, "is more than the largest");
-	expect("--batch --max-memory 99999999999999999999", 2,
+	t_expect_fuselab("--batch --max-memory 17179869184G", 2, "is more than the largest");
+	t_expect_fuselab("--batch --max-memory 99999999999999999999", 2,
 	       "is more than the largest");
-	expect("--batch --max-memory 0", 2, "must be more than 0");
-	expect("--batch --max-memory 0G", 2, "must be more than 0");
-	expect("--batch --max-memory -5M", 2, "expected a size");
-	expect("--batch --max-memory 8589934591G --check", 0, "valid: yes");
+	t_expect_fuselab("--batch --max-memory 0", 2, "must be more than 0");
+	t_expect_fuselab("--batch --max-memory 0G", 2, "must be more than 0");
+	t_expect_fuselab("--batch --max-memory -5M", 2, "expected a size");
+	t_expect_fuselab("--batch --max-memory 8589934591G --check", 0, "valid: yes");
 }
 
 static void test_tile_trailing_comma(void **state)
 {
 	(void)state;
-	expect("--batch --tile 4,", 2, "--tile: \"4,\" ends in a comma");
-	expect("--batch --tile 4,,4", 2, "--tile: expected");
-	expect("--batch --tile ,4", 2, "--tile: expected");
+	t_expect_fuselab("--batch --tile 4,", 2, "--tile: \"4,\" ends in a comma");
+	t_expect_fuselab("--batch --tile 4,,4", 2, "--tile: expected");
+	t_expect_fuselab("--batch --tile ,4", 2, "--tile: expected");
 }
 
 /* A graph x -> OP -> y with the given pieces spliced in. */
@@ -205,12 +193,12 @@ static void test_rules_file_errors(void **state)
 			    "file: No such file or directory");
 	/* --rules is read even when no engine pass runs */
 	snprintf(args, sizeof args, "--batch --rules %s", bad);
-	expect(args, 2, "line 2, column 26: malformed JSON");
+	t_expect_fuselab(args, 2, "line 2, column 26: malformed JSON");
 	snprintf(args, sizeof args, "--check --rules %s", dup);
-	expect(args, 2, "rules[0].result: field given twice");
-	expect("--batch --rules /nonexistent/x.rules", 2,
+	t_expect_fuselab(args, 2, "rules[0].result: field given twice");
+	t_expect_fuselab("--batch --rules /nonexistent/x.rules", 2,
 	       "cannot open rules file: No such file or directory");
-	expect("--check --disable-rule R99", 2, "--disable-rule: no rule \"R99\"");
+	t_expect_fuselab("--check --disable-rule R99", 2, "--disable-rule: no rule \"R99\"");
 	unlink(bad);
 	unlink(dup);
 }
@@ -250,11 +238,11 @@ static void test_emit_bad_path_exits_2(void **state)
 	/* mkdir fails: 2 */
 	snprintf(args, sizeof args, "--batch --emit %s/sub %s/softmax.json",
 		 file, t_samples_dir());
-	expect(args, 2, "Not a directory");
+	t_expect_fuselab(args, 2, "Not a directory");
 	/* DIR exists but is a file: mkdir says EEXIST, the open fails: 2 too */
 	snprintf(args, sizeof args, "--batch --emit %s %s/softmax.json", file,
 		 t_samples_dir());
-	expect(args, 2, "Not a directory");
+	t_expect_fuselab(args, 2, "Not a directory");
 	unlink(file);
 }
 
@@ -341,17 +329,17 @@ static void test_run_memory_limit(void **state)
 	(void)state;
 	snprintf(args, sizeof args, "--batch --run --strategy unfused "
 		 "--repeat 1 --max-memory 128M %s/softmax.json", t_samples_dir());
-	expect(args, 1, "unfused      5 kernels  out of memory: not run: the "
+	t_expect_fuselab(args, 1, "unfused      5 kernels  out of memory: not run: the "
 	       "program needs ");
-	expect(args, 1, "more than the limit of 134217728 bytes (128.0 MiB, "
+	t_expect_fuselab(args, 1, "more than the limit of 134217728 bytes (128.0 MiB, "
 	       "--max-memory)");
 	snprintf(args, sizeof args, "--batch --stage run --repeat 1 "
 		 "--max-memory 128M %s/softmax.json", t_samples_dir());
-	expect(args, 1, "run: out of memory, NOT verified");
+	t_expect_fuselab(args, 1, "run: out of memory, NOT verified");
 	/* the interpreter's own limit names bytes too */
 	snprintf(args, sizeof args, "--batch --interpret --max-memory 1M "
 		 "%s/softmax.json", t_samples_dir());
-	expect(args, 1, "the graph's tensors need 33554432 bytes (32.0 MiB), "
+	t_expect_fuselab(args, 1, "the graph's tensors need 33554432 bytes (32.0 MiB), "
 	       "more than the interpreter's limit of 1048576 bytes");
 }
 

@@ -20,17 +20,6 @@
 #include "random_graph.h"
 #include "test_util.h"
 
-static fl_graph *random_graph(uint64_t seed, int n_ops)
-{
-	fl_random_graph_opts o = {.n_ops = n_ops, .seed = seed};
-	fl_error err = {""};
-	fl_graph *g = fl_random_graph(&o, &err);
-
-	if (!g)
-		fail_msg("seed %llu: %s", (unsigned long long)seed, err.msg);
-	return g;
-}
-
 static char *to_json(const fl_graph *g)
 {
 	fl_error err = {""};
@@ -184,7 +173,7 @@ static void test_graph_json_roundtrip_random(void **state)
 
 	(void)state;
 	for (int seed = 1; seed <= last; seed++) {
-		fl_graph *g = random_graph((uint64_t)seed, 30);
+		fl_graph *g = t_random_graph((uint64_t)seed, 30);
 
 		round_trip(g, true);
 		fl_graph_free(g);
@@ -212,8 +201,8 @@ static void test_graph_json_refuses_nan(void **state)
 
 static void test_random_graph_deterministic(void **state)
 {
-	fl_graph *a = random_graph(7, 20), *b = random_graph(7, 20);
-	fl_graph *c = random_graph(8, 20);
+	fl_graph *a = t_random_graph(7, 20), *b = t_random_graph(7, 20);
+	fl_graph *c = t_random_graph(8, 20);
 	char *ta = to_json(a), *tb = to_json(b), *tc = to_json(c);
 
 	(void)state;
@@ -252,7 +241,7 @@ static void test_random_graph_many_seeds(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		for (int seed = 1; seed <= sizes[i].n_seeds; seed++)
-			fl_graph_free(random_graph((uint64_t)seed,
+			fl_graph_free(t_random_graph((uint64_t)seed,
 						   sizes[i].n_ops));
 }
 
@@ -338,7 +327,7 @@ static void test_random_graph_mix(void **state)
 	(void)state;
 	memset(&t, 0, sizeof t);
 	for (int seed = 1; seed <= n_graphs; seed++) {
-		fl_graph *g = random_graph((uint64_t)seed, n_ops);
+		fl_graph *g = t_random_graph((uint64_t)seed, n_ops);
 		fl_graph_summary s;
 
 		assert_true(g->n_ops >= n_ops && g->n_ops < n_ops + 8);
@@ -367,7 +356,7 @@ static void test_random_graph_mix(void **state)
  * the usage errors (exit status 2, nothing written). */
 static void test_gen_cli(void **state)
 {
-	fl_graph *g = random_graph(9, 6);
+	fl_graph *g = t_random_graph(9, 6);
 	char *want = to_json(g), *out = NULL, dir[512], args[1200], *file;
 
 	(void)state;

@@ -18,19 +18,6 @@
 
 #define DOC "docs/robustness.md"
 
-/* Runs fuselab ARGS and checks its exit status and message. */
-static void expect(const char *args, int status, const char *needle)
-{
-	char *out;
-	int rc = t_fuselab(args, &out);
-
-	if (rc != status)
-		fail_msg("fuselab %s: exit %d, expected %d:\n%s", args, rc, status,
-			 out);
-	t_assert_contains(out, needle);
-	free(out);
-}
-
 /* Runs fuselab --batch apollo_fig3 EXPORT with writes limited to 512
  * bytes (SIGXFSZ ignored, so a write past it fails with EFBIG), checks
  * the status and the message, and that dir stays empty. */
@@ -88,28 +75,28 @@ static void test_robust_graph_file_kinds(void **state)
 	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s", t_write_graph(dir, "empty.json", ""));
 	snprintf(args, sizeof args, "--check %s", path);
-	expect(args, 2, "empty.json: line 1, column 1: malformed JSON");
+	t_expect_fuselab(args, 2, "empty.json: line 1, column 1: malformed JSON");
 	snprintf(args, sizeof args, "--check %s", dir);
-	expect(args, 2, "fuselab: ");
-	expect(args, 2, ": not a regular file");
+	t_expect_fuselab(args, 2, "fuselab: ");
+	t_expect_fuselab(args, 2, ": not a regular file");
 	snprintf(path, sizeof path, "%s", t_write_graph(dir, "m.onnx",
 							  "hello"));
 	snprintf(args, sizeof args, "--check %s", path);
-	expect(args, 2, "m.onnx: not an ONNX model: the protobuf is truncated "
+	t_expect_fuselab(args, 2, "m.onnx: not an ONNX model: the protobuf is truncated "
 	       "or corrupt");
 	snprintf(path, sizeof path, "%s", t_write_graph(dir, "cut.json",
 		 "{\"format\":\"fuselab-graph/1\",\"tensors\":{\"x\":"));
 	snprintf(args, sizeof args, "--batch --interpret %s", path);
-	expect(args, 2, "cut.json: line 1, column 43: malformed JSON");
+	t_expect_fuselab(args, 2, "cut.json: line 1, column 43: malformed JSON");
 	/* a sparse 65 MiB file: refused by its size before it is read */
 	snprintf(args, sizeof args, "truncate -s 65M %s/big.json", dir);
 	assert_int_equal(t_run(args, NULL), 0);
 	snprintf(args, sizeof args, "--check %s/big.json", dir);
-	expect(args, 2, "big.json: file is 68157440 bytes, more than the 64 "
+	t_expect_fuselab(args, 2, "big.json: file is 68157440 bytes, more than the 64 "
 	       "MiB a graph file may have");
 	snprintf(args, sizeof args, "--check --input-shape x=2 %s/softmax.json",
 		 t_samples_dir());
-	expect(args, 2, "--input-shape is for ONNX models, and ");
+	t_expect_fuselab(args, 2, "--input-shape is for ONNX models, and ");
 	t_remove_dir(dir);
 	t_load_fails("{\"format\":\"fuselab-graph/1\",\"tensors\":{\"c\":"
 		     "{\"shape\":[16777217],\"role\":\"const\",\"data\":[1]}},"
@@ -128,15 +115,15 @@ static void test_robust_stdout_fails(void **state)
 		skip();
 	snprintf(args, sizeof args, "--check %s/softmax.json >/dev/full",
 		 t_samples_dir());
-	expect(args, 1, "fuselab: standard output: No space left on device");
+	t_expect_fuselab(args, 1, "fuselab: standard output: No space left on device");
 	snprintf(args, sizeof args, "--batch --events --stage partition "
 		 "%s/softmax.json >/dev/full", t_samples_dir());
-	expect(args, 1, "fuselab: standard output: No space left on device");
-	expect("--help >&-", 1, "fuselab: standard output: Bad file "
+	t_expect_fuselab(args, 1, "fuselab: standard output: No space left on device");
+	t_expect_fuselab("--help >&-", 1, "fuselab: standard output: Bad file "
 	       "descriptor");
 	snprintf(args, sizeof args, "--check %s/softmax.json >/dev/null",
 		 t_samples_dir());
-	expect(args, 0, "");
+	t_expect_fuselab(args, 0, "");
 }
 
 /* A graph with an opaque custom op: everything that would execute it
@@ -171,7 +158,7 @@ static void test_robust_opaque_op_cannot_run(void **state)
 		/* only --emit names a folder: DIR/em, which must not appear */
 		snprintf(option, sizeof option, refused[i][0], dir);
 		snprintf(args, sizeof args, "--batch %s %s", option, path);
-		expect(args, 1, refused[i][1]);
+		t_expect_fuselab(args, 1, refused[i][1]);
 	}
 	assert_int_equal(t_count_entries(dir), 1);	/* opq.json alone */
 	t_remove_dir(dir);
@@ -182,16 +169,16 @@ static void test_robust_opaque_op_cannot_run(void **state)
 static void test_robust_option_shapes(void **state)
 {
 	(void)state;
-	expect("--seed", 2, "fuselab: --seed needs a value (N)");
-	expect("--batch --dot", 2, "--dot needs a value (FILE|DIR)");
-	expect("--check=1", 2, "fuselab: --check takes no value");
-	expect("-z", 2, "unknown option \"-z\" (see --help)");
-	expect("--batch --frames", 2, "--frames needs --dot, --svg or --png");
-	expect("--batch --domain-dims 0,1 --dot /tmp/never.dot", 2,
+	t_expect_fuselab("--seed", 2, "fuselab: --seed needs a value (N)");
+	t_expect_fuselab("--batch --dot", 2, "--dot needs a value (FILE|DIR)");
+	t_expect_fuselab("--check=1", 2, "fuselab: --check takes no value");
+	t_expect_fuselab("-z", 2, "unknown option \"-z\" (see --help)");
+	t_expect_fuselab("--batch --frames", 2, "--frames needs --dot, --svg or --png");
+	t_expect_fuselab("--batch --domain-dims 0,1 --dot /tmp/never.dot", 2,
 	       "--domain-dims needs --domain");
-	expect("--batch --repeat 0", 2, "--repeat: expected an integer from 1 "
+	t_expect_fuselab("--batch --repeat 0", 2, "--repeat: expected an integer from 1 "
 	       "to 1000, got \"0\"");
-	expect("--batch --timeout 0", 2, "--timeout: expected an integer from "
+	t_expect_fuselab("--batch --timeout 0", 2, "--timeout: expected an integer from "
 	       "1 to 86400, got \"0\"");
 	assert_int_not_equal(access("/tmp/never.dot", F_OK), 0);
 }
@@ -237,10 +224,10 @@ static void test_robust_rules_unknown_names(void **state)
 	t_make_dir(dir, sizeof dir);
 	path = t_write_graph(dir, "r.json", cases[2].rules);
 	snprintf(args, sizeof args, "--check --rules %s", path);
-	expect(args, 2, "r.json: rules[0].producer_only[1]: unknown op "
+	t_expect_fuselab(args, 2, "r.json: rules[0].producer_only[1]: unknown op "
 	       "\"convolution\"");
 	snprintf(args, sizeof args, "--check --rules %s", dir);
-	expect(args, 2, ": not a readable rules file (at most 1 MiB)");
+	t_expect_fuselab(args, 2, ": not a readable rules file (at most 1 MiB)");
 	t_remove_dir(dir);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "loader.h"
+#include "random_graph.h"
 
 fl_graph *t_load(const char *json)
 {
@@ -286,4 +287,27 @@ int t_sample_names(char names[][64], int max)
 	qsort(names, (size_t)n, sizeof names[0],
 	      (int (*)(const void *, const void *))strcmp);
 	return n;
+}
+
+void t_expect_fuselab(const char *args, int status, const char *needle)
+{
+	char *out;
+	int rc = t_fuselab(args, &out);
+
+	if (rc != status)
+		fail_msg("fuselab %s: exit %d, expected %d:\n%s", args, rc, status,
+			 out);
+	t_assert_contains(out, needle);
+	free(out);
+}
+
+fl_graph *t_random_graph(uint64_t seed, int n_ops)
+{
+	fl_random_graph_opts o = {.n_ops = n_ops, .seed = seed};
+	fl_error err = {""};
+	fl_graph *g = fl_random_graph(&o, &err);
+
+	if (!g)
+		fail_msg("seed %llu: %s", (unsigned long long)seed, err.msg);
+	return g;
 }

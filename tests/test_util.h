@@ -60,6 +60,14 @@ int t_run(const char *cmd, char **output);
  * t_run does, stdout+stderr in *out (malloc'd). */
 int t_fuselab(const char *args, char **out);
 
+/* Runs fuselab ARGS; fails unless it exits with `status` and its output
+ * contains `needle`. */
+void t_expect_fuselab(const char *args, int status, const char *needle);
+
+/* The random graph of `seed` with n_ops ops (fl_random_graph); fails the
+ * test naming the seed when there is none. */
+fl_graph *t_random_graph(uint64_t seed, int n_ops);
+
 /* The output of "fuselab --batch ARGS GRAPH", GRAPH a path when it has a
  * '/', else the name of a sample; fails the test when fuselab fails.
  * malloc'd. */
