@@ -13,6 +13,9 @@
 #   make soak [SOAK_SEEDS=N] [SOAK_OPS=M]  random graphs (fuselab gen) through
 #                   every strategy against the interpreter, in parallel;
 #                   build/soak/summary.txt
+#   make memcheck   the batch pipeline under valgrind's memcheck, on every
+#                   sample and a few ONNX models (installs valgrind), into
+#                   build/memcheck.txt
 #   make bench-cuda on a GPU machine: the ladder with --target cuda beside a
 #                   device-to-device copy, into bench/RESULTS-cuda.md (says
 #                   so and does nothing without nvcc or a GPU)
@@ -83,7 +86,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps soak
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps soak memcheck memcheck-deps
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -233,6 +236,19 @@ SOAK_OPS   ?= 16
 soak: $(BIN)
 	@SOAK_SEEDS=$(SOAK_SEEDS) SOAK_OPS=$(SOAK_OPS) \
 	  FUSELAB_BIN=$(abspath $(BIN)) scripts/soak.sh
+
+# make memcheck: the batch pipeline under valgrind's memcheck, always on
+# the plain build (-O2 -g), whatever SAN says: valgrind and ASan do not
+# mix.  Every sample and a few ONNX models through the interpreter, every
+# strategy's codegen and the exports, and --run on small graphs
+# (scripts/memcheck.sh says which); a run with an error or a leak fails.
+# valgrind (and GNU time) come from install-deps.sh --memcheck.
+memcheck-deps:
+	@scripts/install-deps.sh --memcheck
+
+memcheck: | memcheck-deps
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=0 build/plain/fuselab
+	@scripts/memcheck.sh -o build/memcheck.txt build/plain/fuselab
 
 # OMP_WAIT_POLICY=passive: the generated programs' OpenMP threads sleep
 # at a barrier instead of spinning.  The two passes run side by side on

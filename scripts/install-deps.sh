@@ -12,6 +12,9 @@
 #                                    peer `make bench` measures the
 #                                    generated matmuls and convolutions
 #                                    against; nothing else needs it
+#   scripts/install-deps.sh --memcheck  that, plus valgrind (and GNU
+#                                    time, which times each run), for
+#                                    make memcheck
 set -eu
 
 PACKAGES="build-essential pkg-config libisl-dev libgraphviz-dev libcjson-dev \
@@ -22,9 +25,10 @@ case "${1:-}" in
 "") ;;
 --bench) PACKAGES="$PACKAGES libdnnl-dev" ;;
 --fuzz) PACKAGES="$PACKAGES clang libclang-rt-14-dev" ;;
+--memcheck) PACKAGES="$PACKAGES valgrind time" ;;
 *)
 	echo "fuselab: install-deps.sh: unknown argument '$1' (usage:" \
-	     "install-deps.sh [--bench|--fuzz])" >&2
+	     "install-deps.sh [--bench|--fuzz|--memcheck])" >&2
 	exit 2 ;;
 esac
 

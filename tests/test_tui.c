@@ -1,7 +1,8 @@
 /* The explorer end to end: the real binary in a detached tmux session of
  * fixed size, driven by keys, read back from the screen (tmux_driver.h).
- * Under the sanitizer build the binary is the sanitizer's, so a leak or
- * an error at exit shows as a non-zero exit status here. */
+ * Under the sanitizer build the binary is the sanitizer's: a leak or an
+ * error shows as a non-zero exit status and as a report file, and
+ * quitting (t_tmux_exit_status) fails on either. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,6 +167,55 @@ static void tui_tour_and_overrides_file(void **state)
 	remove(path);
 }
 
+/* What each view (keys 1-8, in order) shows of softmax at step 3, before
+ * layer 1, and at the end of the compile. */
+static const char *const views_early[8] = {
+	"whole 1:1", "3 of 32 decisions", "layer 1 has not run",
+	"layer 1 has not run", "placement is decided in layer 1",
+	"Layer 3 has NOT run", "press R", "layer 1 has not run",
+};
+static const char *const views_done[8] = {
+	"colour: kernel", "32 of 32 decisions", "schedule tree of kernel 0",
+	"S0_0 1/2", "tile-local per tile", "no branch set", "press R",
+	"code of kernel 0",
+};
+
+static void visit_views(t_tmux *t, const char *const *shows)
+{
+	for (int v = 0; v < 8; v++) {
+		char key[2] = {(char)('1' + v), '\0'};
+
+		t_tmux_keys(t, key);
+		t_tmux_wait_for(t, shows[v], 5);
+	}
+}
+
+/* One session through every view, before and after layer 1, and the main
+ * keys: stepping both ways, a pass, to the end, find and mark, help and
+ * quit.  Its point is the sanitizer build: everything the explorer
+ * draws and frees on the way must leave no report (tmux_driver.h). */
+static void tui_visits_every_view(void **state)
+{
+	t_tmux t;
+
+	(void)state;
+	t_tmux_start(&t, 100, 30, sample_path("softmax"));
+	t_tmux_keys(&t, "n n n n N");
+	t_tmux_wait_for(&t, "step 3/32", 5);
+	visit_views(&t, views_early);
+	t_tmux_keys(&t, "p r");
+	t_tmux_wait_for(&t, "step 32/32", 20);
+	visit_views(&t, views_done);
+	t_tmux_keys(&t, "1 /");
+	t_tmux_type(&t, "softmax.exp");
+	t_tmux_keys(&t, "Enter m");
+	t_tmux_wait_for(&t, "marked: softmax.exp", 5);
+	t_tmux_keys(&t, "?");
+	t_tmux_wait_for(&t, "fuselab keys", 5);
+	t_tmux_keys(&t, "Escape");
+	quit_cleanly(&t);
+}
+
 static void tui_needs_a_terminal(void **state)
 {
 	char *out = NULL;
@@ -206,4 +256,5 @@ FL_SUITE(tui,
 	 cmocka_unit_test_teardown(tui_runs_and_cancels_kernels, t_tmux_teardown),
 	 cmocka_unit_test_teardown(tui_views_on_micro2020, t_tmux_teardown),
 	 cmocka_unit_test_teardown(tui_tour_and_overrides_file, t_tmux_teardown),
+	 cmocka_unit_test_teardown(tui_visits_every_view, t_tmux_teardown),
 	 cmocka_unit_test(tui_needs_a_terminal));

@@ -1,6 +1,7 @@
 /* The tmux driver for end-to-end explorer tests (see tmux_driver.h). */
 #include "tmux_driver.h"
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,6 +46,13 @@ static char *tmux(t_tmux *t, const char *fmt, ...)
 	return out;
 }
 
+/* The sanitizer build's reports (ASan, LeakSanitizer, UBSan) of the
+ * explorer and of any process it forks go to files <dir>/sanitizer.<pid>
+ * (log_path) rather than to the terminal, where curses would draw over
+ * them; t_tmux_exit_status fails the test when one exists, whatever the
+ * exit status says.  A plain build ignores the options. */
+#define REPORT_NAME "sanitizer"
+
 /* The session under way, stopped by t_tmux_teardown when a test failed
  * before stopping it (cmocka leaves the test function at the failure). */
 static t_tmux *live;
@@ -63,9 +71,11 @@ void t_tmux_start(t_tmux *t, int w, int h, const char *args)
 	live = t;
 	out = tmux(t, "new-session -d -s main -x %d -y %d "
 		   "\"cd %s && TERM=screen-256color LANG=C.UTF-8 "
-		   "LC_ALL=C.UTF-8 ASAN_OPTIONS=detect_leaks=1 %s %s; "
-		   "echo \\$? > %s; sleep 600\"", w, h, t->dir,
-		   t_fuselab_bin(), args, t->status_file);
+		   "LC_ALL=C.UTF-8 ASAN_OPTIONS=detect_leaks=1:log_path=%s/"
+		   REPORT_NAME " UBSAN_OPTIONS=print_stacktrace=1:"
+		   "halt_on_error=1:log_path=%s/" REPORT_NAME " %s %s; "
+		   "echo \\$? > %s; sleep 600\"", w, h, t->dir, t->dir,
+		   t->dir, t_fuselab_bin(), args, t->status_file);
 	free(out);
 	out = tmux(t, "set-option -t main status off");
 	free(out);
@@ -124,6 +134,38 @@ void t_tmux_resize(t_tmux *t, int w, int h)
 	sleep_ms(300);
 }
 
+/* The first sanitizer report left in t->dir, as "path:\ntext" (cut at
+ * n bytes) into buf; false when there is none. */
+static bool sanitizer_report(const t_tmux *t, char *buf, size_t n)
+{
+	char path[600], *text;
+	struct dirent *e;
+	DIR *d = opendir(t->dir);
+	bool found = false;
+
+	assert_non_null(d);
+	while (!found && (e = readdir(d))) {
+		if (strncmp(e->d_name, REPORT_NAME ".",
+			    strlen(REPORT_NAME ".")) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", t->dir, e->d_name);
+		text = t_read_file(path, NULL);
+		snprintf(buf, n, "%s:\n%s", path, text);
+		free(text);
+		found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+static void assert_no_sanitizer_report(const t_tmux *t)
+{
+	static char report[8192];	/* static: fail_msg does not return */
+
+	if (sanitizer_report(t, report, sizeof report))
+		fail_msg("the explorer's sanitizer report %s", report);
+}
+
 int t_tmux_exit_status(t_tmux *t, double timeout_s)
 {
 	double t0 = now_s();
@@ -143,6 +185,7 @@ int t_tmux_exit_status(t_tmux *t, double timeout_s)
 				/* endwin left the alternate screen */
 				assert_int_equal(atoi(alt), 0);
 				free(alt);
+				assert_no_sanitizer_report(t);
 				return status;
 			}
 		}

@@ -29,7 +29,9 @@ bool t_tmux_shows(t_tmux *t, const char *text);
 void t_tmux_resize(t_tmux *t, int w, int h);
 /* Waits for fuselab to exit and returns its exit status (-1 when it did
  * not exit within timeout_s); checks the terminal left the alternate
- * screen (restored). */
+ * screen (restored), and fails the test with the report when the
+ * sanitizer build's runtime wrote one (ASan, LeakSanitizer, UBSan: the
+ * session sends them to files in dir). */
 int t_tmux_exit_status(t_tmux *t, double timeout_s);
 /* Kills the session and its server, removes the directory. */
 void t_tmux_stop(t_tmux *t);
