@@ -368,7 +368,8 @@ const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
 	if (!a || !a->has_s)
 		return dflt;
 	len = a->s.len < n - 1 ? a->s.len : n - 1;
-	memcpy(buf, a->s.data, len);
+	if (len)	/* an empty string's data may be NULL */
+		memcpy(buf, a->s.data, len);
 	buf[len] = '\0';
 	return buf;
 }
