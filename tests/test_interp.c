@@ -111,7 +111,7 @@ static void test_memory_limit(void **state)
 
 	(void)state;
 	assert_null(v);
-	assert_non_null(strstr(err.msg, "GiB), more than the interpreter's limit"));
+	assert_non_null(strstr(err.msg, "TiB), more than the interpreter's limit"));
 	fl_graph_free(g);
 }
 

@@ -246,6 +246,10 @@ static void assert_steps_equal_cut(const fl_graph *g, const fl_engine_opts *o)
 static void test_every_sample_steps_equal_cut(void **state)
 {
 	static const char *const sanitized[] = {"apollo_fig3", "layernorm"};
+	/* the compile and run passes are stepped on these; every sample's
+	 * kernels are verified by test_every_sample_verifies */
+	static const char *const run[] = {"apollo_fig3", "micro2020_fig1",
+					  "layernorm"};
 	char names[64][64];
 	int n = t_sample_names(names, 64);
 
@@ -254,8 +258,12 @@ static void test_every_sample_steps_equal_cut(void **state)
 	for (int i = 0; i < (T_SANITIZED ? 2 : n); i++) {
 		const char *name = T_SANITIZED ? sanitized[i] : names[i];
 		fl_graph *g = t_load_sample(name);
-		fl_engine_opts o = pipeline_opts(true);
+		bool runs = false;
+		fl_engine_opts o;
 
+		for (size_t k = 0; k < sizeof run / sizeof run[0]; k++)
+			runs |= strcmp(run[k], name) == 0;
+		o = pipeline_opts(runs);
 		o.run.repeat = 0;	/* verification only: no timed runs */
 		assert_steps_equal_cut(g, &o);
 		fl_graph_free(g);
@@ -509,7 +517,9 @@ static void test_ladder(void **state)
 {
 	static const fl_strategy list[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA,
 					   FL_STRATEGY_APOLLO_L1};
-	fl_graph *g = t_load_sample("chain8");
+	/* chain8's 288 MiB through the sanitized interpreter take most of
+	 * the test's time there: a small graph shows the same */
+	fl_graph *g = t_load_sample(T_SANITIZED ? "apollo_fig3" : "chain8");
 	fl_engine_opts o = pipeline_opts(true);
 	fl_ladder l;
 	fl_error err = {""};
