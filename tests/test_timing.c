@@ -16,6 +16,11 @@
 
 #include "test_util.h"
 
+/* The graph the timing tests run: softmax, or under the sanitizers,
+ * whose interpreter is slow, the smaller apollo_fig3 (the same rules
+ * apply to any graph's timings). */
+#define TIMED_SAMPLE (T_SANITIZED ? "apollo_fig3" : "softmax")
+
 #include "engine.h"
 #include "interleave.h"
 #include "ladder.h"
@@ -181,7 +186,7 @@ static void test_timing_paired_rule(void **state)
  * probe measured a bandwidth. */
 static void test_timing_interleaved_child(void **state)
 {
-	fl_graph *g = t_load_sample("softmax");
+	fl_graph *g = t_load_sample(TIMED_SAMPLE);
 	fl_session *u = verified_session(g, FL_STRATEGY_UNFUSED);
 	fl_session *x = verified_session(g, FL_STRATEGY_XLA);
 	fl_timed_program tp[2] = {
@@ -255,7 +260,7 @@ static void test_timing_ladder(void **state)
 {
 	static const fl_strategy list[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA,
 					   FL_STRATEGY_APOLLO_L1};
-	fl_graph *g = t_load_sample("softmax");
+	fl_graph *g = t_load_sample(TIMED_SAMPLE);
 	fl_engine_opts o;
 	fl_error err = {""};
 	fl_ladder l;
@@ -336,7 +341,7 @@ static int pinned_threads(const char *aff, int *threads)
 static void test_timing_pin(void **state)
 {
 	static const fl_strategy list[] = {FL_STRATEGY_APOLLO_L1};
-	fl_graph *g = t_load_sample("softmax");
+	fl_graph *g = t_load_sample(TIMED_SAMPLE);
 	fl_engine_opts o;
 	fl_error err = {""};
 	fl_ladder l;
@@ -438,7 +443,7 @@ static void stop_in_time(void *user, const char *phase, int k, int n)
 static void test_timing_interrupted(void **state)
 {
 	static const fl_strategy list[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA};
-	fl_graph *g = t_load_sample("softmax");
+	fl_graph *g = t_load_sample(TIMED_SAMPLE);
 	fl_engine_opts o;
 	fl_error err = {""};
 	stopper s = {{0}, 0, false};
