@@ -631,13 +631,12 @@ static int export_custom(builder *b)
 
 	fl_attr_string(&b->op->attrs, "fn", "cumsum", &fn, NULL);
 	if (!strcmp(fn, "opaque")) {
-		fl_error_set(b->err, "an opaque custom op%s%s%s: fuselab kept "
+		char note[96];
+
+		fl_error_set(b->err, "an opaque custom op%s: fuselab kept "
 			     "only its output shape, not the operator, so it "
 			     "cannot be written as ONNX",
-			     b->op->prov.source_op ? " (ONNX " : "",
-			     b->op->prov.source_op
-				     ? fl_error_name(b->op->prov.source_op) : "",
-			     b->op->prov.source_op ? ")" : "");
+			     fl_op_source_note(b->op, note, sizeof note));
 		return -1;
 	}
 	if (!strcmp(fn, "copy"))

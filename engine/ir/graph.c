@@ -705,9 +705,18 @@ static int check_tensor_shapes(const fl_graph *g, fl_error *err)
 	return 0;
 }
 
+const char *fl_op_source_note(const fl_op *op, char *buf, size_t n)
+{
+	if (!op->prov.source_op)
+		return "";
+	snprintf(buf, n, " (ONNX %s)", fl_error_name(op->prov.source_op));
+	return buf;
+}
+
 int fl_graph_check_computable(const fl_graph *g, const char *doing,
 			      fl_error *err)
 {
+	char note[96];
 	int n = 0, first = -1;
 
 	for (int i = 0; i < g->n_ops; i++)
@@ -718,15 +727,12 @@ int fl_graph_check_computable(const fl_graph *g, const char *doing,
 		}
 	if (!n)
 		return 0;
-	fl_error_set(err, "cannot %s: op \"%s\"%s%s%s is an opaque custom "
+	fl_error_set(err, "cannot %s: op \"%s\"%s is an opaque custom "
 		     "op (an operator fuselab has no implementation of)%s; "
 		     "the graph can be explored, partitioned and exported as "
 		     "pictures, but not run", doing,
 		     fl_error_name(g->ops[first].name),
-		     g->ops[first].prov.source_op ? " (ONNX " : "",
-		     g->ops[first].prov.source_op
-			     ? fl_error_name(g->ops[first].prov.source_op) : "",
-		     g->ops[first].prov.source_op ? ")" : "",
+		     fl_op_source_note(&g->ops[first], note, sizeof note),
 		     n > 1 ? " and so are others" : "");
 	return -1;
 }

@@ -114,6 +114,11 @@ int fl_graph_infer_op(fl_graph *g, int op, fl_error *err);
  * ("ops[3].in[1]: ...", "tensors.x: ...") without a file name. */
 int fl_graph_validate(fl_graph *g, fl_error *err);
 
+/* " (ONNX <op type>)" for an op imported from ONNX (its provenance's
+ * source_op, as messages show names), "" for any other; in buf (n bytes,
+ * 96 are enough). */
+const char *fl_op_source_note(const fl_op *op, char *buf, size_t n);
+
 /* Error when an op of g has no implementation (an opaque custom op,
  * fl_op_computable), naming the op, where it came from, and what still
  * works; `doing` says what was asked ("interpret", "compile"). */
