@@ -118,7 +118,9 @@ static const opt_spec specs[] = {
 	 "a difference is \"faster\"/\"SLOWER\" only when one side was "
 	 "quicker in so many rounds (pairs) that chance would do it under "
 	 "1 time in 20 (a sign test; with fewer than 5 rounds, only when "
-	 "the min..max ranges do not overlap), else \"within noise\""},
+	 "the min..max ranges do not overlap), else \"within noise\"; "
+	 "with 1 round there is no spread and nothing is called faster or "
+	 "slower (\"one round\")"},
 	{OPT_SCHED_BUDGET, "sched-budget", 0, "N",
 	 "isl operations the scheduler may spend per micro-graph (default "
 	 "2000000); past it, layer 1 splits the micro-graph"},

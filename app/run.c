@@ -97,14 +97,17 @@ int fl_batch_emit(const fl_graph *g, const fl_engine_opts *base,
 	return 0;
 }
 
-/* "faster 1.68x", "SLOWER 1.18x" or "within noise 1.03x" (the ratio as
- * unfused / this time, so above 1 means this one is quicker). */
+/* "faster 1.68x", "SLOWER 1.18x", "within noise 1.03x" or "one round
+ * 1.03x" (the ratio as unfused / this time, so above 1 means this one is
+ * quicker). */
 static void print_label(fl_timing_label l, double base, double t)
 {
 	if (l == FL_TIMING_FASTER)
 		printf("faster %.2fx", base / t);
 	else if (l == FL_TIMING_SLOWER)
 		printf("SLOWER %.2fx", t / base);
+	else if (l == FL_TIMING_ONE_ROUND)
+		printf("one round, no spread %.2fx", base / t);
 	else
 		printf("within noise %.2fx", base / t);
 }
@@ -163,7 +166,9 @@ static int print_step(const fl_graph *g, const fl_ladder *l,
 			       st->vs_unfused.faster, st->vs_unfused.s.n);
 		else if (st->speedup > 0 && st->strategy != FL_STRATEGY_UNFUSED)
 			printf(" %7.2fx (%s)", st->speedup,
-			       fl_timing_label_name(st->label)[0]
+			       st->label == FL_TIMING_ONE_ROUND
+				       ? "one round, no spread: not compared"
+			       : fl_timing_label_name(st->label)[0]
 				       ? fl_timing_label_name(st->label) : "?");
 		else if (st->speedup > 0)
 			printf(" %7.2fx", st->speedup);

@@ -953,13 +953,15 @@ static void add_seconds_or_null(cJSON *o, const char *key, double v)
 		cJSON_AddNullToObject(o, key);
 }
 
-/* "faster", "slower", "within noise", or NULL when not compared. */
+/* "faster", "slower", "within noise", "one round" (no spread to
+ * compare), or NULL when not compared. */
 static const char *label_or_null(fl_timing_label l)
 {
 	switch (l) {
 	case FL_TIMING_FASTER: return "faster";
 	case FL_TIMING_SLOWER: return "slower";
 	case FL_TIMING_NOISE: return "within noise";
+	case FL_TIMING_ONE_ROUND: return "one round";
 	case FL_TIMING_UNKNOWN: break;
 	}
 	return NULL;

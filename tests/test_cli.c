@@ -564,6 +564,13 @@ static void test_run_ladder(void **state)
 	assert_int_equal(count(out, "verified yes"), FL_STRATEGY_COUNT);
 	/* a fused kernel is compared with its ops unfused */
 	t_assert_contains(out, "unfused ");
+	/* one round has no spread: no verdict, for totals and kernels */
+	assert_int_equal(count(out, "(one round, no spread: not compared)"),
+			 FL_STRATEGY_COUNT - 1);
+	t_assert_contains(out, "one round, no spread 1.");
+	assert_null(strstr(out, "faster"));
+	assert_null(strstr(out, "SLOWER"));
+	assert_null(strstr(out, "within noise"));
 	free(out);
 	assert_int_equal(sample_run("apollo_fig3", "--run --strategy bogus", &out), 2);
 	t_assert_contains(out, "--strategy: expected unfused, xla, apollo-l1, apollo-l2, apollo or all");

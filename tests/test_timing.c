@@ -54,6 +54,17 @@ static void test_timing_label(void **state)
 	assert_string_equal(fl_timing_label_name(FL_TIMING_NOISE),
 			    "within noise");
 	assert_string_equal(fl_timing_label_name(FL_TIMING_UNKNOWN), "");
+	/* counts: one time a side is a point, never a difference */
+	assert_int_equal(fl_timing_compare_n(1, 2.0, 2.0, 1, 1.0, 1.0),
+			 FL_TIMING_ONE_ROUND);
+	assert_int_equal(fl_timing_compare_n(10, 2.0, 3.0, 1, 1.0, 1.0),
+			 FL_TIMING_ONE_ROUND);
+	assert_int_equal(fl_timing_compare_n(2, 2.0, 3.0, 2, 1.0, 1.5),
+			 FL_TIMING_FASTER);
+	assert_int_equal(fl_timing_compare_n(0, 0, 0, 3, 1.0, 1.5),
+			 FL_TIMING_UNKNOWN);
+	assert_string_equal(fl_timing_label_name(FL_TIMING_ONE_ROUND),
+			    "one round");
 }
 
 /* The copy probe's arrays are well over the L3, within bounds. */

@@ -183,6 +183,7 @@ static void strategy_line(timings *t, const fl_ladder_step *st, int i,
 	}
 	if (st->speedup > 0)
 		snprintf(sp, sizeof sp, "%5.2fx%s", st->speedup,
+			 st->label == FL_TIMING_ONE_ROUND ? " one round" :
 			 st->within_noise ? " within noise" :
 			 st->label == FL_TIMING_SLOWER ? " SLOWER" : "");
 	else
@@ -344,6 +345,8 @@ static void draw_details(const fl_view_ctx *c, const fl_ladder_step *st,
 			      "max error abs %.3g rel %.3g; %s%s", st->max_abs,
 			      st->max_rel, st->verified ? "verified" :
 			      "NOT verified",
+			      st->label == FL_TIMING_ONE_ROUND ?
+			      "; one round: no spread to compare" :
 			      st->within_noise ? "; speedup within noise" : "");
 }
 

@@ -51,6 +51,17 @@ fl_timing_label fl_timing_compare(double base_min, double base_max,
 	return FL_TIMING_NOISE;
 }
 
+fl_timing_label fl_timing_compare_n(int base_n, double base_min,
+				    double base_max, int n, double min,
+				    double max)
+{
+	if (base_n <= 0 || n <= 0)
+		return FL_TIMING_UNKNOWN;
+	if (base_n < 2 || n < 2)
+		return FL_TIMING_ONE_ROUND;
+	return fl_timing_compare(base_min, base_max, min, max);
+}
+
 double fl_sign_tail(int n, int k)
 {
 	double term, sum = 0;
@@ -89,6 +100,7 @@ const char *fl_timing_label_name(fl_timing_label l)
 	case FL_TIMING_FASTER: return "faster";
 	case FL_TIMING_SLOWER: return "SLOWER";
 	case FL_TIMING_NOISE: return "within noise";
+	case FL_TIMING_ONE_ROUND: return "one round";
 	case FL_TIMING_UNKNOWN: break;
 	}
 	return "";

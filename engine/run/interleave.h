@@ -58,6 +58,8 @@ typedef enum fl_timing_label {
 	FL_TIMING_FASTER,	/* its max is below the baseline's min */
 	FL_TIMING_SLOWER,	/* its min is above the baseline's max */
 	FL_TIMING_NOISE,	/* the ranges overlap: within noise */
+	FL_TIMING_ONE_ROUND,	/* a side was timed once: it has no spread,
+				   so no difference can be told from noise */
 } fl_timing_label;
 
 /* How a measurement (min..max) compares with a baseline's
@@ -66,7 +68,16 @@ typedef enum fl_timing_label {
 fl_timing_label fl_timing_compare(double base_min, double base_max,
 				  double min, double max);
 
-/* "faster", "SLOWER", "within noise", "" */
+/* fl_timing_compare when both sides were timed at least twice (n,
+ * base_n: their samples); ONE_ROUND when either side has a single time,
+ * whose min..max is a point (two points never overlap, so a lone round
+ * would be called faster or slower by chance); UNKNOWN when either side
+ * was not timed. */
+fl_timing_label fl_timing_compare_n(int base_n, double base_min,
+				    double base_max, int n, double min,
+				    double max);
+
+/* "faster", "SLOWER", "within noise", "one round", "" */
 const char *fl_timing_label_name(fl_timing_label l);
 
 /* ---- interleaved timing ------------------------------------------------ */

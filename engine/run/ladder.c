@@ -1,6 +1,7 @@
 /* The strategy ladder (see ladder.h). */
 #include "ladder.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,7 @@ static int collect(fl_session *s, fl_ladder_step *st)
 	st->total_seconds = r->total_seconds;
 	st->total_min = r->total_min_seconds;
 	st->total_max = r->total_max_seconds;
+	st->total_n = r->total_seconds > 0 ? fl_engine_options(s)->run.repeat : 0;
 	st->max_abs = r->max_abs;
 	st->max_rel = r->max_rel;
 	st->verified = r->verified;
@@ -156,14 +158,16 @@ static bool timeable(const fl_ladder_step *st, fl_session *s)
 	       (st->status == FL_RUN_OK || st->status == FL_RUN_MISMATCH);
 }
 
-/* The paired rule when there are enough pairs, else the ranges'. */
-static fl_timing_label label_of(const fl_ratio *r, double base_min,
-				double base_max, double min, double max)
+/* The paired rule when there are enough pairs, else the ranges' (which
+ * need two times a side: one round has no spread). */
+static fl_timing_label label_of(const fl_ratio *r, int base_n,
+				double base_min, double base_max, int n,
+				double min, double max)
 {
 	fl_timing_label l = fl_timing_paired(r);
 
 	return l != FL_TIMING_UNKNOWN ? l
-		: fl_timing_compare(base_min, base_max, min, max);
+		: fl_timing_compare_n(base_n, base_min, base_max, n, min, max);
 }
 
 /* The kernel's times from the timing child. */
@@ -183,8 +187,9 @@ static void take_kernel(fl_ladder_kernel *lk, const fl_timed_kernel *tk)
 	lk->unfused_min = tk->base.min;
 	lk->unfused_max = tk->base.max;
 	lk->ratio = tk->ratio;
-	lk->label = label_of(&lk->ratio, lk->unfused_min, lk->unfused_max,
-			     lk->r.min_seconds, lk->r.max_seconds);
+	lk->label = label_of(&lk->ratio, tk->base.n, lk->unfused_min,
+			     lk->unfused_max, s->n, lk->r.min_seconds,
+			     lk->r.max_seconds);
 }
 
 /* For a kernel that was not paired: its ops' share of the unfused
@@ -193,6 +198,7 @@ static void unpaired_baseline(fl_ladder_kernel *lk, const fl_kernel *kn,
 			      const fl_program *up, const fl_ladder_step *us)
 {
 	double s = 0, lo = 0, hi = 0;
+	int n = INT_MAX;
 
 	for (int i = 0; i < kn->n_ops; i++) {
 		int found = -1;
@@ -203,6 +209,8 @@ static void unpaired_baseline(fl_ladder_kernel *lk, const fl_kernel *kn,
 					found = k;
 		if (found < 0 || us->kernels[found].r.n_timed == 0)
 			return;
+		if (us->kernels[found].r.n_timed < n)
+			n = us->kernels[found].r.n_timed;
 		s += us->kernels[found].r.seconds / up->kernels[found].n_ops;
 		lo += us->kernels[found].r.min_seconds / up->kernels[found].n_ops;
 		hi += us->kernels[found].r.max_seconds / up->kernels[found].n_ops;
@@ -210,8 +218,8 @@ static void unpaired_baseline(fl_ladder_kernel *lk, const fl_kernel *kn,
 	lk->unfused_seconds = s;
 	lk->unfused_min = lo;
 	lk->unfused_max = hi;
-	lk->label = fl_timing_compare(lo, hi, lk->r.min_seconds,
-				      lk->r.max_seconds);
+	lk->label = fl_timing_compare_n(n, lo, hi, lk->r.n_timed,
+					lk->r.min_seconds, lk->r.max_seconds);
 }
 
 /* ---- why a fused kernel is slower ---------------------------------------- */
@@ -355,8 +363,8 @@ static void compare_steps(fl_ladder *out, fl_session **ses)
 			continue;
 		st->speedup = us->total_seconds / st->total_seconds;
 		st->label = i == u ? FL_TIMING_UNKNOWN
-			: label_of(&st->vs_unfused, us->total_min,
-				   us->total_max, st->total_min,
+			: label_of(&st->vs_unfused, us->total_n, us->total_min,
+				   us->total_max, st->total_n, st->total_min,
 				   st->total_max);
 		st->within_noise = i != u && st->label != FL_TIMING_FASTER &&
 				   st->label != FL_TIMING_SLOWER;
@@ -408,6 +416,7 @@ static int take_timing(fl_ladder *out, const fl_timing *t, const int *idx)
 		st->total_seconds = t->total[i].median;
 		st->total_min = t->total[i].min;
 		st->total_max = t->total[i].max;
+		st->total_n = t->total[i].n;
 		st->vs_unfused = t->vs_base[i];
 		for (int k = 0; k < st->n_kernels; k++)
 			take_kernel(&st->kernels[k], &t->kernels[i][k]);

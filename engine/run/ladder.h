@@ -49,6 +49,7 @@ typedef struct fl_ladder_step {
 	fl_ladder_kernel *kernels;
 	double total_seconds;	/* median of whole-program runs */
 	double total_min, total_max;	/* their spread */
+	int total_n;		/* whole-program times behind them */
 	double max_abs, max_rel;	/* end-to-end output drift */
 	bool verified;
 	double speedup;		/* unfused total / this total; 0: unknown */
