@@ -294,7 +294,7 @@ $(EXPLORER_BENCH_BIN): $(B)/bench/bench_explorer.o $(B)/bench/synth.o $(B)/libfu
 
 STREAM_BIN := $(B)/stream
 # The probe gets the flags the runner gives generated code.
-STREAM_FLAGS := -std=c11 -O3 -march=native -fopenmp
+STREAM_FLAGS := -std=c11 -O3 -march=native -fopenmp -falign-loops=64
 
 $(STREAM_BIN): bench/stream.c bench/stream.h
 	@mkdir -p $(dir $@)

@@ -103,7 +103,7 @@ echo
 echo "The machine as fuselab reads it (engine/machine.h), the load average,"
 echo "oneDNN's version and threading runtime, and the STREAM-like probe"
 echo "(bench/stream.c, built with the flags generated code gets: -O3"
-echo "-march=native -fopenmp): copy \`b[i] = a[i]\` and triad"
+echo "-march=native -fopenmp -falign-loops=64): copy \`b[i] = a[i]\` and triad"
 echo "\`a[i] = b[i] + s*c[i]\` over 128 MiB arrays, GB/s counting the bytes"
 echo "read and written, median (min-max) of 10 passes alternating copy and"
 echo "triad, on 1 thread and on all cores."

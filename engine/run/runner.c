@@ -8,7 +8,7 @@
  *     directory (the caller's, or a fresh mkdtemp under $TMPDIR) and
  *     compiles it into gen.so ($CC or "cc" unless opts->cc says
  *     otherwise, -O3 -march=native -fopenmp -fno-math-errno
- *     -fno-trapping-math -shared
+ *     -fno-trapping-math -falign-loops=64 -shared
  *     -fPIC with glibc's -lmvec, again without it when that is what
  *     failed), recording the command, flags, wall time and warnings;
  *   - fl_run_build (here) forks a child process that loads gen.so,
