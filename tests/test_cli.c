@@ -580,6 +580,22 @@ static void test_run_ladder(void **state)
 	free(out);
 }
 
+/* The ladder's copy probe runs on the kernels' OpenMP team, so it has
+ * the team's thread count (before, threads of its own on every CPU
+ * competed with the team's spinning threads). */
+static void test_run_copy_on_kernel_threads(void **state)
+{
+	char cmd[2048], *out;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 %s --batch "
+		 "%s/apollo_fig3.json --run --strategy unfused --repeat 2 "
+		 "--warmup 0", t_fuselab_bin(), t_samples_dir());
+	assert_int_equal(t_run(cmd, &out), 0);
+	t_assert_contains(out, "per copy, 1 thread)");
+	free(out);
+}
+
 static void test_run_without_compiler(void **state)
 {
 	char args[1024], *out;
@@ -861,6 +877,7 @@ FL_SUITE(cli,
 	 cmocka_unit_test(test_man_page_documents_options),
 	 cmocka_unit_test(test_install_script_without_root),
 	 cmocka_unit_test(test_run_ladder),
+	 cmocka_unit_test(test_run_copy_on_kernel_threads),
 	 cmocka_unit_test(test_run_without_compiler),
 	 cmocka_unit_test(test_emit_and_layer1_json),
 	 cmocka_unit_test(test_emit_names_stay_inside),

@@ -746,6 +746,8 @@ static void test_source_is_warning_free(void **state)
 	f.p = t_unfused_program(f.ctx, f.g);
 	src = fl_codegen_c(f.p, &err);
 	assert_non_null(src);
+	/* the runner's copy probe goes into every C unit */
+	t_assert_contains(src, "int fl_copy_pass(float *restrict dst");
 	compiles_cleanly(src);
 	free(src);
 	fixture_free(&f);

@@ -9,8 +9,10 @@
  *      times below are their CUDA-event times, its totals their sums;
  *   1. warm-up: `warmup` untimed rounds of every program;
  *   2. `repeat` rounds; in each, every program's whole run once and one
- *      STREAM-like copy (arrays well over the L3 size, threads on every
- *      core), in an order that changes every round so that each item
+ *      STREAM-like copy (arrays well over the L3 size; on the kernels'
+ *      OpenMP threads, through the first C unit's fl_copy_pass, so that
+ *      it does not compete with them for the cores; else memcpy on a
+ *      thread per core), in an order that changes every round so that each item
  *      follows every other one equally often (fl_timing_order: a
  *      rotation kept the same neighbours, so one program always ran
  *      right after the copy had flushed the caches): per program the
