@@ -16,14 +16,19 @@
  *      gpt2_mlp, dense + GELU and dense + residual add under apollo-l1
  *      (their kernel count: one when layer 1 fuses them) timed
  *      interleaved with the bare matmul of the same shape, each output
- *      checked against the interpreter (target: under 10%).
+ *      checked against the interpreter (target: under 10%);
+ *   4. the four memory-bound microbenchmarks (softmax, layernorm,
+ *      bias_gelu, chain8) under apollo, timed interleaved with the copy
+ *      on 1 thread and on all cores: their GB/s as a share of the copy's
+ *      in the same rounds (target: at least 60%) and how both scale with
+ *      the threads.
  * Whatever code generation makes today is what is measured: nothing here
  * knows how the kernels are written.
  *
  * Usage: bench_peers [SAMPLES_DIR]   (default: samples)
  * FL_BENCH_PEERS_BUDGET: seconds of timed rounds per comparison (default
  * 1.5; at least 3 rounds, at most 50, are made whatever the budget).
- * FL_BENCH_PEERS_ONLY: "peers" or "epilogues" runs that section alone
+ * FL_BENCH_PEERS_ONLY: "peers", "epilogues" or "memory" runs that section alone
  * (with the machine section), to re-measure one while working on it. */
 #include <math.h>
 #include <omp.h>
@@ -36,6 +41,7 @@
 #include "genprog.h"
 #include "interleave.h"
 #include "interp.h"
+#include "loader.h"
 #include "machine.h"
 #include "peer_shapes.h"
 #include "stream.h"
@@ -49,6 +55,8 @@ static const char *const mm_samples[] = {"bert_encoder", "gpt2_mlp",
 static const char *const conv_samples[] = {"resnet50_bottleneck",
 					   "yolov3_residual"};
 static const char *const dense_samples[] = {"bert_encoder", "gpt2_mlp"};
+static const char *const memory_samples[] = {"softmax", "layernorm",
+					     "bias_gelu", "chain8"};
 
 static il_plan plan;
 static int n_threads, threads[2];
@@ -536,6 +544,161 @@ static void bench_epilogues(const ps_set *set)
 	print_busy_note();
 }
 
+/* ---- 4. memory-bound kernels -------------------------------------------- */
+
+/* The largest error of gp's outputs against the interpreter on its graph
+ * (the same inputs: both use seed 42); +inf when the interpreter cannot
+ * run. */
+static double check_outputs(gp_prog *gp)
+{
+	const fl_graph *g = gp->program->graph;
+	fl_interp_opts io;
+	fl_error err = {""};
+	fl_values *v;
+	double worst = 0;
+
+	fl_interp_opts_default(&io);
+	v = fl_interp_run(g, &io, &err);
+	if (!v) {
+		fprintf(stderr, "bench_peers: interpreter: %s\n", err.msg);
+		return INFINITY;
+	}
+	gp_call(gp);
+	for (int t = 0; t < g->n_tensors; t++) {
+		double e;
+
+		if (g->tensors[t].role != FL_ROLE_OUTPUT)
+			continue;
+		e = v->bufs[t].data ? gp_rel_error(gp->bufs[t], v->bufs[t].data,
+						   gp->numel[t]) : INFINITY;
+		if (!(e <= worst))
+			worst = e;
+	}
+	fl_values_free(v);
+	return worst;
+}
+
+/* Bytes a program must move at least: every tensor it reads from
+ * outside (inputs, parameters, constants) once, every output once. */
+static double compulsory_bytes(const gp_prog *gp)
+{
+	const fl_graph *g = gp->program->graph;
+	double b = 0;
+
+	for (int t = 0; t < g->n_tensors; t++)
+		if (g->tensors[t].role != FL_ROLE_TEMP)
+			b += 4.0 * (double)gp->numel[t];
+	return b;
+}
+
+static void print_memory_header(void)
+{
+	printf("%-4s %-10s %3s %3s %9s  %-24s %8s  %-22s %7s %7s %8s %4s\n",
+	       "id", "sample", "thr", "krn", "MiB", "program ms", "GB/s",
+	       "copy GB/s", "share", "by medns", "rel.err", "reps");
+	printf("%-4s %-10s %3s %3s %9s  %-24s %8s  %-22s %7s\n", "", "", "",
+	       "", "", "median (min-max)", "", "median (min-max)", "paired");
+}
+
+/* One sample: its program under apollo against the copy, on every thread
+ * count; the rows, and a line on how both scale. */
+static void bench_memory_one(const char *dir, const char *name, int idx,
+			     stream_copy *cp, tally *t)
+{
+	char path[1024], id[16], es[32];
+	fl_error err = {""};
+	fl_graph *g;
+	gp_prog gp;
+	double bytes, cb = stream_copy_bytes(cp), err_rel, med[2][2];
+	int rc;
+
+	snprintf(path, sizeof path, "%s/%s.json", dir, name);
+	snprintf(id, sizeof id, "b%d", idx + 1);
+	g = fl_load_graph_file(path, &err);
+	if (!g) {
+		fprintf(stderr, "bench_peers: %s\n", err.msg);
+		return;
+	}
+	rc = gp_open(&gp, g, FL_STRATEGY_APOLLO, &err);
+	fl_graph_free(g);
+	if (rc < 0) {
+		fprintf(stderr, "bench_peers: %s: %s\n", name, err.msg);
+		return;
+	}
+	bytes = compulsory_bytes(&gp);
+	err_rel = check_outputs(&gp);
+	err_text(err_rel, es, sizeof es);
+	for (int i = 0; i < n_threads; i++) {
+		il_contender c[2] = {{stream_copy_call, cp}, {gp_call, &gp}};
+		il_stat s[2];
+		double share, by_medians;
+		char ps[40], cs[40];
+		int reps;
+
+		omp_set_num_threads(threads[i]);
+		reps = il_measure(c, 2, &plan, s);
+		if (reps < 0)
+			break;
+		/* per round: (bytes / program time) / (copy bytes / copy
+		   time); s[1].ratio is the median of program / copy time */
+		share = bytes / cb / s[1].ratio;
+		by_medians = bytes / cb * s[0].median / s[1].median;
+		med[i][0] = s[1].median;
+		med[i][1] = s[0].median;
+		snprintf(ps, sizeof ps, "%.4g (%.4g-%.4g)", s[1].median * 1e3,
+			 s[1].min * 1e3, s[1].max * 1e3);
+		snprintf(cs, sizeof cs, "%.1f (%.1f-%.1f)",
+			 cb / s[0].median / 1e9, cb / s[0].max / 1e9,
+			 cb / s[0].min / 1e9);
+		printf("%-4s %-10s %3d %3d %9.1f  %-24s %8.1f  %-22s %6.0f%% "
+		       "%6.0f%% %8s %4d\n", id, name, threads[i], gp.n_kernels,
+		       bytes / (1 << 20), ps, bytes / s[1].median / 1e9, cs,
+		       100 * share, 100 * by_medians, es, reps);
+		t[i].rows++;
+		t[i].met += share >= 0.6;
+		t[i].met_spread += by_medians >= 0.6;
+		fflush(stdout);
+	}
+	if (n_threads == 2)
+		printf("%-4s %-10s scaling 1 -> %d threads: program %.2fx, "
+		       "copy %.2fx (the medians' ratio)\n", id, name,
+		       threads[1], med[0][0] / med[1][0],
+		       med[0][1] / med[1][1]);
+	gp_close(&gp);
+}
+
+static void bench_memory(const char *dir)
+{
+	int n = sizeof memory_samples / sizeof *memory_samples;
+	tally t[2] = {{0}};
+	stream_copy cp;
+
+	printf("== memory-bound kernels: the four microbenchmarks (apollo) "
+	       "vs the copy b[i] = a[i], interleaved\n");
+	printf("MiB: what the program must read and write (inputs, "
+	       "parameters and outputs once); GB/s: that over its time; share: "
+	       "the median over the rounds of the program's GB/s / the copy's "
+	       "in the same round; by medns: the two medians' GB/s\n");
+	if (stream_copy_open(&cp) < 0) {
+		fprintf(stderr, "bench_peers: the copy ran out of memory\n");
+		return;
+	}
+	print_load("before the memory-bound kernels");
+	print_memory_header();
+	for (int i = 0; i < n; i++)
+		bench_memory_one(dir, memory_samples[i], i, &cp, t);
+	stream_copy_close(&cp);
+	printf("\n");
+	for (int i = 0; i < n_threads; i++)
+		printf("target: memory-bound kernels >= 60%% of the copy, %d "
+		       "thread%s: %d of %d by the paired share (%d by the two "
+		       "medians)\n", threads[i], threads[i] == 1 ? "" : "s",
+		       t[i].met, t[i].rows, t[i].met_spread);
+	print_load("after them");
+	print_busy_note();
+	printf("\n");
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static int setup(void)
@@ -577,9 +740,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (only && *only && strcmp(only, "peers") &&
-	    strcmp(only, "epilogues")) {
+	    strcmp(only, "epilogues") && strcmp(only, "memory")) {
 		fprintf(stderr, "bench_peers: FL_BENCH_PEERS_ONLY: '%s' is "
-			"not a section (peers, epilogues)\n", only);
+			"not a section (peers, epilogues, memory)\n", only);
 		return 2;
 	}
 	if (only && !*only)
@@ -596,6 +759,8 @@ int main(int argc, char **argv)
 		bench_peers(&set);
 	if (!only || !strcmp(only, "epilogues"))
 		bench_epilogues(&set);
+	if (!only || !strcmp(only, "memory"))
+		bench_memory(dir);
 	printf("bench_peers took %.0f s\n", fl_now() - t0);
 	return 0;
 }

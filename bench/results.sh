@@ -166,6 +166,25 @@ Target: under 10%.
 EOF_EPI
 block peers.txt "fused epilogues"
 
+cat <<'EOF_MEM'
+## Memory-bound kernels against the copy
+
+The four memory-bound microbenchmarks (`softmax`, `layernorm`,
+`bias_gelu`, `chain8`, full size) under `apollo` (one kernel each: layer 2
+makes softmax and layernorm one kernel), loaded into bench_peers and timed
+interleaved with the STREAM-like copy `b[i] = a[i]` (two 128 MiB arrays,
+the same flags as generated code) on 1 thread and on all cores.  `MiB` is
+what the program must read and write at least (every input, parameter and
+output once), `GB/s` that over the program's median time, `share` the
+median over the rounds of the program's GB/s over the copy's in the same
+round (`by medns`: over the two medians), `rel.err` the outputs against
+the reference interpreter.  The scaling line gives each side's median at
+1 thread over its median at all cores.  Target: a share of at least 60%,
+scaling with the threads.
+
+EOF_MEM
+block peers.txt "memory-bound kernels"
+
 cat <<'EOF_KERN'
 ## Kernel ladder (bench/bench_kernels.sh)
 

@@ -106,6 +106,42 @@ out:
 	return rc;
 }
 
+int stream_copy_open(stream_copy *c)
+{
+	c->n = STREAM_FLOATS;
+	c->a = malloc(c->n * sizeof *c->a);
+	c->b = malloc(c->n * sizeof *c->b);
+	if (!c->a || !c->b) {
+		stream_copy_close(c);
+		return -1;
+	}
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < c->n; i++) {
+		c->a[i] = 1.0f;
+		c->b[i] = 2.0f;
+	}
+	return 0;
+}
+
+void stream_copy_call(void *c)
+{
+	stream_copy *s = c;
+
+	copy(s->b, s->a, s->n);
+}
+
+double stream_copy_bytes(const stream_copy *c)
+{
+	return 2.0 * (double)(c->n * sizeof *c->a);
+}
+
+void stream_copy_close(stream_copy *c)
+{
+	free(c->a);
+	free(c->b);
+	c->a = c->b = NULL;
+}
+
 #ifdef STREAM_MAIN
 /* The stand-alone probe: all cores, then one thread. */
 int main(void)

@@ -29,4 +29,18 @@ typedef struct stream_result {
  * allocated. */
 int stream_probe(int threads, int repeats, stream_result *r);
 
+/* The copy as a contender of an interleaved comparison (interleave.h):
+ * two arrays of the probe's size, first touched by all cores;
+ * stream_copy_call runs one copy pass with the thread count set at the
+ * time, stream_copy_bytes is what a pass reads and writes. */
+typedef struct stream_copy {
+	float *a, *b;
+	size_t n;
+} stream_copy;
+
+int stream_copy_open(stream_copy *c);	/* 0, or -1: out of memory */
+void stream_copy_call(void *c);
+double stream_copy_bytes(const stream_copy *c);
+void stream_copy_close(stream_copy *c);
+
 #endif

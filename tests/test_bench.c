@@ -421,7 +421,8 @@ static void test_bench_results_script(void **state)
 	    "machine: Test CPU, 2 cores, avx2+fma\npeer: oneDNN 9.9\n\n"
 	    "== STREAM-like probe\n1 11.0\n\n== matmul: x\nm1 ROW-MM\n\n"
 	    "== conv2d: y\nc1 ROW-CONV\n\ntarget: matmul T-LINE\n\n"
-	    "== fused epilogues: z\ne1 ROW-EPI\n");
+	    "== fused epilogues: z\ne1 ROW-EPI\n\n"
+	    "== memory-bound kernels: w\nb1 ROW-MEM\n");
 	for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
 		char text[64];
 
@@ -437,6 +438,8 @@ static void test_bench_results_script(void **state)
 	t_assert_contains(out, "```\n== matmul: x\nm1 ROW-MM\n```");
 	t_assert_contains(out, "```\n== conv2d: y\nc1 ROW-CONV\n");
 	t_assert_contains(out, "e1 ROW-EPI");
+	t_assert_contains(out, "## Memory-bound kernels against the copy");
+	t_assert_contains(out, "```\n== memory-bound kernels: w\nb1 ROW-MEM\n```");
 	t_assert_contains(out, "## Targets (issue 11), in this run");
 	t_assert_contains(out, "```\nmatmul T-LINE\n```");
 	t_assert_contains(out, "interleaved");
