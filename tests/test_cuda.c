@@ -39,13 +39,6 @@
 
 #define MAX_UNITS 256
 #define BATCH_TIMEOUT_S 900
-/* nvcc's flags for the compile checks: object code for sm_90 with every
- * optimiser off.  cicc's optimiser is most of nvcc's time (a batch of
- * BERT's five units: 14.9 s of CPU at -O3, 3.8 s at -O0), and what these
- * checks catch -- C++ errors in the front end, resource limits such as
- * too much __shared__ in ptxas, host code in the host compiler -- does
- * not depend on it. */
-#define NVCC_CHECK "-c -std=c++17 -arch=sm_90 -O0 -Xcicc -O0 -Xptxas -O0"
 
 /* The compile checks of generated .cu text run nvcc in the plain pass
  * only.  nvcc is the same program under both passes and the plain pass
@@ -102,20 +95,9 @@ static bool generated_cuda(const fl_session *s)
 static void add_unit(unit_set *set, const fl_graph *g, const char *sample,
 		     fl_strategy s)
 {
-	fl_engine_opts o;
-	fl_error err = {""};
-	fl_session *ses;
-	const char *src;
+	fl_session *ses = t_cuda_codegen(g, s, sample);
+	const char *src = fl_engine_source(ses);
 
-	fl_engine_opts_default(&o);
-	o.strategy = s;
-	o.stop_after = FL_PASS_CODEGEN;
-	o.run.target = FL_TARGET_CUDA;
-	ses = fl_engine_open(g, &o, &err);
-	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_source(ses))
-		fail_msg("%s/%s: %s", sample, fl_strategy_name(s), err.msg);
-	src = fl_engine_source(ses);
-	t_assert_contains(src, "__global__");
 	if (!generated_cuda(ses))
 		fail_msg("%s/%s: no \"generated\" event says \"lines of CUDA\"",
 			 sample, fl_strategy_name(s));
@@ -255,7 +237,7 @@ static void start_batch(const char *nvcc, const char *dir, int i)
 {
 	char cmd[1600];
 
-	snprintf(cmd, sizeof cmd, "cd '%s' && { '%s' " NVCC_CHECK " -o b%d.o "
+	snprintf(cmd, sizeof cmd, "cd '%s' && { '%s' " T_NVCC_CHECK " -o b%d.o "
 		 "b%d.cu > b%d.log 2>&1; echo $? > b%d.tmp; mv b%d.tmp b%d.rc; "
 		 "} < /dev/null > /dev/null 2>&1 &", dir, nvcc, i, i, i, i, i,
 		 i);
@@ -299,7 +281,7 @@ static void compile_units_alone(const unit_set *set, const char *nvcc,
 
 		snprintf(path, sizeof path, "%s/%s.cu", dir, set->u[k].label);
 		write_file(path, set->u[k].text);
-		snprintf(cmd, sizeof cmd, "cd %s && '%s' " NVCC_CHECK " -o u.o "
+		snprintf(cmd, sizeof cmd, "cd %s && '%s' " T_NVCC_CHECK " -o u.o "
 			 "'%s.cu'", dir, nvcc, set->u[k].label);
 		if (t_run(cmd, &out) != 0)
 			fail_msg("the CUDA of %s does not compile:\n%.4000s",
@@ -409,7 +391,7 @@ static void test_emit_cuda_unit(void **state)
 	t_assert_contains(cu, "fl_device_seconds");
 	free(cu);
 	if (NVCC_CHECKS && fl_nvcc_find(nvcc, sizeof nvcc)) {
-		snprintf(args, sizeof args, "cd %s && '%s' " NVCC_CHECK " -o "
+		snprintf(args, sizeof args, "cd %s && '%s' " T_NVCC_CHECK " -o "
 			 "u.o apollo_fig3-apollo.cu", dir, nvcc);
 		if (t_run(args, &out) != 0)
 			fail_msg("the emitted unit does not compile:\n%s", out);

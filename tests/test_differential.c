@@ -247,30 +247,17 @@ static void test_differential_failure_message(void **state)
 	t_assert_contains(where, "none ran");
 }
 
-/* nvcc's flags: object code only, every optimiser off (as test_cuda.c:
- * the front end and ptxas catch what codegen gets wrong). */
-#define NVCC_CHECK "-c -std=c++17 -arch=sm_90 -O0 -Xcicc -O0 -Xptxas -O0"
-
 /* The CUDA unit of graph g under strategy s, through codegen (malloc'd). */
 static char *cuda_unit(const fl_graph *g, fl_strategy s, uint64_t seed)
 {
-	fl_engine_opts o;
-	fl_error err = {""};
+	char what[48];
 	fl_session *ses;
 	char *src;
 
-	fl_engine_opts_default(&o);
-	o.strategy = s;
-	o.stop_after = FL_PASS_CODEGEN;
-	o.run.target = FL_TARGET_CUDA;
-	ses = fl_engine_open(g, &o, &err);
-	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_source(ses))
-		fail_msg("seed %llu, CUDA, strategy %s: %s",
-			 (unsigned long long)seed, fl_strategy_name(s),
-			 err.msg);
+	snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
+	ses = t_cuda_codegen(g, s, what);
 	src = strdup(fl_engine_source(ses));
 	assert_non_null(src);
-	t_assert_contains(src, "__global__");
 	fl_engine_close(ses);
 	return src;
 }
@@ -304,7 +291,7 @@ static void test_differential_cuda_compiles(void **state)
 		fl_graph_free(g);
 		if (T_SANITIZED || !have_nvcc)
 			continue;
-		snprintf(cmd, sizeof cmd, "cd '%s' && '%s' " NVCC_CHECK
+		snprintf(cmd, sizeof cmd, "cd '%s' && '%s' " T_NVCC_CHECK
 			 " -o seed.o '%s'", dir, nvcc, path);
 		if (t_run(cmd, &out) != 0)
 			fail_msg("seed %llu (12 ops): the CUDA of strategy "

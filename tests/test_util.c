@@ -301,6 +301,25 @@ void t_expect_fuselab(const char *args, int status, const char *needle)
 	free(out);
 }
 
+fl_session *t_cuda_codegen(const fl_graph *g, fl_strategy s,
+			   const char *what)
+{
+	fl_engine_opts o;
+	fl_error err = {""};
+	fl_session *ses;
+
+	fl_engine_opts_default(&o);
+	o.strategy = s;
+	o.stop_after = FL_PASS_CODEGEN;
+	o.run.target = FL_TARGET_CUDA;
+	ses = fl_engine_open(g, &o, &err);
+	if (!ses || fl_engine_run(ses, &err) < 0 || !fl_engine_source(ses))
+		fail_msg("%s, CUDA, strategy %s: %s", what,
+			 fl_strategy_name(s), err.msg);
+	t_assert_contains(fl_engine_source(ses), "__global__");
+	return ses;
+}
+
 fl_graph *t_random_graph(uint64_t seed, int n_ops)
 {
 	fl_random_graph_opts o = {.n_ops = n_ops, .seed = seed};

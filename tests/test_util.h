@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "engine.h"
 #include "graph.h"
 
 #define FL_SUITE(name, ...)                                                  \
@@ -67,6 +68,20 @@ void t_expect_fuselab(const char *args, int status, const char *needle);
 /* The random graph of `seed` with n_ops ops (fl_random_graph); fails the
  * test naming the seed when there is none. */
 fl_graph *t_random_graph(uint64_t seed, int n_ops);
+
+/* nvcc's flags for the compile checks of generated .cu text: object code
+ * for sm_90 with every optimiser off.  cicc's optimiser is most of
+ * nvcc's time (a batch of BERT's five units: 14.9 s of CPU at -O3, 3.8 s
+ * at -O0), and what these checks catch -- C++ errors in the front end,
+ * resource limits such as too much __shared__ in ptxas, host code in the
+ * host compiler -- does not depend on it. */
+#define T_NVCC_CHECK "-c -std=c++17 -arch=sm_90 -O0 -Xcicc -O0 -Xptxas -O0"
+
+/* A session on g under strategy s, run through codegen for the CUDA
+ * target, whose source has a __global__ kernel; fails the test naming
+ * `what` when there is none.  The caller closes it. */
+fl_session *t_cuda_codegen(const fl_graph *g, fl_strategy s,
+			   const char *what);
 
 /* The output of "fuselab --batch ARGS GRAPH", GRAPH a path when it has a
  * '/', else the name of a sample; fails the test when fuselab fails.
