@@ -543,8 +543,10 @@ static float **child_buffers(const il_plan *pl, int i)
 }
 
 /* Loads program i's gen.so; its kernel table, or NULL with the report
- * filled.  A CUDA unit's device entry points into *dev. */
-static kernel_fn *child_load(const il_plan *pl, int i, fl_device_syms *dev)
+ * filled.  A CUDA unit's device entry points into *dev; a C unit's copy
+ * pass into *copy when that has none yet (a CUDA unit has none). */
+static kernel_fn *child_load(const il_plan *pl, int i, fl_device_syms *dev,
+			     copy_pass_fn *copy)
 {
 	void *h = dlopen(pl->progs[i].so_path, RTLD_NOW | RTLD_LOCAL);
 	const int *n;
@@ -574,23 +576,12 @@ static kernel_fn *child_load(const il_plan *pl, int i, fl_device_syms *dev)
 			return NULL;
 		}
 	fl_run_device_syms(h, dev);
+	if (!*copy) {
+		void *sym = dlsym(h, "fl_copy_pass");
+
+		memcpy(copy, &sym, sizeof *copy);	/* object to function */
+	}
 	return table;
-}
-
-/* The first loaded C unit's copy pass (a CUDA unit has none). */
-static copy_pass_fn child_copy_pass(const il_plan *pl, int i)
-{
-	void *h = dlopen(pl->progs[i].so_path, RTLD_NOW | RTLD_LOCAL |
-			 RTLD_NOLOAD);
-	copy_pass_fn f = NULL;
-	void *sym;
-
-	if (!h)
-		return NULL;
-	sym = dlsym(h, "fl_copy_pass");
-	memcpy(&f, &sym, sizeof f);	/* object to function pointer */
-	dlclose(h);	/* the reference RTLD_NOLOAD took */
-	return f;
 }
 
 /* What the child holds while it times. */
@@ -855,10 +846,8 @@ static void child_main(const il_plan *pl)
 		child_fail(pl->rep, FL_RUN_NO_MEMORY, "the timing process ran "
 			   "out of memory");
 	for (int i = 0; i < pl->n; i++) {
-		if (!(c.table[i] = child_load(pl, i, &c.dev[i])))
+		if (!(c.table[i] = child_load(pl, i, &c.dev[i], &c.cp.pass)))
 			_exit(1);
-		if (!c.cp.pass)
-			c.cp.pass = child_copy_pass(pl, i);
 		c.bufs[i] = pl->layout[i] == i ? child_buffers(pl, i)
 					       : c.bufs[pl->layout[i]];
 		if (!c.bufs[i])
