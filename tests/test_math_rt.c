@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "runner.h"
 #include "test_util.h"
+#include "value_range.h"
 
 /* A loop as the kernels have it: both functions over an array. */
 static const char sweep_text[] =
@@ -30,7 +31,24 @@ static const char sweep_text[] =
 	"    e[i] = fl_erff(x[i]);\n"
 	"    p[i] = fl_expf(x[i]);\n"
 	"  }\n"
+	"}\n"
+	"void fl_test_exp_variants(const float *x, float *nonpos,\n"
+	"                          float *in_range, long n)\n"
+	"{\n"
+	"  #pragma omp simd\n"
+	"  for (long i = 0; i < n; i++) {\n"
+	"    nonpos[i] = fl_expf_nonpos(x[i]);\n"
+	"    in_range[i] = fl_expf_in_range(x[i]);\n"
+	"  }\n"
+	"}\n"
+	"void fl_test_exp_bounds(float *lo, float *hi)\n"
+	"{\n"
+	"  *lo = FL_EXPF_LO;\n"
+	"  *hi = FL_EXPF_HI;\n"
 	"}\n";
+
+typedef void (*variants_fn)(const float *, float *, float *, long);
+typedef void (*bounds_fn)(float *, float *);
 
 typedef void (*sweep_fn)(const float *, float *, float *, float *, long);
 
@@ -39,6 +57,8 @@ typedef struct built {
 	fl_build build;
 	void *dl;
 	sweep_fn sweep;
+	variants_fn variants;
+	bounds_fn bounds;
 } built;
 
 static void build_sweep(built *b)
@@ -60,7 +80,9 @@ static void build_sweep(built *b)
 	if (!b->dl)
 		fail_msg("dlopen: %s", dlerror());
 	*(void **)&b->sweep = dlsym(b->dl, "fl_test_sweep");
-	assert_non_null(b->sweep);
+	*(void **)&b->variants = dlsym(b->dl, "fl_test_exp_variants");
+	*(void **)&b->bounds = dlsym(b->dl, "fl_test_exp_bounds");
+	assert_true(b->sweep && b->variants && b->bounds);
 }
 
 static void unbuild(built *b)
@@ -161,7 +183,7 @@ static void test_math_rt_accurate_everywhere(void **state)
 static void test_math_rt_special_values(void **state)
 {
 	float x[] = {INFINITY, -INFINITY, 1e30f, -1e30f, 10.5f, -4.5f,
-		     0.0f, -0.0f, NAN};
+		     0.0f, -0.0f, NAN, 9.1f, -9.1000004f};
 	enum { N = sizeof x / sizeof *x };
 	float t[N], e[N], p[N];
 	built b;
@@ -181,6 +203,8 @@ static void test_math_rt_special_values(void **state)
 	assert_true(isinf(p[0]) && p[0] > 0 && p[1] == 0.0f);
 	assert_true(isinf(p[2]) && p[3] == 0.0f);
 	assert_true(p[6] == 1.0f && p[7] == 1.0f && isnan(p[8]));
+	/* tanh's clamp bound itself (where only the clamp makes it 1) */
+	assert_true(t[9] == 1.0f && t[10] == -1.0f);
 }
 
 static float float_of_bits(uint32_t u)
@@ -225,6 +249,82 @@ static void test_math_rt_exp_range_ends_and_nan_payloads(void **state)
 		if (!isnan(p[4 + i]))
 			fail_msg("fl_expf(NaN 0x%08x) = %.9g, not NaN",
 				 (unsigned)nan_bits[i], (double)p[4 + i]);
+}
+
+static bool same_bits(float a, float b)
+{
+	return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+/* The exp variants for an argument the code generator has bounded
+ * (fl_expf_nonpos: at most 0; fl_expf_in_range: within fl_expf's clamp
+ * bounds, which value_range.h repeats) give fl_expf's bits on their
+ * domain -- every 509th float of it, both ends, zeros, NaNs -- and tanh
+ * is exactly +-1 for every float from its clamp bound 9.1 to 9.2. */
+static void test_math_rt_exp_variants_agree(void **state)
+{
+	enum { N = 1 << 23 };
+	float *x = malloc(N * sizeof *x), *t = malloc(N * sizeof *t);
+	float *e = malloc(N * sizeof *e), *p = malloc(N * sizeof *p);
+	float *np = malloc(N * sizeof *np), *ir = malloc(N * sizeof *ir);
+	float lo, hi;
+	long n = 0;
+	built b;
+
+	(void)state;
+	assert_true(x && t && e && p && np && ir);
+	build_sweep(&b);
+	b.bounds(&lo, &hi);
+	assert_true(lo == FL_EXPF_ARG_LO && hi == FL_EXPF_ARG_HI);
+	/* every 509th float of [lo, hi], walking the bits of each sign */
+	for (uint32_t u = 0; n < N - 16; u += 509) {
+		float f = float_of_bits(u);
+
+		if (!(f <= hi))
+			break;
+		x[n++] = f;
+		if (-f >= lo)
+			x[n++] = -f;
+	}
+	x[n++] = lo;
+	x[n++] = hi;
+	x[n++] = -0.0f;
+	x[n++] = NAN;
+	x[n++] = float_of_bits(0xff812345u);
+	b.sweep(x, t, e, p, n);
+	b.variants(x, np, ir, n);
+	for (long i = 0; i < n; i++) {
+		if (!same_bits(ir[i], p[i]))
+			fail_msg("fl_expf_in_range(%.9g) = %.9g, fl_expf %.9g",
+				 (double)x[i], (double)ir[i], (double)p[i]);
+		if (!(x[i] > 0) && !same_bits(np[i], p[i]))
+			fail_msg("fl_expf_nonpos(%.9g) = %.9g, fl_expf %.9g",
+				 (double)x[i], (double)np[i], (double)p[i]);
+	}
+	/* below the range only the non-positive variant is defined */
+	n = 0;
+	x[n++] = -INFINITY;
+	x[n++] = nextafterf(lo, -INFINITY);
+	x[n++] = -1000.0f;
+	for (float f = 9.1f; f <= 9.2f; f = nextafterf(f, INFINITY)) {
+		x[n++] = f;
+		x[n++] = -f;
+	}
+	b.sweep(x, t, e, p, n);
+	b.variants(x, np, ir, n);
+	unbuild(&b);
+	for (int i = 0; i < 3; i++)
+		assert_true(np[i] == 0.0f && p[i] == 0.0f);
+	for (long i = 3; i < n; i++)
+		if (t[i] != (x[i] > 0 ? 1.0f : -1.0f))
+			fail_msg("fl_tanhf(%.9g) = %.9g, not +-1", (double)x[i],
+				 (double)t[i]);
+	free(x);
+	free(t);
+	free(e);
+	free(p);
+	free(np);
+	free(ir);
 }
 
 /* The generated code of exp, tanh, erf, sigmoid and both GELU forms
@@ -288,4 +388,5 @@ FL_SUITE(math_rt,
 	cmocka_unit_test(test_math_rt_accurate_everywhere),
 	cmocka_unit_test(test_math_rt_special_values),
 	cmocka_unit_test(test_math_rt_exp_range_ends_and_nan_payloads),
+	cmocka_unit_test(test_math_rt_exp_variants_agree),
 	cmocka_unit_test(test_math_rt_generated_code_calls_it));

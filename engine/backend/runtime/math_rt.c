@@ -67,12 +67,10 @@
 
 /* f(a) = a P(a^2) / Q(a^2) for a = |x| clamped to [0, bound], with the
  * sign of x: near 1 the float arithmetic of P/Q is a few units in the
- * last place off either way, so the result is kept at most 1, and where
- * f rounds to 1 in float (a > one) it is exactly 1 (so at +-inf). */
-static inline float fl_odd_rational(float r, float a, float x, float one)
+ * last place off either way, so the result is kept at most 1. */
+static inline float fl_odd_rational(float r, float x)
 {
   r = r > 1.0f ? 1.0f : r;
-  r = a > one ? 1.0f : r;
   return copysignf(r, x);
 }
 
@@ -87,7 +85,10 @@ static inline float fl_tanhf(float x)
       t * (2.055193099e-05f + t * 1.326440471e-08f)));
   q = 1.0f + t * (4.671184204e-01f + t * (2.586549731e-02f +
       t * (3.280284984e-04f + t * 7.741958849e-07f)));
-  return fl_odd_rational(a * p / q, a, x, 9.1f);
+  /* at a = 9.1 itself P/Q rounds to 1 or above, so the clamp of a is
+   * all it takes for every |x| >= 9.1 to give exactly 1 (one select
+   * fewer than erf: 7% of chain8's time) */
+  return fl_odd_rational(a * p / q, x);
 }
 
 static inline float fl_erff(float x)
@@ -102,18 +103,18 @@ static inline float fl_erff(float x)
       t * (-1.921970666e-06f + t * 1.909935147e-08f)))));
   q = 1.0f + t * (5.138535974e-01f + t * (1.165408497e-01f +
       t * (1.465661059e-02f + t * 9.836101621e-04f)));
-  return fl_odd_rational(a * p / q, a, x, 3.95f);
+  /* P/Q at the bound 4 is a little below 1; from 3.95 on erf rounds
+   * to 1 in float */
+  return fl_odd_rational(a > 3.95f ? 1.0f : a * p / q, x);
 }
 
-static inline float fl_expf(float x)
+/* 2^n exp(r) for c in [lo, hi] (fl_expf's clamp bounds), or NaN: the
+ * arithmetic of every exp below, without its range selects. */
+static inline float fl_expf_core(float c)
 {
-  /* -126 ln 2 rounded up; the largest float below ln FLT_MAX */
-  const float lo = -87.3365402f, hi = 88.7228317f;
-  float c = x < lo ? lo : x;
   float t, n, r, r2, r4, p;
   uint32_t tb, pb;
 
-  c = c > hi ? hi : c;
   /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits */
   t = c * 1.44269504088896341f + 12582912.0f;
   n = t - 12582912.0f;
@@ -130,7 +131,45 @@ static inline float fl_expf(float x)
   memcpy(&pb, &p, sizeof pb);
   pb += (tb - 0x4B400000u) << 23;
   memcpy(&p, &pb, sizeof p);
-  p = x < lo ? 0.0f : p;
-  p = x > hi ? INFINITY : p;
+  return p;
+}
+
+/* -126 ln 2 rounded up; the largest float below ln FLT_MAX */
+#define FL_EXPF_LO (-87.3365402f)
+#define FL_EXPF_HI 88.7228317f
+
+static inline float fl_expf(float x)
+{
+  float c = x < FL_EXPF_LO ? FL_EXPF_LO : x;
+  float p;
+
+  c = c > FL_EXPF_HI ? FL_EXPF_HI : c;
+  p = fl_expf_core(c);
+  p = x < FL_EXPF_LO ? 0.0f : p;
+  p = x > FL_EXPF_HI ? INFINITY : p;
+  return x != x ? x : p;
+}
+
+/* The same function where the code generator has proved the argument
+ * at most 0 or NaN (softmax's x - max(x); engine/backend/value_range.c):
+ * the overflow side's clamp and select go, and the result is fl_expf's
+ * to the bit.  Each select is two vector instructions of the few dozen
+ * in a fused kernel's body. */
+static inline float fl_expf_nonpos(float x)
+{
+  float c = x < FL_EXPF_LO ? FL_EXPF_LO : x;
+  float p = fl_expf_core(c);
+
+  p = x < FL_EXPF_LO ? 0.0f : p;
+  return x != x ? x : p;
+}
+
+/* ... and where it is proved within [FL_EXPF_LO, FL_EXPF_HI] or NaN
+ * (exp of 1.5 tanh(x) in samples/chain8.json): no range select at all,
+ * 12% of chain8's time. */
+static inline float fl_expf_in_range(float x)
+{
+  float p = fl_expf_core(x);
+
   return x != x ? x : p;
 }
