@@ -873,32 +873,25 @@ static void engine_program_verifies(fl_graph *g)
 	fl_graph_free(g);
 }
 
-/* Layer 1 fuses sub + square + reduce_sum into one kernel that sums
- * into a scalar accumulator under "omp simd reduction"; it verifies. */
-static void test_fused_sum_accumulator(void **state)
+/* The source of strategy st for graph json (taken through the engine;
+ * up to layer 1 for apollo-l1, else up to codegen), checked to verify;
+ * the caller frees it. */
+static char *source_verified(const char *json, fl_strategy st)
 {
 	fl_engine_opts eo;
 	fl_error err = {""};
 	fl_run_opts o = quick();
-	const char *open, *pragma, *loop, *upd, *store;
 	fl_session *s;
 	fl_values *ref;
 	const fl_program *p;
 	fl_run_result r;
-	fl_graph *g;
+	fl_graph *g = t_load(json);
 	char *src;
 
-	(void)state;
-	g = t_load(HEAD "\"x\":{\"shape\":[64,300],\"role\":\"input\"},"
-		"\"y\":{\"shape\":[64,300],\"role\":\"input\"},"
-		"\"s\":{\"shape\":[64,1],\"role\":\"output\"}},\"ops\":["
-		OP2("d", "sub", "x", "y") ","
-		"{\"name\":\"q\",\"op\":\"square\",\"in\":[\"d\"],"
-		"\"out\":\"q\"},"
-		"{\"name\":\"s\",\"op\":\"reduce_sum\",\"in\":[\"q\"],"
-		"\"out\":\"s\",\"attrs\":{\"axes\":[1]}}]}");
 	fl_engine_opts_default(&eo);
-	eo.stop_after = FL_PASS_LAYER1;
+	eo.strategy = st;
+	eo.stop_after = st == FL_STRATEGY_APOLLO_L1 ? FL_PASS_LAYER1 :
+			FL_PASS_CODEGEN;
 	s = fl_engine_open(g, &eo, &err);
 	if (!s || fl_engine_run(s, &err) < 0)
 		fail_msg("engine: %s", err.msg);
@@ -907,6 +900,36 @@ static void test_fused_sum_accumulator(void **state)
 	src = fl_codegen_c(p, &err);
 	if (!src)
 		fail_msg("codegen: %s", err.msg);
+	ref = fl_interp_run(fl_engine_graph(s), NULL, &err);
+	assert_non_null(ref);
+	if (fl_run_program(p, ref, &o, &r, &err) < 0)
+		fail_msg("run: %s", err.msg);
+	if (r.status != FL_RUN_OK || !r.verified)
+		fail_msg("%s: %s", fl_run_status_name(r.status), r.message);
+	fl_run_result_free(&r);
+	fl_values_free(ref);
+	fl_engine_close(s);
+	fl_graph_free(g);
+	return src;
+}
+
+/* Layer 1 fuses sub + square + reduce_sum into one kernel that sums
+ * into a scalar accumulator under "omp simd reduction"; it verifies. */
+static void test_fused_sum_accumulator(void **state)
+{
+	const char *open, *pragma, *loop, *upd, *store;
+	char *src;
+
+	(void)state;
+	src = source_verified(HEAD "\"x\":{\"shape\":[64,300],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[64,300],\"role\":\"input\"},"
+		"\"s\":{\"shape\":[64,1],\"role\":\"output\"}},\"ops\":["
+		OP2("d", "sub", "x", "y") ","
+		"{\"name\":\"q\",\"op\":\"square\",\"in\":[\"d\"],"
+		"\"out\":\"q\"},"
+		"{\"name\":\"s\",\"op\":\"reduce_sum\",\"in\":[\"q\"],"
+		"\"out\":\"s\",\"attrs\":{\"axes\":[1]}}]}",
+		FL_STRATEGY_APOLLO_L1);
 	open = strstr(src, "float fl_acc0 = ");
 	pragma = strstr(src, "#pragma omp simd reduction(+:fl_acc0)\n");
 	upd = strstr(src, "fl_acc0 = fl_acc0 + ");
@@ -920,16 +943,102 @@ static void test_fused_sum_accumulator(void **state)
 			 strstr(src, "void fl_k0") ? strstr(src, "void fl_k0") : src);
 	compiles_cleanly(src);
 	free(src);
-	ref = fl_interp_run(fl_engine_graph(s), NULL, &err);
-	assert_non_null(ref);
-	if (fl_run_program(p, ref, &o, &r, &err) < 0)
-		fail_msg("run: %s", err.msg);
-	if (r.status != FL_RUN_OK || !r.verified)
-		fail_msg("%s: %s", fl_run_status_name(r.status), r.message);
-	fl_run_result_free(&r);
-	fl_values_free(ref);
-	fl_engine_close(s);
-	fl_graph_free(g);
+}
+
+/* Whether some line of src holds both what and also. */
+static bool has_line_with(const char *src, const char *what,
+			  const char *also)
+{
+	for (const char *at = strstr(src, what); at;
+	     at = strstr(at + 1, what)) {
+		const char *bol = at, *hit;
+
+		while (bol > src && bol[-1] != '\n')
+			bol--;
+		hit = strstr(bol, also);
+		if (hit && hit < at)
+			return true;
+	}
+	return false;
+}
+
+/* What the kernels' facts buy, in a softmax written out in primitive
+ * ops and a tanh -> scale -> exp chain: the max is a one-instruction
+ * select into its accumulator, exp of x - max(x) leaves out its
+ * overflow side and exp of 1.5 tanh(..) every range select, the row's
+ * divisor becomes one reciprocal -- while an exp of an input, and a
+ * division by a divisor of its own per element, stay as they were; and
+ * all of it verifies. */
+static void test_bounded_maths_and_row_divisor(void **state)
+{
+	char *src;
+
+	(void)state;
+	src = source_verified(HEAD
+		"\"x\":{\"shape\":[16,300],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[16,300],\"role\":\"input\"},"
+		"\"k\":{\"shape\":[1],\"role\":\"const\",\"value\":1.5},"
+		"\"sm\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"ch\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"ex\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"q\":{\"shape\":[16,300],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"m\",\"op\":\"reduce_max\",\"in\":[\"x\"],"
+		"\"out\":\"m\",\"attrs\":{\"axes\":[1]}},"
+		OP2("d", "sub", "x", "m") ","
+		"{\"name\":\"e\",\"op\":\"exp\",\"in\":[\"d\"],\"out\":\"e\"},"
+		"{\"name\":\"s\",\"op\":\"reduce_sum\",\"in\":[\"e\"],"
+		"\"out\":\"s\",\"attrs\":{\"axes\":[1]}},"
+		OP2("sm", "div", "e", "s") ","
+		OP1("t", "tanh") "," OP2("u", "mul", "t", "k") ","
+		"{\"name\":\"ch\",\"op\":\"exp\",\"in\":[\"u\"],\"out\":\"ch\"},"
+		OP1("ex", "exp") "," OP2("q", "div", "x", "y") "]}",
+		FL_STRATEGY_APOLLO_L1);
+	t_assert_contains(src, "= fl_expf_nonpos(");
+	t_assert_contains(src, "= fl_expf_in_range(");
+	t_assert_contains(src, "= fl_expf(T");
+	t_assert_contains(src, " * (1.0f / ");
+	t_assert_contains(src, " > fl_acc0 ? ");
+	assert_null(strstr(src, "fl_fmaxf(fl_acc"));
+	if (!has_line_with(src, "div compute", "] / T"))
+		fail_msg("the per-element division is not a division");
+	free(src);
+}
+
+/* Whether what comes after the pragma at `at` before the next one. */
+static bool before_next_pragma(const char *at, const char *what)
+{
+	const char *next = strstr(at + 1, "#pragma"), *hit = strstr(at, what);
+
+	return hit && (!next || hit < next);
+}
+
+/* Layer 2's softmax kernel, its three phases (max; exp and sum;
+ * division) one loop over the rows, each phase a row behind the one
+ * before, in one vectorised loop over a row's elements with both
+ * reductions in accumulators -- and it verifies. */
+static void test_softmax_rows_pipelined(void **state)
+{
+	char *src;
+	const char *steady;
+
+	(void)state;
+	src = source_verified(HEAD
+		"\"x\":{\"shape\":[64,512],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[64,512],\"role\":\"output\"}},\"ops\":["
+		"{\"name\":\"softmax\",\"op\":\"softmax\",\"in\":[\"x\"],"
+		"\"out\":\"y\",\"attrs\":{\"axis\":-1}}]}",
+		FL_STRATEGY_APOLLO);
+	t_assert_contains(src, "rows pipelined: 3 phases");
+	/* the steady state: the loop that also divides */
+	steady = strstr(src, "#pragma omp simd reduction(max:fl_acc0) "
+			"reduction(+:fl_acc1)\n");
+	while (steady && !before_next_pragma(steady, "div compute"))
+		steady = strstr(steady + 1, "#pragma omp simd reduction(max:"
+				"fl_acc0) reduction(+:fl_acc1)\n");
+	if (!steady || !before_next_pragma(steady, "reduce_max update") ||
+	    !before_next_pragma(steady, "exp compute"))
+		fail_msg("no loop with every phase:\n%s", strstr(src, "void fl_k0"));
+	free(src);
 }
 
 static void test_layer1_micro2020(void **state)
@@ -1029,6 +1138,8 @@ FL_SUITE(codegen,
 	 cmocka_unit_test(test_source_is_warning_free),
 	 cmocka_unit_test(test_vector_code),
 	 cmocka_unit_test(test_fused_sum_accumulator),
+	 cmocka_unit_test(test_bounded_maths_and_row_divisor),
+	 cmocka_unit_test(test_softmax_rows_pipelined),
 	 cmocka_unit_test(test_emit_program),
 	 cmocka_unit_test(test_layer1_micro2020),
 	 cmocka_unit_test(test_layer1_chain));

@@ -428,8 +428,9 @@ const char *fl_cg_acc_kind(fl_op_kind kind)
  *     T9[c1][0] = fl_acc0; }
  * so gcc may vectorise the loop (a float sum into memory it may not
  * reassociate).  max and min do the same with reduction(max:) and
- * reduction(min:) around the op's own NaN-skipping update,
- * fl_acc0 = fl_fmaxf(fl_acc0, x): fl_fmaxf(a, NaN) is a, so no lane's
+ * reduction(min:) around the op's NaN-skipping update, which the printer
+ * writes fl_acc0 = x > fl_acc0 ? x : fl_acc0 (fl_fmaxf(fl_acc0, x) for an
+ * accumulator that is never NaN): a NaN x leaves it as it was, so no lane's
  * accumulator ever becomes NaN (it starts at the identity -INFINITY, or
  * at the element a previous run of the same chain left), and OpenMP's
  * final max of the lanes sees no NaN either -- the interpreter's
@@ -545,6 +546,24 @@ static bool invariant_in(__isl_keep isl_pw_multi_aff *pma, int d)
 	return inv;
 }
 
+/* Whether the element st reads as op input `input` stays the same
+ * through the innermost loop around st (softmax's divisor, one per row,
+ * in the loop over the row), so that work on it alone may leave the loop. */
+bool fl_cg_read_invariant(const fl_cg_stmt *st, int input)
+{
+	int d;
+
+	if (!st->loop || st->loop->depth < 0)
+		return false;
+	d = sched_pos(st, st->loop->depth);
+	if (d < 0)
+		return false;
+	for (int r = 0; r < st->ps->n_reads; r++)
+		if (st->ps->reads[r].input == input)
+			return st->rsched[r] && invariant_in(st->rsched[r], d);
+	return false;
+}
+
 /* The executed schedule points of pma's domain on dimensions 0..d. */
 static __isl_give isl_set *points_to(__isl_keep isl_pw_multi_aff *pma,
 				     int d)
@@ -599,6 +618,72 @@ static bool accesses_tensor(const fl_cg_stmt *st, int t)
 	return false;
 }
 
+/* Schedule dimensions 0..d -> element, ids reset. */
+static __isl_give isl_map *sched_access(__isl_keep isl_pw_multi_aff *pma,
+					int d)
+{
+	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
+	isl_size n = isl_map_dim(m, isl_dim_in);
+
+	if (n < 0 || n <= d)
+		return isl_map_free(m);
+	m = isl_map_project_out(m, isl_dim_in, (unsigned)d + 1,
+				(unsigned)(n - d - 1));
+	m = isl_map_reset_tuple_id(m, isl_dim_in);
+	return isl_map_reset_tuple_id(m, isl_dim_out);
+}
+
+/* The pairs of schedule points (dimensions 0..d) at which accesses w
+ * and a reach the same element within one run of loop d (the loops
+ * around it at the same values). */
+static __isl_give isl_map *same_element_in_run(
+	__isl_keep isl_pw_multi_aff *w, __isl_keep isl_pw_multi_aff *a, int d)
+{
+	isl_map *r = isl_map_apply_range(sched_access(w, d),
+					 isl_map_reverse(sched_access(a, d)));
+
+	for (int k = 0; k < d; k++)
+		r = isl_map_equate(r, isl_dim_in, k, isl_dim_out, k);
+	return r;
+}
+
+/* Whether access a (schedule -> element of u's tensor) never reaches
+ * the element update u accumulates into in the same run of loop `depth`
+ * (the loops around it at the same values): the rows behind it in a
+ * pipelined kernel (pipeline_rows.c), where softmax's exp reads the
+ * maximum of the row before while the maximum of this row accumulates. */
+static bool apart(const fl_cg_stmt *u, __isl_keep isl_pw_multi_aff *a,
+		  int d)
+{
+	isl_map *r;
+	isl_bool empty;
+
+	if (!a)
+		return false;
+	r = same_element_in_run(u->wsched, a, d);
+	empty = isl_map_is_empty(r);
+	isl_map_free(r);
+	return empty == isl_bool_true;
+}
+
+/* Whether every access of statement s to u's tensor is apart from u's
+ * element (s and u in the same loops). */
+static bool other_elements(const fl_cg_stmt *u, const fl_cg_stmt *s,
+			   int depth)
+{
+	int t = u->op->out[0], d = sched_pos(u, depth);
+
+	if (d < 0 || sched_pos(s, depth) != d)
+		return false;
+	if (s->op->out[0] == t && !apart(u, s->wsched, d))
+		return false;
+	for (int r = 0; r < s->ps->n_reads; r++)
+		if (fl_cg_read_tensor(s->op, &s->ps->reads[r]) == t &&
+		    !apart(u, s->rsched[r], d))
+			return false;
+	return true;
+}
+
 /* Whether the update (a sum whose element is invariant in loop d) can
  * use an accumulator: no other statement of the body touches its
  * tensor, except its own init hoisted out of the loop (into *init). */
@@ -619,7 +704,8 @@ static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 	for (int j = 0; j < b->n; j++) {
 		fl_cg_stmt *s = b->st[j];
 
-		if (j == i || !accesses_tensor(s, t))
+		if (j == i || !accesses_tensor(s, t) ||
+		    other_elements(u, s, d))
 			continue;
 		if (*init || j > i || s->op != u->op ||
 		    s->ps->role != FL_STMT_INIT || !s->wsched ||
@@ -630,33 +716,14 @@ static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 	return true;
 }
 
-/* Schedule dimensions 0..d -> element, ids reset. */
-static __isl_give isl_map *sched_access(__isl_keep isl_pw_multi_aff *pma,
-					int d)
-{
-	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
-	isl_size n = isl_map_dim(m, isl_dim_in);
-
-	if (n < 0 || n <= d)
-		return isl_map_free(m);
-	m = isl_map_project_out(m, isl_dim_in, (unsigned)d + 1,
-				(unsigned)(n - d - 1));
-	m = isl_map_reset_tuple_id(m, isl_dim_in);
-	return isl_map_reset_tuple_id(m, isl_dim_out);
-}
-
 /* Whether write w and access a (schedule -> element) meet in different
  * iterations of loop d within one iteration of the loops around it. */
 static bool carried(__isl_keep isl_pw_multi_aff *w,
 		    __isl_keep isl_pw_multi_aff *a, int d)
 {
-	isl_map *mw = sched_access(w, d), *ma = sched_access(a, d);
-	isl_map *r, *lt, *gt;
+	isl_map *r = same_element_in_run(w, a, d), *lt, *gt;
 	isl_bool empty;
 
-	r = isl_map_apply_range(mw, isl_map_reverse(ma));
-	for (int i = 0; i < d; i++)
-		r = isl_map_equate(r, isl_dim_in, i, isl_dim_out, i);
 	lt = isl_map_order_lt(isl_map_copy(r), isl_dim_in, d, isl_dim_out, d);
 	gt = isl_map_order_gt(r, isl_dim_in, d, isl_dim_out, d);
 	r = isl_map_union(lt, gt);
@@ -1024,10 +1091,13 @@ void fl_cg_decide_loops(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
 isl_ast_node *fl_cg_build_ast(fl_cg_kernel *cg)
 {
 	isl_ast_build *b = isl_ast_build_alloc(cg->ctx);
+	isl_schedule *piped = fl_cg_pipeline_rows(cg,
+		isl_schedule_copy(cg->k->schedule));
 	isl_schedule *s = fl_cg_split_contractions(cg,
-		fl_cg_prepare_schedule(cg->k->schedule));
+		fl_cg_prepare_schedule(piped));
 	isl_ast_node *ast;
 
+	isl_schedule_free(piped);
 	b = isl_ast_build_set_at_each_domain(b, &at_domain, cg);
 	b = isl_ast_build_set_before_each_for(b, &before_for, cg);
 	b = isl_ast_build_set_after_each_for(b, &after_for, cg);

@@ -34,6 +34,7 @@
 #include "codegen.h"
 #include "poly.h"
 #include "strbuf.h"
+#include "value_range.h"
 
 /* Names of the private marks prepare.c puts into the schedule and
  * annotate.c reads back (and drops) while building the AST. */
@@ -168,6 +169,8 @@ typedef struct fl_cg_kernel {
 	fl_cg_array *arr;	/* per graph tensor */
 	bool *force_global;	/* per graph tensor, across attempts */
 	char (*why)[200];	/* per graph tensor: why it is not local */
+	fl_value_range *range;	/* per graph tensor: its values' interval */
+	char pipeline_note[200];	/* pipeline_rows.c's, or "" */
 	fl_cg_loop *cur, *loops;
 	fl_cg_stmt *stmts;
 	int tile_end;		/* schedule depth after the tile band */
@@ -267,6 +270,9 @@ void fl_cg_decide_loops(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast);
 /* The annotation of a for node, or of a user node (NULL when none). */
 fl_cg_loop *fl_cg_loop_of(__isl_keep isl_ast_node *node);
 fl_cg_stmt *fl_cg_stmt_of(__isl_keep isl_ast_node *node);
+/* Whether the element a statement reads as op input `input` is the same
+ * in every iteration of its innermost enclosing loop. */
+bool fl_cg_read_invariant(const fl_cg_stmt *st, int input);
 
 /* Frees the statements and loops of the last AST. */
 void fl_cg_annotations_free(fl_cg_kernel *cg);
@@ -276,6 +282,12 @@ void fl_cg_annotations_free(fl_cg_kernel *cg);
 /* s (taken) with each contraction of the kernel (matmul, conv2d) split
  * off from the rest of its band below the tile band and marked for the
  * micro-kernel.  __isl_give. */
+/* The kernel's schedule with the phases under its tile band pipelined
+ * over the rows (pipeline_rows.c), or s itself where that does not
+ * apply or would break a dependence. */
+__isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
+					     __isl_take isl_schedule *s);
+
 isl_schedule *fl_cg_split_contractions(fl_cg_kernel *cg,
 				       __isl_take isl_schedule *s);
 /* Whether mark id (keep) is the one fl_cg_split_contractions puts. */

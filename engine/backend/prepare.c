@@ -737,6 +737,7 @@ void fl_cg_clear(fl_cg_kernel *cg)
 	free(cg->arr);
 	free(cg->force_global);
 	free(cg->why);
+	free(cg->range);
 }
 
 int fl_cg_init(fl_cg_kernel *cg, const fl_program *p, const fl_kernel *k,
@@ -752,7 +753,9 @@ int fl_cg_init(fl_cg_kernel *cg, const fl_program *p, const fl_kernel *k,
 	cg->arr = calloc((size_t)p->graph->n_tensors + 1, sizeof *cg->arr);
 	cg->force_global = calloc((size_t)p->graph->n_tensors + 1, sizeof(bool));
 	cg->why = calloc((size_t)p->graph->n_tensors + 1, sizeof *cg->why);
-	if (!cg->poly || !cg->arr || !cg->force_global || !cg->why) {
+	cg->range = fl_value_ranges(p->graph);
+	if (!cg->poly || !cg->arr || !cg->force_global || !cg->why ||
+	    !cg->range) {
 		fl_error_set(err, "out of memory");
 		return -1;
 	}

@@ -1016,6 +1016,8 @@ static const char cuda_prologue[] =
 	"{\n  return isnan(b) ? a : a > b ? a : b;\n}\n\n"
 	"__device__ __forceinline__ float fl_expf(float x)\n"
 	"{\n  return expf(x);\n}\n\n"
+	"/* the C backend's variants for a bounded argument */\n"
+	"#define fl_expf_nonpos fl_expf\n#define fl_expf_in_range fl_expf\n\n"
 	"__device__ __forceinline__ float fl_tanhf(float x)\n"
 	"{\n  return tanhf(x);\n}\n\n"
 	"__device__ __forceinline__ float fl_erff(float x)\n"

@@ -1,0 +1,345 @@
+/* Row pipelining: the phases of a stitched row kernel, each a loop over
+ * the rows of a tile, become one loop over the rows in which phase p
+ * works p rows behind phase 0, with one loop over the row's elements
+ * holding every phase's statements (C backend; issue 11: fused
+ * memory-bound kernels at 60% of the copy bandwidth).
+ *
+ * Why: layer 1 gives softmax as three loops over a tile's rows -- the
+ * maximum (reads x from memory), exp and sum (in cache, arithmetic), the
+ * division (writes y to memory).  A core runs them one after the other,
+ * so memory waits while exp computes and the other way round: at full
+ * size softmax took the sum of both times, 54-59% of the copy.  Skewed by
+ * one row per phase, the loop over the elements at step t reads row t
+ * for the maximum, computes exp on row t - 1 and stores row t - 2: the
+ * out-of-order core overlaps the three streams (softmax 2.1 -> 1.6 ms on
+ * two Zen 3 cores, in a hand-written harness before this pass).
+ *
+ * In isl terms, under the tile band the sequence of P phases, each a band
+ * over the rows and a band over the elements (or one band of both), with
+ * an optional sequence of statements below, is replaced by
+ *
+ *     band   t = row + p           (for the statements of phase p)
+ *     band   c = the element       (each phase's own element schedule)
+ *     sequence of the statements, in their old order
+ *
+ * and the t loop's AST is "separate", so that isl prints the first and
+ * last steps of a tile, where some phase has no row, as loops of their
+ * own and the steady state has no guard inside the element loop.  The
+ * pass checks, with the kernel's memory-based dependences (every pair of
+ * accesses to one element, one of them a write, in the old schedule's
+ * order), that the new schedule keeps every one of them in order, and
+ * leaves the schedule as it was otherwise.  A reduction over the
+ * elements (softmax's maximum and sum) stays one: its accumulator is
+ * invariant in the element loop in both schedules.
+ *
+ * Needs: the kernel's schedule from layer 1, the statements' accesses
+ * (cg->poly).  Gives: a schedule for fl_cg_prepare_schedule, and a note
+ * for the kernel's comment.  Changes nothing else.  Ownership as the
+ * signatures say. */
+#include <stdio.h>
+#include <string.h>
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+#include "codegen_impl.h"
+
+#define MAX_PHASES 8
+
+/* One phase of the sequence: its row and element schedules and the
+ * statements in their order. */
+typedef struct phase {
+	isl_multi_union_pw_aff *rows;	/* the loops outside the element's:
+					   the last one is over the rows */
+	isl_union_pw_aff *elem;
+	isl_union_set_list *stmts;
+} phase;
+
+static __isl_give isl_schedule_node *skip_marks(
+	__isl_take isl_schedule_node *node)
+{
+	while (node &&
+	       isl_schedule_node_get_type(node) == isl_schedule_node_mark)
+		node = isl_schedule_node_child(node, 0);
+	return node;
+}
+
+static __isl_give isl_union_pw_aff *band_member(
+	__isl_keep isl_schedule_node *band, int i)
+{
+	isl_multi_union_pw_aff *m = isl_schedule_node_band_get_partial_schedule(
+		band);
+	isl_union_pw_aff *upa = isl_multi_union_pw_aff_get_union_pw_aff(m, i);
+
+	isl_multi_union_pw_aff_free(m);
+	return upa;
+}
+
+static bool is_band(__isl_keep isl_schedule_node *n, int members)
+{
+	return n && isl_schedule_node_get_type(n) == isl_schedule_node_band &&
+	       isl_schedule_node_band_n_member(n) == members;
+}
+
+/* The statements below the element band: a leaf (all of the phase's
+ * statements, `all`), or a sequence of filters over leaves. */
+static __isl_give isl_union_set_list *statements_below(
+	__isl_take isl_schedule_node *node, __isl_keep isl_union_set *all)
+{
+	isl_ctx *ctx = isl_union_set_get_ctx(all);
+	isl_union_set_list *list = NULL;
+	isl_size n;
+
+	node = skip_marks(node);
+	if (!node)
+		return NULL;
+	if (isl_schedule_node_get_type(node) == isl_schedule_node_leaf) {
+		isl_schedule_node_free(node);
+		return isl_union_set_list_from_union_set(
+			isl_union_set_copy(all));
+	}
+	if (isl_schedule_node_get_type(node) != isl_schedule_node_sequence) {
+		isl_schedule_node_free(node);
+		return NULL;
+	}
+	n = isl_schedule_node_n_children(node);
+	list = isl_union_set_list_alloc(ctx, n < 0 ? 0 : n);
+	for (int i = 0; list && i < n; i++) {
+		isl_schedule_node *f = isl_schedule_node_get_child(node, i);
+		isl_schedule_node *leaf = isl_schedule_node_get_child(f, 0);
+		bool ok = isl_schedule_node_get_type(leaf) ==
+			  isl_schedule_node_leaf;
+
+		if (ok)
+			list = isl_union_set_list_add(list,
+				isl_schedule_node_filter_get_filter(f));
+		else
+			list = isl_union_set_list_free(list);
+		isl_schedule_node_free(leaf);
+		isl_schedule_node_free(f);
+	}
+	isl_schedule_node_free(node);
+	return list;
+}
+
+/* Reads child `filter` of the sequence as a phase; false when it is not
+ * a band over the rows (and whatever loops are around them: BERT's heads)
+ * and one over the elements, or one band of all of them, with statements
+ * below. */
+static bool read_phase(__isl_keep isl_schedule_node *filter, phase *ph)
+{
+	isl_union_set *all = isl_schedule_node_filter_get_filter(filter);
+	isl_schedule_node *n = skip_marks(isl_schedule_node_get_child(filter,
+								      0));
+	isl_size m = n && isl_schedule_node_get_type(n) ==
+		     isl_schedule_node_band ?
+		     isl_schedule_node_band_n_member(n) : 0;
+	isl_schedule_node *below = m >= 1 ?
+		skip_marks(isl_schedule_node_get_child(n, 0)) : NULL;
+
+	memset(ph, 0, sizeof *ph);
+	if (m >= 1)
+		ph->rows = isl_schedule_node_band_get_partial_schedule(n);
+	if (m >= 1 && is_band(below, 1)) {
+		/* the rows' band, then the elements' */
+		ph->elem = band_member(below, 0);
+		isl_schedule_node_free(n);
+		n = isl_schedule_node_copy(below);
+	} else if (m >= 2) {
+		/* one band of both: the last member is the elements' */
+		ph->elem = band_member(n, m - 1);
+		ph->rows = isl_multi_union_pw_aff_drop_dims(ph->rows,
+			isl_dim_set, (unsigned)m - 1, 1);
+	}
+	isl_schedule_node_free(below);
+	if (ph->elem)
+		ph->stmts = statements_below(isl_schedule_node_child(n, 0),
+					     all);
+	else
+		isl_schedule_node_free(n);
+	isl_union_set_free(all);
+	return ph->rows && ph->elem && ph->stmts;
+}
+
+static void phase_clear(phase *ph)
+{
+	isl_multi_union_pw_aff_free(ph->rows);
+	isl_union_pw_aff_free(ph->elem);
+	isl_union_set_list_free(ph->stmts);
+}
+
+/* The pipelined subtree in place of sequence node seq. */
+static __isl_give isl_schedule_node *pipelined(
+	__isl_take isl_schedule_node *seq, phase *ph, int n)
+{
+	isl_ctx *ctx = isl_schedule_node_get_ctx(seq);
+	isl_union_set_list *stmts = isl_union_set_list_alloc(ctx, n);
+	isl_multi_union_pw_aff *t = NULL;
+	isl_union_pw_aff *c = NULL;
+	isl_size last = isl_multi_union_pw_aff_size(ph[0].rows) - 1;
+
+	for (int p = 0; p < n; p++) {
+		isl_union_pw_aff *row = isl_multi_union_pw_aff_get_union_pw_aff(
+			ph[p].rows, last);
+		isl_union_set *dom = isl_union_pw_aff_domain(
+			isl_union_pw_aff_copy(row));
+		isl_union_pw_aff *shift = isl_union_pw_aff_val_on_domain(dom,
+			isl_val_int_from_si(ctx, p));
+		isl_multi_union_pw_aff *tp = isl_multi_union_pw_aff_set_union_pw_aff(
+			isl_multi_union_pw_aff_copy(ph[p].rows), last,
+			isl_union_pw_aff_add(row, shift));
+		isl_union_pw_aff *cp = isl_union_pw_aff_copy(ph[p].elem);
+
+		t = t ? isl_multi_union_pw_aff_union_add(t, tp) : tp;
+		c = c ? isl_union_pw_aff_union_add(c, cp) : cp;
+		stmts = isl_union_set_list_concat(stmts,
+			isl_union_set_list_copy(ph[p].stmts));
+	}
+	seq = isl_schedule_node_cut(seq);
+	if (isl_union_set_list_n_union_set(stmts) > 1)
+		seq = isl_schedule_node_insert_sequence(seq, stmts);
+	else
+		isl_union_set_list_free(stmts);
+	seq = isl_schedule_node_insert_partial_schedule(seq,
+		isl_multi_union_pw_aff_from_union_pw_aff(c));
+	seq = isl_schedule_node_insert_partial_schedule(seq, t);
+	return isl_schedule_node_band_member_set_ast_loop_type(seq, last,
+		isl_ast_loop_separate);
+}
+
+/* Every write and every read of the kernel's statements, statement ->
+ * element (a may-read counts as a read of the elements it may read). */
+static void kernel_accesses(const fl_cg_kernel *cg,
+			    __isl_give isl_union_map **w,
+			    __isl_give isl_union_map **r)
+{
+	isl_space *sp = isl_space_params_alloc(cg->ctx, 0);
+
+	*w = isl_union_map_empty(isl_space_copy(sp));
+	*r = isl_union_map_empty(sp);
+	for (int i = 0; i < cg->k->n_ops; i++) {
+		const fl_poly_op *po = cg->poly[i];
+
+		for (int s = 0; po && s < po->n_stmts; s++) {
+			const fl_poly_stmt *ps = &po->stmts[s];
+
+			*w = isl_union_map_add_map(*w,
+						   isl_map_copy(ps->write));
+			for (int k = 0; k < ps->n_reads; k++)
+				*r = isl_union_map_add_map(*r,
+					isl_map_copy(ps->reads[k].access));
+		}
+	}
+}
+
+/* Whether schedule `after` runs every memory-based dependence of the
+ * kernel under schedule `before` in the same order. */
+static bool keeps_dependences(const fl_cg_kernel *cg,
+			      __isl_keep isl_schedule *before,
+			      __isl_keep isl_schedule *after)
+{
+	isl_union_map *w, *r, *same, *dep, *old_map, *new_map;
+	isl_union_set *dom = isl_schedule_get_domain(before);
+	isl_bool ok;
+
+	kernel_accesses(cg, &w, &r);
+	w = isl_union_map_intersect_domain(w, isl_union_set_copy(dom));
+	r = isl_union_map_intersect_domain(r, dom);
+	same = isl_union_map_apply_range(isl_union_map_copy(w),
+		isl_union_map_reverse(isl_union_map_copy(r)));
+	same = isl_union_map_union(same, isl_union_map_apply_range(
+		isl_union_map_copy(r),
+		isl_union_map_reverse(isl_union_map_copy(w))));
+	same = isl_union_map_union(same, isl_union_map_apply_range(
+		isl_union_map_copy(w),
+		isl_union_map_reverse(isl_union_map_copy(w))));
+	isl_union_map_free(w);
+	isl_union_map_free(r);
+	old_map = isl_schedule_get_map(before);
+	new_map = isl_schedule_get_map(after);
+	old_map = isl_union_map_lex_lt_union_map(old_map,
+		isl_union_map_copy(old_map));
+	new_map = isl_union_map_lex_lt_union_map(new_map,
+		isl_union_map_copy(new_map));
+	dep = isl_union_map_intersect(same, old_map);
+	ok = isl_union_map_is_subset(dep, new_map);
+	isl_union_map_free(dep);
+	isl_union_map_free(new_map);
+	return ok == isl_bool_true;
+}
+
+/* Whether every phase has as many loops around its element loop. */
+static bool same_loops(const phase *ph, int n)
+{
+	for (int p = 1; p < n; p++)
+		if (isl_multi_union_pw_aff_size(ph[p].rows) !=
+		    isl_multi_union_pw_aff_size(ph[0].rows))
+			return false;
+	return true;
+}
+
+/* The sequence right under the outermost band (the tile band), or NULL. */
+static __isl_give isl_schedule_node *tile_sequence(
+	__isl_keep isl_schedule *s)
+{
+	isl_schedule_node *n = skip_marks(isl_schedule_node_child(
+		isl_schedule_get_root(s), 0));
+
+	if (!n || isl_schedule_node_get_type(n) != isl_schedule_node_band)
+		return isl_schedule_node_free(n);
+	n = skip_marks(isl_schedule_node_child(n, 0));
+	if (n && isl_schedule_node_get_type(n) == isl_schedule_node_sequence)
+		return n;
+	return isl_schedule_node_free(n);
+}
+
+__isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
+					     __isl_take isl_schedule *s)
+{
+	isl_schedule_node *seq = tile_sequence(s);
+	isl_schedule *out = NULL;
+	phase ph[MAX_PHASES];
+	isl_size n = seq ? isl_schedule_node_n_children(seq) : 0;
+	int got = 0;
+
+	cg->pipeline_note[0] = '\0';
+	if (cg->cuda || n < 2 || n > MAX_PHASES) {
+		isl_schedule_node_free(seq);
+		return s;
+	}
+	for (; got < n; got++) {
+		isl_schedule_node *f = isl_schedule_node_get_child(seq, got);
+		bool ok = read_phase(f, &ph[got]);
+
+		isl_schedule_node_free(f);
+		if (!ok) {
+			phase_clear(&ph[got]);
+			break;
+		}
+	}
+	if (got == n && same_loops(ph, n)) {
+		seq = pipelined(seq, ph, n);
+		out = isl_schedule_node_get_schedule(seq);
+	}
+	isl_schedule_node_free(seq);
+	for (int p = 0; p < got; p++)
+		phase_clear(&ph[p]);
+	if (!out || !keeps_dependences(cg, s, out)) {
+		isl_schedule_free(out);
+		isl_ctx_reset_error(cg->ctx);
+		return s;
+	}
+	snprintf(cg->pipeline_note, sizeof cg->pipeline_note,
+		 "rows pipelined: %d phases in one loop over a row's "
+		 "elements, phase p on the row p steps behind the first",
+		 (int)n);
+	isl_schedule_free(s);
+	return out;
+}
