@@ -966,9 +966,10 @@ static bool has_line_with(const char *src, const char *what,
  * ops and a tanh -> scale -> exp chain: the max is a one-instruction
  * select into its accumulator, exp of x - max(x) leaves out its
  * overflow side and exp of 1.5 tanh(..) every range select, the row's
- * divisor becomes one reciprocal -- while an exp of an input, and a
- * division by a divisor of its own per element, stay as they were; and
- * all of it verifies. */
+ * divisor becomes one reciprocal, min and max against a constant lose
+ * their NaN test -- while an exp of an input, a division by a divisor of
+ * its own per element and a min of two inputs stay as they were; and all
+ * of it verifies. */
 static void test_bounded_maths_and_row_divisor(void **state)
 {
 	char *src;
@@ -981,7 +982,10 @@ static void test_bounded_maths_and_row_divisor(void **state)
 		"\"sm\":{\"shape\":[16,300],\"role\":\"output\"},"
 		"\"ch\":{\"shape\":[16,300],\"role\":\"output\"},"
 		"\"ex\":{\"shape\":[16,300],\"role\":\"output\"},"
-		"\"q\":{\"shape\":[16,300],\"role\":\"output\"}},\"ops\":["
+		"\"q\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"mn\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"mx\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"mm\":{\"shape\":[16,300],\"role\":\"output\"}},\"ops\":["
 		"{\"name\":\"m\",\"op\":\"reduce_max\",\"in\":[\"x\"],"
 		"\"out\":\"m\",\"attrs\":{\"axes\":[1]}},"
 		OP2("d", "sub", "x", "m") ","
@@ -991,7 +995,9 @@ static void test_bounded_maths_and_row_divisor(void **state)
 		OP2("sm", "div", "e", "s") ","
 		OP1("t", "tanh") "," OP2("u", "mul", "t", "k") ","
 		"{\"name\":\"ch\",\"op\":\"exp\",\"in\":[\"u\"],\"out\":\"ch\"},"
-		OP1("ex", "exp") "," OP2("q", "div", "x", "y") "]}",
+		OP1("ex", "exp") "," OP2("q", "div", "x", "y") ","
+		OP2("mn", "min", "x", "k") "," OP2("mx", "max", "k", "y") ","
+		OP2("mm", "min", "x", "y") "]}",
 		FL_STRATEGY_APOLLO_L1);
 	t_assert_contains(src, "= fl_expf_nonpos(");
 	t_assert_contains(src, "= fl_expf_in_range(");
@@ -1001,6 +1007,12 @@ static void test_bounded_maths_and_row_divisor(void **state)
 	assert_null(strstr(src, "fl_fmaxf(fl_acc"));
 	if (!has_line_with(src, "div compute", "] / T"))
 		fail_msg("the per-element division is not a division");
+	/* min and max against the constant: one compare and select; two
+	 * inputs either of which may be NaN: fl_fminf */
+	if (!has_line_with(src, "min compute", "] < T2[0] ? ") ||
+	    !has_line_with(src, "max compute", "] > T2[0] ? ") ||
+	    !has_line_with(src, "min compute", "= fl_fminf(T"))
+		fail_msg("min and max not as expected");
 	free(src);
 }
 

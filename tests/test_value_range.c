@@ -83,6 +83,9 @@ static void test_value_range_minus_own_max(void **state)
 	assert_range(range_of(g, r, "w"), -INFINITY, INFINITY);
 	assert_range(range_of(g, r, "c"), -2.0f, 7.0f);
 	assert_range(range_of(g, r, "v"), -7.0f, 2.0f);
+	assert_true(fl_value_never_nan(g, fl_graph_find_tensor(g, "c")));
+	assert_false(fl_value_never_nan(g, fl_graph_find_tensor(g, "x")));
+	assert_false(fl_value_never_nan(g, fl_graph_find_tensor(g, "v")));
 	free(r);
 	fl_graph_free(g);
 }

@@ -150,6 +150,18 @@ fl_value_range *fl_value_ranges(const fl_graph *g)
 	return r;
 }
 
+bool fl_value_never_nan(const fl_graph *g, int t)
+{
+	const fl_tensor *x = &g->tensors[t];
+
+	if (x->role != FL_ROLE_CONST || !x->data || x->n_data < 1)
+		return false;
+	for (int64_t i = 0; i < x->n_data; i++)
+		if (isnan(x->data[i]))
+			return false;
+	return true;
+}
+
 bool fl_value_range_within(fl_value_range r, float lo, float hi)
 {
 	return r.lo >= lo && r.hi <= hi;

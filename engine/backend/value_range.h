@@ -24,6 +24,10 @@ typedef struct fl_value_range {
  * memory runs out. */
 fl_value_range *fl_value_ranges(const fl_graph *g);
 
+/* Whether tensor t of g is a constant without a NaN among its values
+ * (min and max against it need no NaN test). */
+bool fl_value_never_nan(const fl_graph *g, int t);
+
 /* Whether every value of r lies in [lo, hi]. */
 bool fl_value_range_within(fl_value_range r, float lo, float hi);
 
