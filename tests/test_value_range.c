@@ -2,6 +2,7 @@
  * a graph, the x - max(x) rule only where it holds, and nothing assumed
  * about inputs, parameters or what the rules do not cover. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "graph.h"
@@ -90,6 +91,37 @@ static void test_value_range_minus_own_max(void **state)
 	fl_graph_free(g);
 }
 
+/* A constant too big to read through (an imported model's weights)
+ * tells nothing: whole line, maybe NaN. */
+static void test_value_range_big_constant_unread(void **state)
+{
+	enum { N = 5000 };
+	char *json = malloc(N * 4 + 512), *at;
+	fl_value_range *r;
+	fl_graph *g;
+
+	(void)state;
+	assert_non_null(json);
+	at = json + sprintf(json, "{\"format\":\"fuselab-graph/1\",\"name\":"
+			    "\"t\",\"tensors\":{\"w\":{\"shape\":[%d],"
+			    "\"role\":\"const\",\"data\":[", N);
+	for (int i = 0; i < N; i++)
+		at += sprintf(at, i ? ",1" : "1");
+	sprintf(at, "]},\"y\":{\"shape\":[%d],\"role\":\"output\"}},"
+		"\"ops\":[{\"name\":\"y\",\"op\":\"tanh\",\"in\":[\"w\"],"
+		"\"out\":\"y\"}]}", N);
+	g = t_load(json);
+	free(json);
+	r = fl_value_ranges(g);
+	assert_non_null(r);
+	assert_range(range_of(g, r, "w"), -INFINITY, INFINITY);
+	assert_range(range_of(g, r, "y"), -1.0f, 1.0f);
+	assert_false(fl_value_never_nan(g, fl_graph_find_tensor(g, "w")));
+	free(r);
+	fl_graph_free(g);
+}
+
 FL_SUITE(value_range,
 	cmocka_unit_test(test_value_range_chain8),
-	cmocka_unit_test(test_value_range_minus_own_max));
+	cmocka_unit_test(test_value_range_minus_own_max),
+	cmocka_unit_test(test_value_range_big_constant_unread));

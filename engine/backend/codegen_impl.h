@@ -277,17 +277,19 @@ bool fl_cg_read_invariant(const fl_cg_stmt *st, int input);
 /* Frees the statements and loops of the last AST. */
 void fl_cg_annotations_free(fl_cg_kernel *cg);
 
-/* ---- contract.c: contractions as micro-kernels --------------------------- */
+/* ---- pipeline_rows.c: the row phases of a stitched kernel ---------------- */
 
-/* s (taken) with each contraction of the kernel (matmul, conv2d) split
- * off from the rest of its band below the tile band and marked for the
- * micro-kernel.  __isl_give. */
 /* The kernel's schedule with the phases under its tile band pipelined
  * over the rows (pipeline_rows.c), or s itself where that does not
  * apply or would break a dependence. */
 __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 					     __isl_take isl_schedule *s);
 
+/* ---- contract.c: contractions as micro-kernels --------------------------- */
+
+/* s (taken) with each contraction of the kernel (matmul, conv2d) split
+ * off from the rest of its band below the tile band and marked for the
+ * micro-kernel.  __isl_give. */
 isl_schedule *fl_cg_split_contractions(fl_cg_kernel *cg,
 				       __isl_take isl_schedule *s);
 /* Whether mark id (keep) is the one fl_cg_split_contractions puts. */

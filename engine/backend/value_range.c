@@ -29,6 +29,11 @@
 
 static const fl_value_range whole_line = {-INFINITY, INFINITY};
 
+/* Constants with more values than this (an imported model's weights)
+ * are not read: the printer asks per kernel and per statement, and what
+ * it looks for -- a scale, a shift, a cap -- is a handful of values. */
+#define SCAN_MAX 4096
+
 static fl_value_range of(float lo, float hi)
 {
 	/* a NaN bound (inf - inf, 0 * inf) means nothing is known */
@@ -42,7 +47,7 @@ static fl_value_range const_range(const fl_tensor *t)
 {
 	float lo = INFINITY, hi = -INFINITY;
 
-	if (!t->data || t->n_data < 1)
+	if (!t->data || t->n_data < 1 || t->n_data > SCAN_MAX)
 		return whole_line;
 	for (int64_t i = 0; i < t->n_data; i++) {
 		if (isnan(t->data[i]))
@@ -154,7 +159,8 @@ bool fl_value_never_nan(const fl_graph *g, int t)
 {
 	const fl_tensor *x = &g->tensors[t];
 
-	if (x->role != FL_ROLE_CONST || !x->data || x->n_data < 1)
+	if (x->role != FL_ROLE_CONST || !x->data || x->n_data < 1 ||
+	    x->n_data > SCAN_MAX)
 		return false;
 	for (int64_t i = 0; i < x->n_data; i++)
 		if (isnan(x->data[i]))

@@ -25,7 +25,8 @@ typedef struct fl_value_range {
 fl_value_range *fl_value_ranges(const fl_graph *g);
 
 /* Whether tensor t of g is a constant without a NaN among its values
- * (min and max against it need no NaN test). */
+ * (min and max against it need no NaN test); false for a constant too
+ * big to read through (value_range.c). */
 bool fl_value_never_nan(const fl_graph *g, int t);
 
 /* Whether every value of r lies in [lo, hi]. */
