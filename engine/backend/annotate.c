@@ -564,18 +564,26 @@ bool fl_cg_read_invariant(const fl_cg_stmt *st, int input)
 	return false;
 }
 
+/* Schedule dimensions 0..d -> element, ids reset. */
+static __isl_give isl_map *sched_access(__isl_keep isl_pw_multi_aff *pma,
+					int d)
+{
+	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
+	isl_size n = isl_map_dim(m, isl_dim_in);
+
+	if (n < 0 || n <= d)
+		return isl_map_free(m);
+	m = isl_map_project_out(m, isl_dim_in, (unsigned)d + 1,
+				(unsigned)(n - d - 1));
+	m = isl_map_reset_tuple_id(m, isl_dim_in);
+	return isl_map_reset_tuple_id(m, isl_dim_out);
+}
+
 /* The executed schedule points of pma's domain on dimensions 0..d. */
 static __isl_give isl_set *points_to(__isl_keep isl_pw_multi_aff *pma,
 				     int d)
 {
-	isl_set *dom = isl_pw_multi_aff_domain(isl_pw_multi_aff_copy(pma));
-	isl_size n = isl_set_dim(dom, isl_dim_set);
-
-	if (n < 0 || n <= d)
-		return isl_set_free(dom);
-	dom = isl_set_project_out(dom, isl_dim_set, (unsigned)d + 1,
-				  (unsigned)(n - d - 1));
-	return isl_set_reset_tuple_id(dom);
+	return isl_map_domain(sched_access(pma, d));
 }
 
 /* Whether init runs exactly in the first iteration of loop `depth` of
@@ -616,21 +624,6 @@ static bool accesses_tensor(const fl_cg_stmt *st, int t)
 		if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) == t)
 			return true;
 	return false;
-}
-
-/* Schedule dimensions 0..d -> element, ids reset. */
-static __isl_give isl_map *sched_access(__isl_keep isl_pw_multi_aff *pma,
-					int d)
-{
-	isl_map *m = isl_map_from_pw_multi_aff(isl_pw_multi_aff_copy(pma));
-	isl_size n = isl_map_dim(m, isl_dim_in);
-
-	if (n < 0 || n <= d)
-		return isl_map_free(m);
-	m = isl_map_project_out(m, isl_dim_in, (unsigned)d + 1,
-				(unsigned)(n - d - 1));
-	m = isl_map_reset_tuple_id(m, isl_dim_in);
-	return isl_map_reset_tuple_id(m, isl_dim_out);
 }
 
 /* The pairs of schedule points (dimensions 0..d) at which accesses w
@@ -686,7 +679,8 @@ static bool other_elements(const fl_cg_stmt *u, const fl_cg_stmt *s,
 
 /* Whether the update (a sum whose element is invariant in loop d) can
  * use an accumulator: no other statement of the body touches its
- * tensor, except its own init hoisted out of the loop (into *init). */
+ * element, except its own init hoisted out of the loop (into *init);
+ * others may touch other elements of its tensor (other_elements). */
 static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 {
 	fl_cg_stmt *u = b->st[i];
