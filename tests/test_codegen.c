@@ -963,13 +963,15 @@ static bool has_line_with(const char *src, const char *what,
 }
 
 /* What the kernels' facts buy, in a softmax written out in primitive
- * ops and a tanh -> scale -> exp chain: the max is a one-instruction
+ * ops and tanh -> scale -> exp chains: the max is a one-instruction
  * select into its accumulator, exp of x - max(x) leaves out its
- * overflow side and exp of 1.5 tanh(..) every range select, the row's
- * divisor becomes one reciprocal, min and max against a constant lose
- * their NaN test -- while an exp of an input, a division by a divisor of
- * its own per element and a min of two inputs stay as they were; and all
- * of it verifies. */
+ * overflow side, exp of 20 tanh(..) every range select and exp of
+ * 1.5 tanh(..) also the second step of its reduction, the row's divisor
+ * becomes one reciprocal, min and max against a constant lose their NaN
+ * test, the maths and relu compare with the bounds the kernel hid from
+ * gcc -- while an exp of an input, a division by a divisor of its own
+ * per element and a min of two inputs stay as they were; and all of it
+ * verifies.  A kernel without such maths declares no bounds. */
 static void test_bounded_maths_and_row_divisor(void **state)
 {
 	char *src;
@@ -979,7 +981,10 @@ static void test_bounded_maths_and_row_divisor(void **state)
 		"\"x\":{\"shape\":[16,300],\"role\":\"input\"},"
 		"\"y\":{\"shape\":[16,300],\"role\":\"input\"},"
 		"\"k\":{\"shape\":[1],\"role\":\"const\",\"value\":1.5},"
+		"\"k2\":{\"shape\":[1],\"role\":\"const\",\"value\":20},"
 		"\"sm\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"ci\":{\"shape\":[16,300],\"role\":\"output\"},"
+		"\"rl\":{\"shape\":[16,300],\"role\":\"output\"},"
 		"\"ch\":{\"shape\":[16,300],\"role\":\"output\"},"
 		"\"ex\":{\"shape\":[16,300],\"role\":\"output\"},"
 		"\"q\":{\"shape\":[16,300],\"role\":\"output\"},"
@@ -995,13 +1000,23 @@ static void test_bounded_maths_and_row_divisor(void **state)
 		OP2("sm", "div", "e", "s") ","
 		OP1("t", "tanh") "," OP2("u", "mul", "t", "k") ","
 		"{\"name\":\"ch\",\"op\":\"exp\",\"in\":[\"u\"],\"out\":\"ch\"},"
+		OP2("u2", "mul", "t", "k2") ","
+		"{\"name\":\"ci\",\"op\":\"exp\",\"in\":[\"u2\"],\"out\":\"ci\"},"
+		OP1("rl", "relu") ","
 		OP1("ex", "exp") "," OP2("q", "div", "x", "y") ","
 		OP2("mn", "min", "x", "k") "," OP2("mx", "max", "k", "y") ","
 		OP2("mm", "min", "x", "y") "]}",
 		FL_STRATEGY_APOLLO_L1);
-	t_assert_contains(src, "= fl_expf_nonpos(");
+	/* exp of x - max(x), of 1.5 tanh(x), of x; the bounds the
+	 * runtime compares with hidden from gcc once per kernel */
+	t_assert_contains(src, "= fl_expf_nonpos_b(");
+	t_assert_contains(src, "= fl_expf_small(");
+	t_assert_contains(src, "= fl_expf_b(T");
+	t_assert_contains(src, "= fl_tanhf_b(T");
 	t_assert_contains(src, "= fl_expf_in_range(");
-	t_assert_contains(src, "= fl_expf(T");
+	t_assert_contains(src, "  const fl_bounds fl_b = fl_bounds_hidden();\n");
+	if (!has_line_with(src, "relu compute", " > fl_b.zero ? "))
+		fail_msg("relu does not compare with the hidden zero");
 	t_assert_contains(src, " * (1.0f / ");
 	t_assert_contains(src, " > fl_acc0 ? ");
 	assert_null(strstr(src, "fl_fmaxf(fl_acc"));
@@ -1013,6 +1028,13 @@ static void test_bounded_maths_and_row_divisor(void **state)
 	    !has_line_with(src, "max compute", "] > T2[0] ? ") ||
 	    !has_line_with(src, "min compute", "= fl_fminf(T"))
 		fail_msg("min and max not as expected");
+	free(src);
+	src = source_verified(HEAD
+		"\"x\":{\"shape\":[16,300],\"role\":\"input\"},"
+		"\"y\":{\"shape\":[16,300],\"role\":\"input\"},"
+		"\"q\":{\"shape\":[16,300],\"role\":\"output\"}},\"ops\":["
+		OP2("q", "add", "x", "y") "]}", FL_STRATEGY_APOLLO_L1);
+	assert_null(strstr(src, "= fl_bounds_hidden();"));
 	free(src);
 }
 

@@ -109,6 +109,48 @@ static const char allreduce_graph[] =
 	"{'name': 'max', 'op': 'reduce_max', 'in': ['x'], 'out': 'm',"
 	" 'attrs': {'axes': [0, 1]}}]}";
 
+/* The maths ops, with arguments the C backend's value ranges bound
+ * (exp of 1.5 tanh(x): fl_expf_small; of x - max(x): fl_expf_nonpos). */
+static const char maths_graph[] =
+	"{'format': 'fuselab-graph/1', 'name': 'maths', 'tensors': {"
+	"'x': {'shape': [64, 96], 'dtype': 'f32', 'role': 'input'},"
+	"'k': {'shape': [1], 'dtype': 'f32', 'role': 'const', 'value': 1.5},"
+	"'a': {'shape': [64, 96], 'dtype': 'f32', 'role': 'output'},"
+	"'b': {'shape': [64, 96], 'dtype': 'f32', 'role': 'output'},"
+	"'c': {'shape': [64, 96], 'dtype': 'f32', 'role': 'output'},"
+	"'d': {'shape': [64, 96], 'dtype': 'f32', 'role': 'output'},"
+	"'e': {'shape': [64, 96], 'dtype': 'f32', 'role': 'output'}},"
+	"'ops': [{'name': 't', 'op': 'tanh', 'in': ['x'], 'out': 't'},"
+	"{'name': 'u', 'op': 'mul', 'in': ['t', 'k'], 'out': 'u'},"
+	"{'name': 'a', 'op': 'exp', 'in': ['u'], 'out': 'a'},"
+	"{'name': 'b', 'op': 'relu', 'in': ['x'], 'out': 'b'},"
+	"{'name': 'c', 'op': 'erf', 'in': ['x'], 'out': 'c'},"
+	"{'name': 'd', 'op': 'sigmoid', 'in': ['x'], 'out': 'd'},"
+	"{'name': 'm', 'op': 'reduce_max', 'in': ['x'], 'out': 'm',"
+	" 'attrs': {'axes': [1]}},"
+	"{'name': 'v', 'op': 'sub', 'in': ['x', 'm'], 'out': 'v'},"
+	"{'name': 'e', 'op': 'exp', 'in': ['v'], 'out': 'e'}]}";
+
+/* The C backend hides the maths runtime's bounds from gcc (fl_b, the _b
+ * forms); CUDA has neither and calls its own functions, the bounded exp
+ * variants by the prologue's names. */
+static void test_cuda_maths_plain_forms(void **state)
+{
+	char *cu = emit_cuda(t_load_q(maths_graph), FL_STRATEGY_UNFUSED);
+
+	(void)state;
+	assert_null(strstr(cu, "fl_bounds"));
+	assert_null(strstr(cu, "fl_b)"));
+	assert_null(strstr(cu, "fl_b."));
+	t_assert_contains(cu, "fl_tanhf(");
+	t_assert_contains(cu, "fl_erff(");
+	t_assert_contains(cu, "fl_expf_small(");
+	t_assert_contains(cu, "fl_expf_nonpos(");
+	t_assert_contains(cu, "#define fl_expf_small fl_expf");
+	t_assert_contains(cu, " > 0.0f ? ");
+	free(cu);
+}
+
 /* Layer 2's softmax on the GPU's tiles: one launch, a row per block,
  * the stitched tensors in __shared__ memory, each row reduced by the
  * whole block. */
@@ -282,7 +324,7 @@ static void test_cuda_matmul_accumulates_in_register(void **state)
  * is the same program in both. */
 static void test_cuda_constructs_compile(void **state)
 {
-	char dir[256], cmd[1024], *out = NULL, *cu;
+	char dir[256], cmd[2048], *out = NULL, *cu;
 	const char *nvcc = find_nvcc();
 	fl_graph *g;
 	int rc;
@@ -295,12 +337,16 @@ static void test_cuda_constructs_compile(void **state)
 	cu = emit_cuda(g, FL_STRATEGY_APOLLO);
 	t_write_graph(dir, "allreduce.cu", cu);
 	free(cu);
+	cu = emit_cuda(t_load_q(maths_graph), FL_STRATEGY_UNFUSED);
+	t_write_graph(dir, "maths.cu", cu);
+	free(cu);
 	if (T_SANITIZED) {
 		t_remove_dir(dir);
 		return;
 	}
 	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' -std=c++17 -arch=sm_90 -c "
-		 "-o allreduce.o allreduce.cu", dir, nvcc);
+		 "-o allreduce.o allreduce.cu && '%s' -std=c++17 -arch=sm_90 -c "
+		 "-o maths.o maths.cu", dir, nvcc, nvcc);
 	rc = t_run(cmd, &out);
 	if (rc != 0)
 		fail_msg("nvcc: %s", out);
@@ -317,4 +363,5 @@ FL_SUITE(codegen_cuda,
 	cmocka_unit_test(test_cuda_branches_split_the_grid),
 	cmocka_unit_test(test_cuda_recomputation_over_threads),
 	cmocka_unit_test(test_cuda_matmul_accumulates_in_register),
+	cmocka_unit_test(test_cuda_maths_plain_forms),
 	cmocka_unit_test(test_cuda_constructs_compile));

@@ -41,6 +41,19 @@ static const char sweep_text[] =
 	"    in_range[i] = fl_expf_in_range(x[i]);\n"
 	"  }\n"
 	"}\n"
+	"void fl_test_hidden(const float *x, float *t, float *e, float *p,\n"
+	"                    float *np, float *sm, long n)\n"
+	"{\n"
+	"  const fl_bounds fl_b = fl_bounds_hidden();\n"
+	"  #pragma omp simd\n"
+	"  for (long i = 0; i < n; i++) {\n"
+	"    t[i] = fl_tanhf_b(x[i], fl_b);\n"
+	"    e[i] = fl_erff_b(x[i], fl_b);\n"
+	"    p[i] = fl_expf_b(x[i], fl_b);\n"
+	"    np[i] = fl_expf_nonpos_b(x[i], fl_b);\n"
+	"    sm[i] = fl_expf_small(x[i]);\n"
+	"  }\n"
+	"}\n"
 	"void fl_test_exp_bounds(float *lo, float *hi)\n"
 	"{\n"
 	"  *lo = FL_EXPF_LO;\n"
@@ -49,6 +62,8 @@ static const char sweep_text[] =
 
 typedef void (*variants_fn)(const float *, float *, float *, long);
 typedef void (*bounds_fn)(float *, float *);
+typedef void (*hidden_fn)(const float *, float *, float *, float *, float *,
+			  float *, long);
 
 typedef void (*sweep_fn)(const float *, float *, float *, float *, long);
 
@@ -59,6 +74,7 @@ typedef struct built {
 	sweep_fn sweep;
 	variants_fn variants;
 	bounds_fn bounds;
+	hidden_fn hidden;
 } built;
 
 static void build_sweep(built *b)
@@ -82,7 +98,8 @@ static void build_sweep(built *b)
 	*(void **)&b->sweep = dlsym(b->dl, "fl_test_sweep");
 	*(void **)&b->variants = dlsym(b->dl, "fl_test_exp_variants");
 	*(void **)&b->bounds = dlsym(b->dl, "fl_test_exp_bounds");
-	assert_true(b->sweep && b->variants && b->bounds);
+	*(void **)&b->hidden = dlsym(b->dl, "fl_test_hidden");
+	assert_true(b->sweep && b->variants && b->bounds && b->hidden);
 }
 
 static void unbuild(built *b)
@@ -327,6 +344,92 @@ static void test_math_rt_exp_variants_agree(void **state)
 	free(ir);
 }
 
+/* Units in the last place between two floats of one sign. */
+static long ulps_apart(float a, float b)
+{
+	int32_t ia, ib;
+
+	memcpy(&ia, &a, sizeof ia);
+	memcpy(&ib, &b, sizeof ib);
+	return labs((long)ia - (long)ib);
+}
+
+/* The forms the kernels call with the bounds hidden from the compiler
+ * (fl_b: each clamp becomes one vector min or max) give the bits of the
+ * plain forms, whose bounds the compiler sees and folds into the
+ * arithmetic (tanh's clamped arm becomes the constant 1, which holds
+ * only if 9.1 P/Q computed at run time rounds to 1 or above, as the
+ * runtime's comment says), over the whole float line
+ * -- every 1021st float of each sign, infinities, zeros, NaNs with
+ * payloads, tanh's bound and the floats just past it -- and fl_expf_small
+ * (one-step reduction) stays within 2 units in the last place of fl_expf
+ * and within 1e-6 of exp on its domain [-5.5, 5.5]. */
+static void test_math_rt_hidden_bounds_same_bits(void **state)
+{
+	enum { N = 1 << 23 };
+	static const uint32_t specials[] = {0x7f800000u, 0xff800000u, 0u,
+					    0x80000000u, 0x7fc12345u,
+					    0xff812345u, 0x7f800001u};
+	float *x = malloc(N * sizeof *x), *t = malloc(N * sizeof *t);
+	float *e = malloc(N * sizeof *e), *p = malloc(N * sizeof *p);
+	float *np = malloc(N * sizeof *np), *ir = malloc(N * sizeof *ir);
+	float *ht = malloc(N * sizeof *ht), *he = malloc(N * sizeof *he);
+	float *hp = malloc(N * sizeof *hp), *sm = malloc(N * sizeof *sm);
+	long n = 0, small = 0;
+	built b;
+
+	(void)state;
+	assert_true(x && t && e && p && np && ir && ht && he && hp && sm);
+	for (uint32_t u = 0; u < 0x7f800000u; u += 1021) {
+		x[n++] = float_of_bits(u);
+		x[n++] = -float_of_bits(u);
+	}
+	for (size_t i = 0; i < sizeof specials / sizeof *specials; i++)
+		x[n++] = float_of_bits(specials[i]);
+	x[n++] = 9.1f;
+	x[n++] = nextafterf(9.1f, INFINITY);
+	x[n++] = -nextafterf(9.1f, -INFINITY);
+	x[n++] = 5.5f;
+	x[n++] = -5.5f;
+	assert_true(n <= N);
+	build_sweep(&b);
+	b.sweep(x, t, e, p, n);
+	b.hidden(x, ht, he, hp, np, sm, n);
+	b.variants(x, ir, ir, n);
+	unbuild(&b);
+	for (long i = 0; i < n; i++) {
+		if (!same_bits(ht[i], t[i]) || !same_bits(he[i], e[i]) ||
+		    !same_bits(hp[i], p[i]))
+			fail_msg("hidden bounds at %.9g: tanh %.9g/%.9g, erf "
+				 "%.9g/%.9g, exp %.9g/%.9g", (double)x[i],
+				 (double)ht[i], (double)t[i], (double)he[i],
+				 (double)e[i], (double)hp[i], (double)p[i]);
+		if (!(x[i] > 0) && !same_bits(np[i], p[i]))
+			fail_msg("fl_expf_nonpos_b(%.9g) = %.9g, fl_expf %.9g",
+				 (double)x[i], (double)np[i], (double)p[i]);
+		if (isnan(x[i]) && !isnan(sm[i]))
+			fail_msg("fl_expf_small(NaN) = %.9g", (double)sm[i]);
+		if (!(fabsf(x[i]) <= 5.5f))
+			continue;
+		small++;
+		if (ulps_apart(sm[i], p[i]) > 2 ||
+		    rel_err(sm[i], exp((double)x[i])) > 1e-6)
+			fail_msg("fl_expf_small(%.9g) = %.9g, fl_expf %.9g",
+				 (double)x[i], (double)sm[i], (double)p[i]);
+	}
+	assert_true(small > 1000000);
+	free(x);
+	free(t);
+	free(e);
+	free(p);
+	free(np);
+	free(ir);
+	free(ht);
+	free(he);
+	free(hp);
+	free(sm);
+}
+
 /* The generated code of exp, tanh, erf, sigmoid and both GELU forms
  * calls the runtime, which the unit carries, and not libm's expf, tanhf
  * and erff. */
@@ -372,10 +475,12 @@ static void test_math_rt_generated_code_calls_it(void **state)
 	assert_non_null(src);
 	assert_non_null(strstr(src, "static inline float fl_tanhf(float x)"));
 	assert_non_null(strstr(src, "static inline float fl_erff(float x)"));
-	assert_non_null(strstr(src, "= fl_tanhf("));
-	assert_non_null(strstr(src, "= fl_erff("));
-	assert_non_null(strstr(src, "= fl_expf("));
-	assert_non_null(strstr(src, "1.0f + fl_expf(-"));
+	/* the forms with the bounds hidden once per kernel */
+	assert_non_null(strstr(src, "const fl_bounds fl_b = fl_bounds_hidden();"));
+	assert_non_null(strstr(src, "= fl_tanhf_b("));
+	assert_non_null(strstr(src, "= fl_erff_b("));
+	assert_non_null(strstr(src, "= fl_expf_b("));
+	assert_non_null(strstr(src, "1.0f + fl_expf_b(-"));
 	assert_null(strstr(src, " tanhf("));
 	assert_null(strstr(src, " erff("));
 	assert_null(strstr(src, " expf("));
@@ -389,4 +494,5 @@ FL_SUITE(math_rt,
 	cmocka_unit_test(test_math_rt_special_values),
 	cmocka_unit_test(test_math_rt_exp_range_ends_and_nan_payloads),
 	cmocka_unit_test(test_math_rt_exp_variants_agree),
+	cmocka_unit_test(test_math_rt_hidden_bounds_same_bits),
 	cmocka_unit_test(test_math_rt_generated_code_calls_it));

@@ -95,11 +95,12 @@ static void test_split_chain8_one_call_per_loop(void **state)
 		fail_msg("not two simd loops:\n%s", k);
 	assert_non_null(strstr(k, "split at tanh, exp:"));
 	assert_int_equal(count_in(k, end, "_s[1024];"), 1);
-	assert_int_equal(count_in(first, second, "fl_tanhf("), 1);
-	/* exp of 1.5 tanh(..): the variant without range selects */
+	assert_int_equal(count_in(first, second, "fl_tanhf_b("), 1);
+	/* exp of 1.5 tanh(..): the variant without range selects and with
+	 * the one-step reduction (the argument is within 1.5) */
 	assert_int_equal(count_in(first, second, "fl_expf"), 0);
-	assert_int_equal(count_in(second, end, "fl_expf_in_range("), 1);
-	assert_int_equal(count_in(second, end, "fl_tanhf("), 0);
+	assert_int_equal(count_in(second, end, "fl_expf_small("), 1);
+	assert_int_equal(count_in(second, end, "fl_tanhf"), 0);
 	free(src);
 	fl_engine_close(s);
 	fl_graph_free(g);

@@ -196,6 +196,9 @@ typedef struct fl_cg_kernel {
 				   array needs a loop to declare it in
 				   (a kernel's launches share no
 				   on-chip memory) */
+	bool uses_bounds;	/* a C statement reads fl_b, the maths
+				   runtime's bounds the kernel hides from
+				   the compiler (runtime/math_rt.c) */
 	bool failed;
 	fl_error *err;
 } fl_cg_kernel;

@@ -680,6 +680,7 @@ bool fl_cg_fit_budget(fl_cg_kernel *cg)
 /* Forgets the previous attempt: its AST records and array decisions. */
 static void reset_attempt(fl_cg_kernel *cg)
 {
+	cg->uses_bounds = false;
 	fl_cg_annotations_free(cg);
 	for (int t = 0; cg->arr && t < cg->g->n_tensors; t++) {
 		isl_multi_aff_free(cg->arr[t].offset);

@@ -211,11 +211,14 @@ static const char *exp_template(const fl_cg_kernel *cg, const fl_op *op)
 {
 	fl_value_range r = cg->range[op->in[0]];
 
+	if (fl_value_range_within(r, -FL_EXPF_ARG_SMALL, FL_EXPF_ARG_SMALL))
+		return "fl_expf_small($0)";
 	if (fl_value_range_within(r, FL_EXPF_ARG_LO, FL_EXPF_ARG_HI))
 		return "fl_expf_in_range($0)";
 	if (r.hi <= 0.0f)
-		return "fl_expf_nonpos($0)";
-	return NULL;
+		return cg->cuda ? "fl_expf_nonpos($0)"
+				: "fl_expf_nonpos_b($0, fl_b)";
+	return cg->cuda ? NULL : "fl_expf_b($0, fl_b)";
 }
 
 /* min and max against a constant that holds no NaN: fl_fminf(a, b) is
@@ -234,14 +237,31 @@ static const char *minmax_template(const fl_cg_kernel *cg, const fl_op *op)
 	return NULL;
 }
 
+/* The C forms of the ops whose selects compare with a literal: the same
+ * expressions with the bounds the kernel hid from the compiler (fl_b;
+ * runtime/math_rt.c says why), so that each clamp is one vector min or
+ * max.  relu is "x > 0 ? x : 0", vmaxps(x, 0) to the bit. */
+static const char *bounds_template(const fl_op *op)
+{
+	switch (op->kind) {
+	case FL_OP_TANH: return "fl_tanhf_b($0, fl_b)";
+	case FL_OP_ERF: return "fl_erff_b($0, fl_b)";
+	case FL_OP_EXP: return "fl_expf_b($0, fl_b)";
+	case FL_OP_SIGMOID: return "1.0f / (1.0f + fl_expf_b(-$0, fl_b))";
+	case FL_OP_RELU: return "$0 > fl_b.zero ? $0 : fl_b.zero";
+	default: return NULL;
+	}
+}
+
 /* A compute statement's template: the op's own, or one the kernel's
  * facts make cheaper -- exp of a bounded argument, min and max against
  * a constant, and a division by a value the innermost loop does not
  * change, which becomes a multiplication by its reciprocal (gcc then
  * hoists the one division out of the loop: softmax's last phase, 6% of
- * its time; the result is within an ulp of the quotient). */
-static const char *compute_template(const fl_cg_kernel *cg,
-				    const fl_cg_stmt *st, const char *tpl)
+ * its time; the result is within an ulp of the quotient) -- and in C
+ * the forms with hidden bounds. */
+static const char *compute_template(fl_cg_kernel *cg, const fl_cg_stmt *st,
+				    const char *tpl)
 {
 	const char *better = NULL;
 
@@ -251,6 +271,10 @@ static const char *compute_template(const fl_cg_kernel *cg,
 		better = minmax_template(cg, st->op);
 	else if (st->op->kind == FL_OP_DIV && fl_cg_read_invariant(st, 1))
 		better = "$0 * (1.0f / $1)";
+	else if (!cg->cuda)
+		better = bounds_template(st->op);
+	if (better && strstr(better, "fl_b"))
+		cg->uses_bounds = true;
 	return better ? better : tpl;
 }
 
@@ -1142,6 +1166,9 @@ static int polyhedral_kernel(fl_strbuf *out, const fl_program *p,
 		fl_cg_kernel_comment(out, p->graph, k, cname, &cg);
 		fl_strbuf_printf(out, "void %s(float *const *bufs)\n{\n", cname);
 		fl_cg_global_decls(out, p->graph, cg.arr);
+		if (cg.uses_bounds)
+			fl_strbuf_printf(out, "  const fl_bounds fl_b = "
+					 "fl_bounds_hidden();\n");
 		fl_strbuf_printf(out, "%s}\n\n", body);
 		rc = 0;
 		if (demoted && fl_cg_note_demotions(&cg, demoted, n_demoted) < 0) {

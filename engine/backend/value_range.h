@@ -13,6 +13,9 @@
  * needs none of its range selects; a test checks the two agree. */
 #define FL_EXPF_ARG_LO (-87.3365402f)
 #define FL_EXPF_ARG_HI 88.7228317f
+/* ... and the one where it reduces the argument in one step
+ * (fl_expf_small, FL_EXPF_SMALL there). */
+#define FL_EXPF_ARG_SMALL 5.5f
 
 /* Every non-NaN value of the tensor lies in [lo, hi] (either may be
  * infinite). */

@@ -65,21 +65,68 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The bounds the functions below compare with, as values the caller
+ * passes.  With a literal bound GCC turns "b < a ? b : a" into a compare
+ * and a blend (it folds the arithmetic after the select into the
+ * literal's arm), two instructions on the two FMA pipes of a Zen 3 or
+ * Skylake core where vminps is one; a bound it cannot see is a plain
+ * min or max.  A kernel hides them once, outside its loops
+ * (fl_bounds_hidden: an empty asm that "changes" each value in a
+ * register), and calls the _b forms (print_c.c); the plain forms pass
+ * the literals, and both give the same bits (test_math_rt).  tanh's two
+ * clamps as minima: 12% of chain8's tanh loop. */
+typedef struct fl_bounds {
+  float tanh_hi;      /* tanh(x) is 1 in float from here on */
+  float erf_hi;       /* erf's fit ends here */
+  float exp_lo;       /* FL_EXPF_LO */
+  float exp_hi;       /* FL_EXPF_HI */
+  float one;
+  float zero;
+} fl_bounds;
+
+/* -126 ln 2 rounded up; the largest float below ln FLT_MAX */
+#define FL_EXPF_LO (-87.3365402f)
+#define FL_EXPF_HI 88.7228317f
+
+#define FL_BOUNDS_LITERAL \
+  ((fl_bounds){9.1f, 4.0f, FL_EXPF_LO, FL_EXPF_HI, 1.0f, 0.0f})
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define FL_HIDE(v) __asm__("" : "+x"(v))
+#else
+#define FL_HIDE(v) ((void)0)
+#endif
+
+static inline fl_bounds fl_bounds_hidden(void)
+{
+  fl_bounds b = FL_BOUNDS_LITERAL;
+
+  FL_HIDE(b.tanh_hi);
+  FL_HIDE(b.erf_hi);
+  FL_HIDE(b.exp_lo);
+  FL_HIDE(b.exp_hi);
+  FL_HIDE(b.one);
+  FL_HIDE(b.zero);
+  return b;
+}
+
 /* f(a) = a P(a^2) / Q(a^2) for a = |x| clamped to [0, bound], with the
  * sign of x: near 1 the float arithmetic of P/Q is a few units in the
- * last place off either way, so the result is kept at most 1. */
-static inline float fl_odd_rational(float r, float x)
+ * last place off either way, so the result is kept at most 1.  Every
+ * min is written "bound < v ? bound : v", which is vminps(bound, v) and
+ * leaves a NaN v alone. */
+static inline float fl_odd_rational(float r, float x, float one)
 {
-  r = r > 1.0f ? 1.0f : r;
+  r = one < r ? one : r;
   return copysignf(r, x);
 }
 
-static inline float fl_tanhf(float x)
+static inline float fl_tanhf_b(float x, fl_bounds b)
 {
   float a = fabsf(x);
   float t, p, q;
 
-  a = a > 9.1f ? 9.1f : a;
+  a = b.tanh_hi < a ? b.tanh_hi : a;
   t = a * a;
   p = 9.999999918e-01f + t * (1.337852212e-01f + t * (3.492470936e-03f +
       t * (2.055193099e-05f + t * 1.326440471e-08f)));
@@ -88,15 +135,20 @@ static inline float fl_tanhf(float x)
   /* at a = 9.1 itself P/Q rounds to 1 or above, so the clamp of a is
    * all it takes for every |x| >= 9.1 to give exactly 1 (one select
    * fewer than erf: 7% of chain8's time) */
-  return fl_odd_rational(a * p / q, x);
+  return fl_odd_rational(a * p / q, x, b.one);
 }
 
-static inline float fl_erff(float x)
+static inline float fl_tanhf(float x)
+{
+  return fl_tanhf_b(x, FL_BOUNDS_LITERAL);
+}
+
+static inline float fl_erff_b(float x, fl_bounds b)
 {
   float a = fabsf(x);
   float t, p, q;
 
-  a = a > 4.0f ? 4.0f : a;
+  a = b.erf_hi < a ? b.erf_hi : a;
   t = a * a;
   p = 1.128379144e+00f + t * (2.036967506e-01f + t * (5.105739078e-02f +
       t * (3.840006310e-03f + t * (1.433697883e-04f +
@@ -105,23 +157,21 @@ static inline float fl_erff(float x)
       t * (1.465661059e-02f + t * 9.836101621e-04f)));
   /* P/Q at the bound 4 is a little below 1; from 3.95 on erf rounds
    * to 1 in float */
-  return fl_odd_rational(a > 3.95f ? 1.0f : a * p / q, x);
+  return fl_odd_rational(a > 3.95f ? b.one : a * p / q, x, b.one);
 }
 
-/* 2^n exp(r) for c in [lo, hi] (fl_expf's clamp bounds), or NaN: the
- * arithmetic of every exp below, without its range selects. */
-static inline float fl_expf_core(float c)
+static inline float fl_erff(float x)
 {
-  float t, n, r, r2, r4, p;
+  return fl_erff_b(x, FL_BOUNDS_LITERAL);
+}
+
+/* 2^n exp(r), where t = c / ln 2 + 1.5 * 2^23 (n in its low bits) and
+ * r = c - n ln 2: the polynomial and the exponent of every exp below. */
+static inline float fl_expf_poly(float t, float r)
+{
+  float r2 = r * r, r4 = r2 * r2, p;
   uint32_t tb, pb;
 
-  /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits */
-  t = c * 1.44269504088896341f + 12582912.0f;
-  n = t - 12582912.0f;
-  r = c - n * 0.693145751953125f;
-  r = r - n * 1.42860676533018700e-06f;
-  r2 = r * r;
-  r4 = r2 * r2;
   p = (1.0f + r * 1.000000038e+00f) +
       r2 * (5.000000047e-01f + r * 1.666641541e-01f) +
       r4 * ((4.166635277e-02f + r * 8.375134775e-03f) +
@@ -134,20 +184,38 @@ static inline float fl_expf_core(float c)
   return p;
 }
 
-/* -126 ln 2 rounded up; the largest float below ln FLT_MAX */
-#define FL_EXPF_LO (-87.3365402f)
-#define FL_EXPF_HI 88.7228317f
+/* 2^n exp(r) for c in [lo, hi] (fl_expf's clamp bounds), or NaN: the
+ * arithmetic of every exp below, without its range selects. */
+static inline float fl_expf_core(float c)
+{
+  float t, n, r;
+
+  /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits */
+  t = c * 1.44269504088896341f + 12582912.0f;
+  n = t - 12582912.0f;
+  r = c - n * 0.693145751953125f;
+  r = r - n * 1.42860676533018700e-06f;
+  return fl_expf_poly(t, r);
+}
+
+/* The clamps are maxps(lo, x) and minps(hi, c), which leave a NaN
+ * alone as the selects after them need; a select of 0 stays literal
+ * (it is one and-not, on any pipe). */
+static inline float fl_expf_b(float x, fl_bounds b)
+{
+  float c = b.exp_lo > x ? b.exp_lo : x;
+  float p;
+
+  c = b.exp_hi < c ? b.exp_hi : c;
+  p = fl_expf_core(c);
+  p = x < b.exp_lo ? 0.0f : p;
+  p = x > b.exp_hi ? INFINITY : p;
+  return x != x ? x : p;
+}
 
 static inline float fl_expf(float x)
 {
-  float c = x < FL_EXPF_LO ? FL_EXPF_LO : x;
-  float p;
-
-  c = c > FL_EXPF_HI ? FL_EXPF_HI : c;
-  p = fl_expf_core(c);
-  p = x < FL_EXPF_LO ? 0.0f : p;
-  p = x > FL_EXPF_HI ? INFINITY : p;
-  return x != x ? x : p;
+  return fl_expf_b(x, FL_BOUNDS_LITERAL);
 }
 
 /* The same function where the code generator has proved the argument
@@ -155,13 +223,18 @@ static inline float fl_expf(float x)
  * the overflow side's clamp and select go, and the result is fl_expf's
  * to the bit.  Each select is two vector instructions of the few dozen
  * in a fused kernel's body. */
-static inline float fl_expf_nonpos(float x)
+static inline float fl_expf_nonpos_b(float x, fl_bounds b)
 {
-  float c = x < FL_EXPF_LO ? FL_EXPF_LO : x;
+  float c = b.exp_lo > x ? b.exp_lo : x;
   float p = fl_expf_core(c);
 
-  p = x < FL_EXPF_LO ? 0.0f : p;
+  p = x < b.exp_lo ? 0.0f : p;
   return x != x ? x : p;
+}
+
+static inline float fl_expf_nonpos(float x)
+{
+  return fl_expf_nonpos_b(x, FL_BOUNDS_LITERAL);
 }
 
 /* ... and where it is proved within [FL_EXPF_LO, FL_EXPF_HI] or NaN
@@ -170,6 +243,29 @@ static inline float fl_expf_nonpos(float x)
 static inline float fl_expf_in_range(float x)
 {
   float p = fl_expf_core(x);
+
+  return x != x ? x : p;
+}
+
+/* ... and where it is proved within [-FL_EXPF_SMALL, FL_EXPF_SMALL] or
+ * NaN: n is at most 8 in magnitude, and with an FMA r = x - n ln 2 is
+ * one instruction, ln 2 rounded to float: the product is exact inside
+ * the FMA, so r is off by at most 8 * 1.9e-9 (ln 2's rounding error), a
+ * quarter of a unit in the last place of exp, 3% of chain8's time.
+ * Within a few units in the last place of fl_expf (test_math_rt).
+ * Without an FMA the product would round, and the two-part reduction
+ * stays. */
+#define FL_EXPF_SMALL 5.5f
+
+static inline float fl_expf_small(float x)
+{
+#ifdef __FMA__
+  float t = x * 1.44269504088896341f + 12582912.0f;
+  float n = t - 12582912.0f;
+  float p = fl_expf_poly(t, fmaf(-n, 0.693147182464599609375f, x));
+#else
+  float p = fl_expf_core(x);
+#endif
 
   return x != x ? x : p;
 }
