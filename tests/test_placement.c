@@ -145,6 +145,40 @@ static void test_placement_register_is_a_scalar(void **state)
 	free(src);
 }
 
+static int occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* Layer 2's softmax with its rows pipelined (pipeline_rows.c): isl's
+ * "separate" gives the first and last rows of a tile loops of their
+ * own, each with its copy of the sub and the exp; the register tensor
+ * is a scalar declared in each of them, never a per-tile array, and the
+ * program verifies under every strategy. */
+static void test_placement_register_scalar_in_pipelined_rows(void **state)
+{
+	char g[512], *src, *out;
+
+	(void)state;
+	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
+	src = emit_c(g, "apollo", NULL);
+	t_assert_contains(src, "rows pipelined");
+	t_assert_contains(src, "register (the scalar T3_r)");
+	if (strstr(src, "T3_loc"))
+		fail_msg("a register tensor printed as an array:\n%s", src);
+	if (occurrences(src, "float T3_r;") < 3 ||
+	    occurrences(src, "float T3_r;") !=
+	    occurrences(src, "fl_expf_nonpos_b(T3_r, fl_b)"))
+		fail_msg("not one scalar per copy of the loop:\n%s", src);
+	free(src);
+	out = run_verified(g, "all", NULL);
+	free(out);
+}
+
 /* The tile-local buffers of MICRO 2020 Fig. 1 (1.1 MiB per tile) under a
  * 4 MiB budget all stay local; they live in a scratch each thread
  * allocates once per call, before the work-shared tile loop, and never
@@ -296,6 +330,7 @@ FL_SUITE(placement,
 	cmocka_unit_test(test_placement_max_min_accumulators_keep_nan_rule),
 	cmocka_unit_test(test_placement_accumulators_past_fixed_dimensions),
 	cmocka_unit_test(test_placement_register_is_a_scalar),
+	cmocka_unit_test(test_placement_register_scalar_in_pipelined_rows),
 	cmocka_unit_test(test_placement_scratch_once_per_call),
 	cmocka_unit_test(test_placement_budget_demotes_largest),
 	cmocka_unit_test(test_placement_budget_large_keeps_local),

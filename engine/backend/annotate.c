@@ -883,8 +883,7 @@ static long const_trip_count(__isl_keep isl_ast_node *node)
 static bool declares_locals(const fl_cg_kernel *cg, const fl_cg_loop *l)
 {
 	for (int t = 0; t < cg->g->n_tensors; t++)
-		if (cg->arr[t].local && cg->arr[t].used &&
-		    cg->arr[t].scope == l)
+		if (fl_cg_declared_in(&cg->arr[t], l))
 			return true;
 	return false;
 }

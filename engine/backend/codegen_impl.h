@@ -157,9 +157,18 @@ typedef struct fl_cg_array {
 	fl_cg_loop *scope;	/* local: declared in this loop's body */
 	bool want_reg;		/* layer 1 placed it in registers */
 	bool reg;		/* printed as the scalar T<t>_r, declared
-				   in the body of `scope` (its accesses'
-				   one innermost loop) */
+				   in the body of each of scalar_loop[]
+				   (the innermost loops of its accesses:
+				   one, or the copies of one that isl's
+				   "separate" option made) */
+#define FL_CG_SCALAR_LOOPS 8
+	int n_scalar_loops;
+	fl_cg_loop *scalar_loop[FL_CG_SCALAR_LOOPS];
 } fl_cg_array;
+
+/* Whether tile-local array or scalar a is declared in the body of loop l
+ * (NULL: the function's). */
+bool fl_cg_declared_in(const fl_cg_array *a, const fl_cg_loop *l);
 
 typedef struct fl_cg_kernel {
 	isl_ctx *ctx;

@@ -541,39 +541,42 @@ static bool reads_same_point(__isl_keep isl_pw_multi_aff *w,
 	return sub == isl_bool_true;
 }
 
-/* The one loop around every access of t, when a scalar declared in its
- * body can replace the array: a single statement writes t, and does not
- * read it (no reduction), every read runs at a schedule point where that
- * write runs and reads the element it wrote there -- so the write comes
- * first in the loop body (the schedule keeps the dependence) and the
- * value never crosses iterations.  *loop is NULL for a kernel without
- * loops around them; false when some rule fails. */
-static bool scalar_scope(const fl_cg_kernel *cg, int t, fl_cg_loop **loop)
+/* Whether statement st writes or reads tensor t. */
+static bool touches(const fl_cg_stmt *st, int t)
+{
+	if (st->op->out[0] == t)
+		return true;
+	for (int r = 0; r < st->ps->n_reads; r++)
+		if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) == t)
+			return true;
+	return false;
+}
+
+/* The write of t in loop l: its one occurrence there (with a schedule),
+ * or NULL when there is none or more than one. */
+static const fl_cg_stmt *write_in(const fl_cg_kernel *cg, int t,
+				  const fl_cg_loop *l)
 {
 	const fl_cg_stmt *w = NULL;
-	bool first = true;
 
 	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next) {
-		bool touches = st->op->out[0] == t;
-
-		for (int r = 0; r < st->ps->n_reads; r++)
-			touches |= fl_cg_read_tensor(st->op,
-						     &st->ps->reads[r]) == t;
-		if (!touches)
-			continue;
-		if (!first && st->loop != *loop)
-			return false;
-		*loop = st->loop;
-		first = false;
-		if (st->op->out[0] != t)
+		if (st->loop != l || st->op->out[0] != t)
 			continue;
 		if (w || !st->wsched)
-			return false;
+			return NULL;
 		w = st;
 	}
-	if (!w)
-		return false;
-	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next)
+	return w;
+}
+
+/* Whether every read of t in loop l runs at a schedule point where w
+ * runs and reads the element w wrote there. */
+static bool reads_follow(const fl_cg_kernel *cg, int t, const fl_cg_loop *l,
+			 const fl_cg_stmt *w)
+{
+	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next) {
+		if (st->loop != l)
+			continue;
 		for (int r = 0; r < st->ps->n_reads; r++) {
 			if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) != t)
 				continue;
@@ -581,6 +584,53 @@ static bool scalar_scope(const fl_cg_kernel *cg, int t, fl_cg_loop **loop)
 			    !reads_same_point(w->wsched, st->rsched[r]))
 				return false;
 		}
+	}
+	return true;
+}
+
+/* The loops whose bodies can each declare a scalar replacing t, into
+ * a->scalar_loop: every access of t lies in one of them, each holds one
+ * occurrence of t's one writing statement (which does not read t: no
+ * reduction), and every read there runs at a schedule point where that
+ * write runs and reads the element it wrote -- so the write comes first
+ * in the loop body (the schedule keeps the dependence) and the value
+ * never crosses iterations.  Usually one innermost loop; a pipelined row
+ * loop (pipeline_rows.c) prints as several, its first and last rows
+ * separated, each with its own copy of the statements.  A NULL loop is
+ * a kernel without loops around them.  false when some rule fails. */
+static bool scalar_loops(const fl_cg_kernel *cg, int t, fl_cg_array *a)
+{
+	const fl_cg_stmt *writer = NULL;
+
+	a->n_scalar_loops = 0;
+	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next) {
+		bool seen = false;
+
+		if (!touches(st, t))
+			continue;
+		if (st->op->out[0] == t) {
+			if (writer && writer->ps != st->ps)
+				return false;
+			writer = st;
+		}
+		for (int i = 0; i < a->n_scalar_loops; i++)
+			seen |= a->scalar_loop[i] == st->loop;
+		if (seen)
+			continue;
+		if (a->n_scalar_loops == FL_CG_SCALAR_LOOPS ||
+		    (!st->loop && a->n_scalar_loops > 0))
+			return false;
+		a->scalar_loop[a->n_scalar_loops++] = st->loop;
+	}
+	if (!writer)
+		return false;
+	for (int i = 0; i < a->n_scalar_loops; i++) {
+		const fl_cg_loop *l = a->scalar_loop[i];
+		const fl_cg_stmt *w = write_in(cg, t, l);
+
+		if (!w || !reads_follow(cg, t, l, w))
+			return false;
+	}
 	return true;
 }
 
@@ -590,14 +640,27 @@ static void settle_scalars(fl_cg_kernel *cg)
 {
 	for (int t = 0; t < cg->g->n_tensors; t++) {
 		fl_cg_array *a = &cg->arr[t];
-		fl_cg_loop *l = NULL;
 
 		if (a->local && a->used && a->want_reg &&
-		    scalar_scope(cg, t, &l)) {
+		    scalar_loops(cg, t, a)) {
 			a->reg = true;
-			a->scope = l;
+			a->scope = a->scalar_loop[0];
+		} else {
+			a->n_scalar_loops = 0;
 		}
 	}
+}
+
+bool fl_cg_declared_in(const fl_cg_array *a, const fl_cg_loop *l)
+{
+	if (!a->local || !a->used)
+		return false;
+	if (!a->reg)
+		return a->scope == l;
+	for (int i = 0; i < a->n_scalar_loops; i++)
+		if (a->scalar_loop[i] == l)
+			return true;
+	return false;
 }
 
 /* ---- the capacity of a tile's local memory ----------------------------- */

@@ -530,11 +530,6 @@ static bool local_on_heap(const fl_cg_array *a)
 	return !a->reg && local_elems(a) * (int64_t)sizeof(float) > LOCAL_STACK_MAX;
 }
 
-static bool declared_in(const fl_cg_array *a, const fl_cg_loop *scope)
-{
-	return a->local && a->used && a->scope == scope;
-}
-
 /* The parallel loop whose region holds the scratch of heap array a:
  * the loop with the pragma around its scope (each thread its own part),
  * or NULL for the function's scratch (one per call). */
@@ -624,7 +619,7 @@ static __isl_give isl_printer *print_locals(__isl_take isl_printer *p,
 					    const fl_cg_loop *scope)
 {
 	for (int t = 0; t < cg->g->n_tensors; t++)
-		if (declared_in(&cg->arr[t], scope))
+		if (fl_cg_declared_in(&cg->arr[t], scope))
 			p = print_local(p, cg, t);
 	return p;
 }

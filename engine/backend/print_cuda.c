@@ -83,7 +83,7 @@ static __isl_give isl_printer *print_locals(__isl_take isl_printer *p,
 		const fl_cg_array *a = &cg->arr[t];
 		size_t n = 0;
 
-		if (!a->local || !a->used || a->scope != scope)
+		if (!fl_cg_declared_in(a, scope))
 			continue;
 		if (a->reg) {
 			snprintf(buf, sizeof buf, "float T%d_r;", t);

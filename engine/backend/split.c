@@ -194,7 +194,7 @@ static void find_carried(const fl_cg_kernel *cg, fl_cg_split *plan,
 	for (int i = 0; i < plan->n_stmts; i++) {
 		int t = plan->stmt[i]->op->out[0];
 
-		if (!cg->arr[t].reg || cg->arr[t].scope != l)
+		if (!cg->arr[t].reg || !fl_cg_declared_in(&cg->arr[t], l))
 			continue;
 		for (int j = i + 1; j < plan->n_stmts; j++)
 			if (plan->part[j] > plan->part[i] &&
@@ -210,7 +210,7 @@ static bool declares_arrays(const fl_cg_kernel *cg, const fl_cg_loop *l)
 	for (int t = 0; t < cg->g->n_tensors; t++) {
 		const fl_cg_array *a = &cg->arr[t];
 
-		if (a->local && a->used && !a->reg && a->scope == l)
+		if (!a->reg && fl_cg_declared_in(a, l))
 			return true;
 	}
 	return false;
@@ -401,7 +401,7 @@ static __isl_give isl_printer *print_part_scalars(__isl_take isl_printer *p,
 		int t = plan->stmt[i]->op->out[0];
 
 		if (plan->part[i] != part || !cg->arr[t].reg ||
-		    cg->arr[t].scope != l || plan->carry[t])
+		    !fl_cg_declared_in(&cg->arr[t], l) || plan->carry[t])
 			continue;
 		snprintf(buf, sizeof buf, "float T%d_r;", t);
 		p = line(p, buf);
