@@ -616,7 +616,7 @@ static bool init_hoists(const fl_cg_stmt *init, const fl_cg_stmt *upd,
 	return ok;
 }
 
-static bool accesses_tensor(const fl_cg_stmt *st, int t)
+bool fl_cg_stmt_accesses(const fl_cg_stmt *st, int t)
 {
 	if (st->op->out[0] == t)
 		return true;
@@ -698,7 +698,7 @@ static bool acc_candidate(const acc_body *b, int i, int d, fl_cg_stmt **init)
 	for (int j = 0; j < b->n; j++) {
 		fl_cg_stmt *s = b->st[j];
 
-		if (j == i || !accesses_tensor(s, t) ||
+		if (j == i || !fl_cg_stmt_accesses(s, t) ||
 		    other_elements(u, s, d))
 			continue;
 		if (*init || j > i || s->op != u->op ||
@@ -749,7 +749,7 @@ static bool no_carried(const acc_body *b, int depth)
 		for (int j = 0; j < b->n; j++) {
 			const fl_cg_stmt *s = b->st[j];
 
-			if (acc_taken(b, s) || !accesses_tensor(s, t))
+			if (acc_taken(b, s) || !fl_cg_stmt_accesses(s, t))
 				continue;
 			if (sched_pos(s, depth) != d)
 				return false;	/* not the same loops */

@@ -286,6 +286,9 @@ fl_cg_stmt *fl_cg_stmt_of(__isl_keep isl_ast_node *node);
  * in every iteration of its innermost enclosing loop. */
 bool fl_cg_read_invariant(const fl_cg_stmt *st, int input);
 
+/* Whether statement st writes or reads graph tensor t. */
+bool fl_cg_stmt_accesses(const fl_cg_stmt *st, int t);
+
 /* Frees the statements and loops of the last AST. */
 void fl_cg_annotations_free(fl_cg_kernel *cg);
 

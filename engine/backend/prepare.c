@@ -541,17 +541,6 @@ static bool reads_same_point(__isl_keep isl_pw_multi_aff *w,
 	return sub == isl_bool_true;
 }
 
-/* Whether statement st writes or reads tensor t. */
-static bool touches(const fl_cg_stmt *st, int t)
-{
-	if (st->op->out[0] == t)
-		return true;
-	for (int r = 0; r < st->ps->n_reads; r++)
-		if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) == t)
-			return true;
-	return false;
-}
-
 /* The write of t in loop l: its one occurrence there (with a schedule),
  * or NULL when there is none or more than one. */
 static const fl_cg_stmt *write_in(const fl_cg_kernel *cg, int t,
@@ -606,7 +595,7 @@ static bool scalar_loops(const fl_cg_kernel *cg, int t, fl_cg_array *a)
 	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next) {
 		bool seen = false;
 
-		if (!touches(st, t))
+		if (!fl_cg_stmt_accesses(st, t))
 			continue;
 		if (st->op->out[0] == t) {
 			if (writer && writer->ps != st->ps)
