@@ -240,13 +240,13 @@ static const char *minmax_template(const fl_cg_kernel *cg, const fl_op *op)
 /* The C forms of the ops whose selects compare with a literal: the same
  * expressions with the bounds the kernel hid from the compiler (fl_b;
  * runtime/math_rt.c says why), so that each clamp is one vector min or
- * max.  relu is "x > 0 ? x : 0", vmaxps(x, 0) to the bit. */
+ * max.  relu is "x > 0 ? x : 0", vmaxps(x, 0) to the bit.  exp has its
+ * forms in exp_template. */
 static const char *bounds_template(const fl_op *op)
 {
 	switch (op->kind) {
 	case FL_OP_TANH: return "fl_tanhf_b($0, fl_b)";
 	case FL_OP_ERF: return "fl_erff_b($0, fl_b)";
-	case FL_OP_EXP: return "fl_expf_b($0, fl_b)";
 	case FL_OP_SIGMOID: return "1.0f / (1.0f + fl_expf_b(-$0, fl_b))";
 	case FL_OP_RELU: return "$0 > fl_b.zero ? $0 : fl_b.zero";
 	default: return NULL;
