@@ -10,6 +10,7 @@
 
 #include "events.h"
 #include "interp.h"
+#include "machine.h"
 
 typedef enum opt_id {
 	OPT_HELP, OPT_VERSION, OPT_CHECK, OPT_BATCH, OPT_INTERPRET, OPT_SEED,
@@ -23,7 +24,7 @@ typedef enum opt_id {
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
 	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET, OPT_INPUTS, OPT_EXPECT,
 	OPT_EXPORT_ONNX,
-	OPT_INPUT_SHAPE,
+	OPT_INPUT_SHAPE, OPT_MACHINE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -109,6 +110,10 @@ static const opt_spec specs[] = {
 	{OPT_PIN, "pin", 0, NULL,
 	 "pin the timing process's OpenMP threads to cores (OMP_PROC_BIND="
 	 "close, OMP_PLACES=cores); off by default"},
+	{OPT_MACHINE, "machine", 0, "SPEC",
+	 "plan tiles, buffers and threads for another machine, e.g. "
+	 "cores=8,l1d=48K,l2=2M,l3=32M,isa=avx512f (fields not named are "
+	 "the host's; also $FUSELAB_MACHINE); timings still run here"},
 	{OPT_TIMEOUT, "timeout", 0, "SECONDS",
 	 "time limit of each call of a generated kernel (default 60)"},
 	{OPT_WARMUP, "warmup", 0, "N", "untimed runs before timing (default 1)"},
@@ -285,6 +290,20 @@ static int64_t parse_size(const char *s)
 	if (v == 0)
 		return -3;
 	return (int64_t)v << shift;
+}
+
+/* A machine description (--machine, $FUSELAB_MACHINE) that
+ * fl_machine_describe accepts; -1 with the reason in err. */
+static int check_machine(const char *spec, const char *from, char *err,
+			 size_t err_len)
+{
+	fl_machine m = *fl_machine_host();
+	char why[256];
+
+	if (fl_machine_describe(&m, spec, why, (int)sizeof why))
+		return 0;
+	snprintf(err, err_len, "%s: %s", from, why);
+	return -1;
 }
 
 static int parse_int(const char *arg, const char *opt, long lo, long hi,
@@ -498,6 +517,11 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_RUN: o->run = true; break;
 	case OPT_KEEP: o->keep = true; break;
 	case OPT_PIN: o->pin = true; break;
+	case OPT_MACHINE:
+		if (check_machine(arg, "--machine", err, err_len) < 0)
+			return -1;
+		o->machine_spec = arg;
+		break;
 	case OPT_TARGET:
 		if (fl_target_parse(arg, &o->target) < 0) {
 			snprintf(err, err_len, "--target: expected cpu or cuda, "
@@ -776,6 +800,13 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 		} else {
 			o->file = a;
 		}
+	}
+	if (!o->machine_spec && getenv("FUSELAB_MACHINE") &&
+	    getenv("FUSELAB_MACHINE")[0]) {
+		o->machine_spec = getenv("FUSELAB_MACHINE");
+		if (check_machine(o->machine_spec, "FUSELAB_MACHINE", err,
+				  err_len) < 0)
+			return -1;
 	}
 	/* the ONNX export needs only the graph: alone it is a batch run */
 	if (o->onnx_file && o->mode == FL_MODE_INTERACTIVE)

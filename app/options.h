@@ -51,6 +51,9 @@ typedef struct fl_options {
 	const char *workdir;
 	bool keep;
 	bool pin;		/* --pin: timing threads pinned to cores */
+	/* --machine, else $FUSELAB_MACHINE: the machine to plan for as a
+	 * description (machine.h), NULL: the host */
+	const char *machine_spec;
 	fl_target target;	/* --target: the backend (default cpu) */
 	int timeout_s, warmup, repeat;
 	long sched_budget;	/* 0: default */

@@ -206,6 +206,8 @@ static void print_conditions(const fl_ladder *l)
 	char before[32], after[32], bytes[32];
 
 	printf("machine: %s\n", fl_safe_name(l->machine));
+	if (l->planned_for[0])
+		printf("planned for: %s\n", fl_safe_name(l->planned_for));
 	printf("load: %s before, %s after timing", load_text(l->load_before,
 	       before, sizeof before), load_text(l->load_after, after,
 						 sizeof after));

@@ -162,10 +162,163 @@ static void detect_cached(void)
 	fl_machine_detect(&cached);
 }
 
-const fl_machine *fl_machine_get(void)
+static fl_machine assumed;
+static bool is_assumed;
+
+const fl_machine *fl_machine_host(void)
 {
 	pthread_once(&cached_once, detect_cached);
 	return &cached;
+}
+
+const fl_machine *fl_machine_get(void)
+{
+	return is_assumed ? &assumed : fl_machine_host();
+}
+
+void fl_machine_assume(const fl_machine *m)
+{
+	if (m)
+		assumed = *m;
+	is_assumed = m != NULL;
+}
+
+/* ---- machine descriptions ("cores=4,l2=1M,isa=avx2") ---------------- */
+
+/* "32K", "1M", "4096": bytes from 1 KiB to 1 TiB; 0 when not such a
+ * size. */
+static int64_t spec_size(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	v = strtoll(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		v = v > (1LL << 40) ? 0 : v << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v = v > (1LL << 30) ? 0 : v << 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v = v > (1LL << 20) ? 0 : v << 30, end++;
+	if (*end || v < 1024 || v > (1LL << 40))
+		return 0;
+	return (int64_t)v;
+}
+
+/* isa name -> m's vector width, fma and name; false when unknown. */
+static bool spec_isa(fl_machine *m, const char *name)
+{
+	static const struct {
+		const char *name, *canon;
+		int bits;
+		bool fma;
+	} isas[] = {
+		{"avx512f", "avx512f", 512, true},
+		{"avx512", "avx512f", 512, true},
+		{"avx2+fma", "avx2+fma", 256, true},
+		{"avx2", "avx2+fma", 256, true},
+		{"sse2", "sse2", 128, false},
+		{"neon", "neon", 128, true},
+		{"c", "c", 0, false},
+	};
+
+	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++)
+		if (!strcmp(name, isas[i].name)) {
+			m->vector_bits = isas[i].bits;
+			m->fma = isas[i].fma;
+			snprintf(m->isa, sizeof m->isa, "%s", isas[i].canon);
+			return true;
+		}
+	return false;
+}
+
+/* One key=value of a description into m; false with the reason in err. */
+static bool spec_field(fl_machine *m, const char *key, const char *val,
+		       char *err, int n)
+{
+	int64_t *size = !strcmp(key, "l1d") ? &m->l1d :
+			!strcmp(key, "l2") ? &m->l2 :
+			!strcmp(key, "l3") ? &m->l3 : NULL;
+
+	if (size) {
+		if (!(*size = spec_size(val)))
+			snprintf(err, (size_t)n, "%s=%s: expected a size from "
+				 "1K to 1024G such as 512K or 32M", key, val);
+		return *size != 0;
+	}
+	if (!strcmp(key, "cores")) {
+		char *end;
+		long v = strtol(val, &end, 10);
+
+		if (*val < '0' || *val > '9' || *end || v < 1 || v > 4096) {
+			snprintf(err, (size_t)n, "cores=%s: expected a whole "
+				 "number from 1 to 4096", val);
+			return false;
+		}
+		m->cores = (int)v;
+		return true;
+	}
+	if (!strcmp(key, "isa")) {
+		if (spec_isa(m, val))
+			return true;
+		snprintf(err, (size_t)n, "isa=%s: expected avx512f, "
+			 "avx2+fma, sse2, neon or c", val);
+		return false;
+	}
+	if (!strcmp(key, "model")) {
+		snprintf(m->model, sizeof m->model, "%s", val);
+		return true;
+	}
+	snprintf(err, (size_t)n, "unknown field \"%s\" (expected cores, l1d, "
+		 "l2, l3, isa or model)", key);
+	return false;
+}
+
+static void note_given(fl_machine *m, const char *key)
+{
+	size_t at = strlen(m->given);
+
+	if (!strstr(m->given, key))
+		snprintf(m->given + at, sizeof m->given - at, "%s%s",
+			 at ? ", " : "", key);
+}
+
+bool fl_machine_describe(fl_machine *m, const char *spec, char *err, int n)
+{
+	fl_machine out = *m;
+	char part[160];
+	const char *p = spec;
+
+	if (!*spec) {
+		snprintf(err, (size_t)n, "empty machine description");
+		return false;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char *eq;
+
+		if (len == 0 || len >= sizeof part) {
+			snprintf(err, (size_t)n, "expected key=value pairs "
+				 "separated by commas, got \"%s\"", spec);
+			return false;
+		}
+		memcpy(part, p, len);
+		part[len] = '\0';
+		eq = strchr(part, '=');
+		if (!eq || eq == part || !eq[1]) {
+			snprintf(err, (size_t)n, "\"%s\": expected key=value",
+				 part);
+			return false;
+		}
+		*eq = '\0';
+		if (!spec_field(&out, part, eq + 1, err, n))
+			return false;
+		note_given(&out, part);
+		p += len + (p[len] == ',');
+	}
+	*m = out;
+	return true;
 }
 
 /* An H100 as layer 1 sees it when planning for the CUDA backend: a
@@ -205,12 +358,15 @@ const char *fl_machine_text(const fl_machine *m, char *buf, int n)
 {
 	char l1[24], l2[24], l3[24];
 
-	snprintf(buf, (size_t)n, "%s, %d core%s, %s, L1d %s, L2 %s, L3 %s%s%s%s",
+	snprintf(buf, (size_t)n, "%s, %d core%s, %s, L1d %s, L2 %s, L3 %s%s%s%s"
+		 "%s%s%s",
 		 m->model[0] ? m->model : "unknown CPU", m->cores,
 		 m->cores == 1 ? "" : "s", m->isa, bytes_text(m->l1d, l1, 24),
 		 bytes_text(m->l2, l2, 24), bytes_text(m->l3, l3, 24),
 		 m->guessed[0] ? " (assumed: " : "", m->guessed,
-		 m->guessed[0] ? ")" : "");
+		 m->guessed[0] ? ")" : "",
+		 m->given[0] ? " (given: " : "", m->given,
+		 m->given[0] ? ")" : "");
 	return buf;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "machine.h"
 #include "test_util.h"
 
 FL_SUITE_DECL(shape);
@@ -131,6 +132,22 @@ static struct test_clock *time_tests(struct CMUnitTest *all, size_t total)
 	return clocks;
 }
 
+/* Every test plans for T_MACHINE, in this process and in the fuselab
+ * processes it starts. */
+static int assume_test_machine(void)
+{
+	fl_machine m = *fl_machine_host();
+	char why[256];
+
+	if (!fl_machine_describe(&m, T_MACHINE, why, (int)sizeof why) ||
+	    setenv("FUSELAB_MACHINE", T_MACHINE, 1) != 0) {
+		fprintf(stderr, "T_MACHINE: %s\n", why);
+		return -1;
+	}
+	fl_machine_assume(&m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct suite suites[] = {
@@ -201,7 +218,7 @@ int main(int argc, char **argv)
 	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
 		total += *suites[s].n;
 	all = calloc(total, sizeof *all);
-	if (!all)
+	if (!all || assume_test_machine() < 0)
 		return 1;
 	for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++)
 		for (size_t i = 0; i < *suites[s].n; i++)

@@ -406,11 +406,11 @@ static void test_tiles_machine_detect_sane(void **state)
 	assert_true(m.vector_bits == 0 || m.vector_bits == 128 ||
 		    m.vector_bits == 256 || m.vector_bits == 512);
 	assert_true(m.isa[0] != '\0');
-	/* the cached one is the same machine */
-	assert_int_equal(fl_machine_get()->cores, m.cores);
-	assert_true(fl_machine_get()->l2 == m.l2);
-	assert_string_equal(fl_machine_get()->isa, m.isa);
-	assert_ptr_equal(fl_machine_get(), fl_machine_get());
+	/* the cached host is the same machine */
+	assert_int_equal(fl_machine_host()->cores, m.cores);
+	assert_true(fl_machine_host()->l2 == m.l2);
+	assert_string_equal(fl_machine_host()->isa, m.isa);
+	assert_ptr_equal(fl_machine_host(), fl_machine_host());
 	assert_true(fl_machine_load() >= 0 || fl_machine_load() == -1);
 }
 
@@ -431,10 +431,138 @@ static void test_tiles_machine_text_names_isa_and_cores(void **state)
 	snprintf(one.guessed, sizeof one.guessed, "L3");
 	fl_machine_text(&one, buf, sizeof buf);
 	t_assert_contains(buf, "(assumed: L3)");
-	fl_machine_text(fl_machine_get(), buf, sizeof buf);
-	snprintf(cores, sizeof cores, "%d core", fl_machine_get()->cores);
+	fl_machine_text(fl_machine_host(), buf, sizeof buf);
+	snprintf(cores, sizeof cores, "%d core", fl_machine_host()->cores);
 	t_assert_contains(buf, cores);
-	t_assert_contains(buf, fl_machine_get()->isa);
+	t_assert_contains(buf, fl_machine_host()->isa);
+}
+
+/* A description replaces the fields it names, lists them as given, and
+ * leaves the others; a bad one changes nothing and names its bad part. */
+static void test_tiles_machine_description(void **state)
+{
+	fl_machine m = machine_of(6), before;
+	char buf[256], why[256];
+
+	(void)state;
+	assert_true(fl_machine_describe(&m, "l2=1M,isa=avx512f,cores=16",
+					why, sizeof why));
+	assert_int_equal(m.cores, 16);
+	assert_true(m.l2 == 1 << 20);
+	assert_true(m.l1d == 32 * 1024);	/* not named: kept */
+	assert_int_equal(m.vector_bits, 512);
+	assert_string_equal(m.isa, "avx512f");
+	fl_machine_text(&m, buf, sizeof buf);
+	t_assert_contains(buf, "16 cores, avx512f");
+	t_assert_contains(buf, "L2 1 MiB");
+	t_assert_contains(buf, "(given: l2, isa, cores)");
+	assert_true(fl_machine_describe(&m, "isa=avx2,l1d=48k,model=x y",
+					why, sizeof why));
+	assert_int_equal(m.vector_bits, 256);
+	assert_string_equal(m.isa, "avx2+fma");
+	assert_true(m.l1d == 48 * 1024);
+	assert_string_equal(m.model, "x y");
+	before = m;
+	{
+		static const struct {
+			const char *spec, *why;
+		} bad[] = {
+			{"", "empty machine description"},
+			{"cores=0", "cores=0: expected a whole number"},
+			{"cores=2x", "cores=2x: expected a whole number"},
+			{"l2=12Q", "l2=12Q: expected a size"},
+			{"l3=100", "l3=100: expected a size"},
+			{"l1d=-32K", "l1d=-32K: expected a size"},
+			{"isa=avx9", "isa=avx9: expected avx512f"},
+			{"ghz=3", "unknown field \"ghz\""},
+			{"l2", "\"l2\": expected key=value"},
+			{"l2=", "\"l2=\": expected key=value"},
+			{"l2=1M,,cores=2", "separated by commas"},
+			{"cores=4,l2=huge", "l2=huge"},
+		};
+
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			why[0] = '\0';
+			assert_false(fl_machine_describe(&m, bad[i].spec, why,
+							 sizeof why));
+			t_assert_contains(why, bad[i].why);
+			/* unchanged, even by the good part before the bad */
+			assert_int_equal(m.cores, before.cores);
+			assert_true(m.l2 == before.l2);
+		}
+	}
+}
+
+/* The tiled event of softmax's max kernel (fl_k0) as planned for the
+ * machine of env (a FUSELAB_MACHINE=... prefix, or "") and options. */
+static char *max_kernel_tiling(const char *env, const char *options)
+{
+	char cmd[1024], *out = NULL, *line, *end;
+
+	snprintf(cmd, sizeof cmd, "%s %s --batch --stage layer1 --events "
+		 "--strategy apollo-l1 %s %s/softmax.json", env,
+		 t_fuselab_bin(), options, t_samples_dir());
+	if (t_run(cmd, &out) != 0)
+		fail_msg("%s:\n%s", cmd, out);
+	line = strstr(out, "fl_k0: tiled softmax.max");
+	if (!line)
+		fail_msg("no tiled event for fl_k0:\n%s", out);
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	memmove(out, line, strlen(line) + 1);
+	return out;
+}
+
+/* --machine plans for the machine it describes, FUSELAB_MACHINE is its
+ * default, the option wins over the variable, and a bad description is
+ * an error that names it. */
+static void test_tiles_machine_option(void **state)
+{
+	char *plain, *big, *env, *both;
+
+	(void)state;
+	plain = max_kernel_tiling("", "");	/* the tests' T_MACHINE */
+	t_assert_contains(plain, "for 2 threads");
+	t_assert_contains(plain, "aim 1/4 of 512 KiB L2");
+	big = max_kernel_tiling("", "--machine l2=2M,cores=8");
+	t_assert_contains(big, "for 8 threads");
+	t_assert_contains(big, "of 2048 KiB L2");
+	env = max_kernel_tiling("FUSELAB_MACHINE=l2=2M,cores=8", "");
+	assert_string_equal(env, big);
+	both = max_kernel_tiling("FUSELAB_MACHINE=l2=2M,cores=8",
+				 "--machine cores=2,l2=512K");
+	assert_string_equal(both, plain);
+	free(plain);
+	free(big);
+	free(env);
+	free(both);
+	t_expect_fuselab("--machine cores=0 x.json", 2,
+			 "--machine: cores=0: expected a whole number");
+	t_expect_fuselab("--machine l2=1M,foo=2 x.json", 2,
+			 "--machine: unknown field \"foo\"");
+	t_expect_fuselab("--machine", 2, "--machine");
+	{
+		char cmd[512], *out = NULL;
+
+		snprintf(cmd, sizeof cmd, "FUSELAB_MACHINE=isa=avx9 %s x.json",
+			 t_fuselab_bin());
+		assert_int_equal(t_run(cmd, &out), 2);
+		t_assert_contains(out, "FUSELAB_MACHINE: isa=avx9: expected");
+		free(out);
+	}
+}
+
+/* The tests plan for T_MACHINE (test_main assumes it); the host stays
+ * what the system says. */
+static void test_tiles_machine_assumed_for_tests(void **state)
+{
+	(void)state;
+	assert_int_equal(fl_machine_get()->cores, 2);
+	assert_true(fl_machine_get()->l2 == 512 * 1024);
+	assert_string_equal(fl_machine_get()->model, "test machine");
+	t_assert_contains(fl_machine_get()->given, "l2");
+	assert_string_equal(fl_machine_host()->given, "");
 }
 
 FL_SUITE(tiles,
@@ -448,4 +576,7 @@ FL_SUITE(tiles,
 	 cmocka_unit_test(test_tiles_schedule_view_says_why),
 	 cmocka_unit_test(test_tiles_graph_view_kernel_detail),
 	 cmocka_unit_test(test_tiles_machine_detect_sane),
-	 cmocka_unit_test(test_tiles_machine_text_names_isa_and_cores));
+	 cmocka_unit_test(test_tiles_machine_text_names_isa_and_cores),
+	 cmocka_unit_test(test_tiles_machine_description),
+	 cmocka_unit_test(test_tiles_machine_option),
+	 cmocka_unit_test(test_tiles_machine_assumed_for_tests));

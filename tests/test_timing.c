@@ -252,7 +252,7 @@ static void test_timing_interleaved_child(void **state)
 	assert_int_equal(t.copy_gbps.n, 3);
 	assert_true(t.copy_gbps.min > 0 && t.copy_gbps.min <= t.copy_gbps.max);
 	assert_int_equal(t.copy_bytes,
-			 2 * fl_copy_probe_bytes(fl_machine_get()->l3));
+			 2 * fl_copy_probe_bytes(fl_machine_host()->l3));
 	assert_true(t.n_threads >= 1);
 	assert_true(t.affinity[0] != '\0');
 	assert_false(t.pinned);
@@ -571,6 +571,10 @@ static void test_timing_cli(void **state)
 		fail_msg("%s", out);
 	t_assert_contains(out, "machine: ");
 	t_assert_contains(out, "cores");
+	/* the host measured on, and the machine planned for (the tests'
+	   FUSELAB_MACHINE) below it */
+	t_assert_contains(out, "\nplanned for: test machine, 2 cores, "
+			  "avx2+fma, L1d 32 KiB, L2 512 KiB, L3 32 MiB (given: ");
 	t_assert_contains(out, "load: ");
 	t_assert_contains(out, " after timing; copy bandwidth ");
 	t_assert_contains(out, "GB/s (");

@@ -75,6 +75,14 @@ fl_graph *t_random_graph(uint64_t seed, int n_ops);
  * at -O0), and what these checks catch -- C++ errors in the front end,
  * resource limits such as too much __shared__ in ptxas, host code in the
  * host compiler -- does not depend on it. */
+/* The machine every test plans for, whatever runs it (test_main assumes
+ * it in this process and exports it as FUSELAB_MACHINE to every fuselab
+ * the tests start): tile sizes, and so the counts, footprints and events
+ * the tests read, follow the machine.  The 2-core AVX2 machine the
+ * expectations were written on. */
+#define T_MACHINE "cores=2,l1d=32K,l2=512K,l3=32M,isa=avx2+fma," \
+		  "model=test machine"
+
 #define T_NVCC_CHECK "-c -std=c++17 -arch=sm_90 -O0 -Xcicc -O0 -Xptxas -O0"
 
 /* A session on g under strategy s, run through codegen for the CUDA

@@ -311,7 +311,7 @@ static int plan_init(il_plan *pl, const fl_timed_program *progs, int n,
 	pl->seed = seed;
 	pl->rounds = o->repeat > 0 ? o->repeat : 0;
 	pl->baseline = -1;
-	pl->copy_bytes = fl_copy_probe_bytes(fl_machine_get()->l3);
+	pl->copy_bytes = fl_copy_probe_bytes(fl_machine_host()->l3);
 	pl->layout = calloc((size_t)n + 1, sizeof *pl->layout);
 	pl->first_kernel = calloc((size_t)n + 1, sizeof *pl->first_kernel);
 	if (!pl->layout || !pl->first_kernel)

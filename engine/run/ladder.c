@@ -503,8 +503,11 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 
 	memset(out, 0, sizeof *out);
 	out->steps = calloc((size_t)n + 1, sizeof *out->steps);
-	fl_machine_text(fl_machine_get(), out->machine,
+	fl_machine_text(fl_machine_host(), out->machine,
 			(int)sizeof out->machine);
+	if (fl_machine_get() != fl_machine_host())
+		fl_machine_text(fl_machine_get(), out->planned_for,
+				(int)sizeof out->planned_for);
 	out->load_before = out->load_after = -1;
 	if (!out->steps || !ses) {
 		free(ses);

@@ -89,7 +89,9 @@ typedef struct fl_ladder {
 	bool interleaved;
 	fl_run_status timing_status;
 	char timing_message[1024];
-	char machine[256];	/* fl_machine_text */
+	char machine[256];	/* fl_machine_text of the host */
+	char planned_for[256];	/* of the machine assumed for planning
+				   (fl_machine_assume), "" when the host */
 	double load_before, load_after;	/* 1-minute load average, -1 */
 	fl_spread copy_gbps;	/* the copy probe in the timing child */
 	int64_t copy_bytes;	/* read + written by one copy */
