@@ -54,6 +54,16 @@ static const char sweep_text[] =
 	"    sm[i] = fl_expf_small(x[i]);\n"
 	"  }\n"
 	"}\n"
+	"void fl_test_stream(float *dst, const float *src, long n)\n"
+	"{\n"
+	"  float stage[16] __attribute__((aligned(64)));\n"
+	"  for (long i = 0; i + 16 <= n; i += 16) {\n"
+	"    for (int k = 0; k < 16; k++)\n"
+	"      stage[k] = src[i + k];\n"
+	"    fl_stream16(dst + i, stage);\n"
+	"  }\n"
+	"  fl_stream_fence();\n"
+	"}\n"
 	"void fl_test_exp_bounds(float *lo, float *hi)\n"
 	"{\n"
 	"  *lo = FL_EXPF_LO;\n"
@@ -66,6 +76,7 @@ typedef void (*hidden_fn)(const float *, float *, float *, float *, float *,
 			  float *, long);
 
 typedef void (*sweep_fn)(const float *, float *, float *, float *, long);
+typedef void (*stream_fn)(float *, const float *, long);
 
 typedef struct built {
 	fl_run_opts opts;
@@ -75,6 +86,7 @@ typedef struct built {
 	variants_fn variants;
 	bounds_fn bounds;
 	hidden_fn hidden;
+	stream_fn stream;
 } built;
 
 static void build_sweep(built *b)
@@ -99,7 +111,9 @@ static void build_sweep(built *b)
 	*(void **)&b->variants = dlsym(b->dl, "fl_test_exp_variants");
 	*(void **)&b->bounds = dlsym(b->dl, "fl_test_exp_bounds");
 	*(void **)&b->hidden = dlsym(b->dl, "fl_test_hidden");
-	assert_true(b->sweep && b->variants && b->bounds && b->hidden);
+	*(void **)&b->stream = dlsym(b->dl, "fl_test_stream");
+	assert_true(b->sweep && b->variants && b->bounds && b->hidden &&
+		    b->stream);
 }
 
 static void unbuild(built *b)
@@ -419,6 +433,42 @@ static void test_math_rt_hidden_bounds_same_bits(void **state)
 	free(x);
 }
 
+/* fl_stream16 writes its 16 floats, bit for bit (NaN payloads, -0),
+ * to a destination on a 64-byte boundary (non-temporal stores where the
+ * compiler has them) and to one off it (plain stores), and nothing
+ * beyond them. */
+static void test_math_rt_stream_stores_exactly(void **state)
+{
+	enum { N = 4096 };
+	float *src = aligned_alloc(64, N * sizeof *src);
+	float *dst = aligned_alloc(64, (N + 32) * sizeof *dst);
+	built b;
+
+	(void)state;
+	assert_true(src && dst);
+	for (int i = 0; i < N; i++)
+		src[i] = i % 97 == 0 ? float_of_bits(0x7fc00000u + (uint32_t)i)
+			 : i % 89 == 0 ? -0.0f : (float)i * 0.37f - 500.0f;
+	build_sweep(&b);
+	for (int off = 0; off < 2; off++) {
+		for (int i = 0; i < N + 32; i++)
+			dst[i] = 12345.0f;
+		b.stream(dst + off, src, N);
+		for (int i = 0; i < N; i++)
+			if (!same_bits(dst[off + i], src[i]))
+				fail_msg("offset %d, element %d: %.9g, want "
+					 "%.9g", off, i, (double)dst[off + i],
+					 (double)src[i]);
+		for (int i = off + N; i < N + 32; i++)
+			assert_true(dst[i] == 12345.0f);
+		if (off)
+			assert_true(dst[0] == 12345.0f);
+	}
+	unbuild(&b);
+	free(src);
+	free(dst);
+}
+
 /* The generated code of exp, tanh, erf, sigmoid and both GELU forms
  * calls the runtime, which the unit carries, and not libm's expf, tanhf
  * and erff. */
@@ -484,4 +534,5 @@ FL_SUITE(math_rt,
 	cmocka_unit_test(test_math_rt_exp_range_ends_and_nan_payloads),
 	cmocka_unit_test(test_math_rt_exp_variants_agree),
 	cmocka_unit_test(test_math_rt_hidden_bounds_same_bits),
+	cmocka_unit_test(test_math_rt_stream_stores_exactly),
 	cmocka_unit_test(test_math_rt_generated_code_calls_it));

@@ -2,7 +2,8 @@
  * every reduction kind with the interpreter's NaN rule, register
  * placements printed as scalars, per-thread scratch allocated once per
  * kernel call, the capacity check of tile-local buffers (--local-budget)
- * with its "placed" events, and collapse over coincident tile loops.
+ * with its "placed" events, collapse over coincident tile loops, and
+ * large program outputs stored around the caches (streamed).
  *
  * Each test drives the fuselab binary as a user would: --emit to read the
  * generated C, --run to compile, run and verify it against the
@@ -331,11 +332,140 @@ static void test_placement_collapse_small_tile_loops(void **state)
 	free(run_verified(g, "apollo-l1", "--local-budget 4M --tile 32,32"));
 	snprintf(g, sizeof g, "%s/softmax.json", t_samples_dir());
 	src = emit_c(g, "apollo-l1", "--tile 8,1024");
-	t_assert_contains(src, "#pragma omp parallel for\n"
-			  "  for (int c0 = 0; c0 <= 511; c0 += 1) {");
+	/* a parallel loop of its own (the div kernel, whose output is
+	   streamed, as a team whose threads each fence after it) */
+	if (!strstr(src, "#pragma omp parallel for\n"
+		    "  for (int c0 = 0; c0 <= 511; c0 += 1) {") &&
+	    !strstr(src, "    #pragma omp for\n"
+		    "    for (int c0 = 0; c0 <= 511; c0 += 1) {"))
+		fail_msg("no parallel loop over the 512 tiles:\n%s", src);
 	if (strstr(src, "collapse("))
 		fail_msg("collapse over a loop with enough tiles:\n%s", src);
 	free(src);
+}
+
+/* ---- streamed outputs --------------------------------------------------- */
+
+/* x [rows, cols] -> tanh -> y, and with `chain` exp after it (a split
+ * loop), with `reread` an op that reads y into a second output z. */
+static const char *stream_graph(char *dir, int rows, int cols, bool chain,
+				bool reread)
+{
+	char text[2048], z[128];
+
+	snprintf(z, sizeof z, ",\n  \"z\": {\"shape\": [%d, %d], \"dtype\": "
+		 "\"f32\", \"role\": \"output\"}", rows, cols);
+	snprintf(text, sizeof text,
+		 "{\"format\": \"fuselab-graph/1\", \"name\": \"stream\",\n"
+		 " \"tensors\": {\n"
+		 "  \"x\": {\"shape\": [%d, %d], \"dtype\": \"f32\", "
+		 "\"role\": \"input\"},\n"
+		 "  \"y\": {\"shape\": [%d, %d], \"dtype\": \"f32\", "
+		 "\"role\": \"output\"}%s},\n"
+		 " \"ops\": [\n"
+		 "  {\"name\": \"t\", \"op\": \"tanh\", \"in\": [\"x\"], "
+		 "\"out\": \"%s\"}%s%s]}\n",
+		 rows, cols, rows, cols,
+		 reread ? z : "", chain ? "t" : "y",
+		 chain ? ",\n  {\"name\": \"e\", \"op\": \"exp\", \"in\": "
+			 "[\"t\"], \"out\": \"y\"}" : "",
+		 reread ? ",\n  {\"name\": \"z\", \"op\": \"add\", \"in\": "
+			  "[\"y\", \"y\"], \"out\": \"z\"}" : "");
+	return t_write_graph(dir, "stream.json", text);
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* An output of 2 MiB (the tests' machine: 2 cores of 512 KiB L2) is
+ * written in blocks of 16 staged in a vector and stored non-temporally,
+ * with one fence per thread after the parallel loop; it verifies. */
+static void test_placement_streams_large_output(void **state)
+{
+	char dir[256], *src, *out;
+	const char *g;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	g = stream_graph(dir, 512, 1024, false, false);
+	src = emit_c(g, "apollo", NULL);
+	t_assert_contains(src, "\"y\" stored around the caches, 16 floats "
+			  "at a time");
+	t_assert_contains(src, "float T1_nt[16] __attribute__((aligned(64)));");
+	t_assert_contains(src, "_nt + 15; c");
+	t_assert_contains(src, "_nt] = fl_tanhf_b(");
+	t_assert_contains(src, "], T1_nt); }");
+	t_assert_contains(src, "{ const int c");
+	/* the team form: each thread fences once, after its share */
+	t_assert_contains(src, "  #pragma omp parallel\n  {\n    #pragma omp for");
+	assert_int_equal(count_of(src, "    fl_stream_fence();\n  }\n}"), 1);
+	assert_int_equal(count_of(src, "fl_stream_fence();\n"), 1);
+	free(src);
+	free(run_verified(g, "apollo", NULL));
+	/* a chain split into two loops streams from the second */
+	g = stream_graph(dir, 512, 1024, true, false);
+	src = emit_c(g, "apollo", NULL);
+	t_assert_contains(src, "split at tanh, exp: 2 loops");
+	t_assert_contains(src, "_nt] = fl_expf");
+	t_assert_contains(src, "], T1_nt); }");
+	t_assert_contains(src, "_s[c");
+	free(src);
+	out = run_verified(g, "all", NULL);
+	assert_int_equal(count_of(out, "verified yes"), FL_STRATEGY_COUNT);
+	free(out);
+	t_remove_dir(dir);
+}
+
+/* Not streamed: an output within the cores' L2 caches (the next reader
+ * may find it there), rows that are not whole 64-byte lines, an output
+ * that an op reads, and the CUDA backend. */
+static void test_placement_streams_only_what_pays(void **state)
+{
+	char dir[256], cmd[1024], *src, *out = NULL;
+	const char *g;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	src = emit_c(stream_graph(dir, 128, 1024, false, false), "apollo",
+		     NULL);	/* 512 KiB */
+	assert_null(strstr(src, "fl_stream16(&"));
+	assert_null(strstr(src, "stored around the caches"));
+	free(src);
+	src = emit_c(stream_graph(dir, 600, 1000, false, false), "apollo",
+		     NULL);	/* 2.3 MiB in rows of 1000 */
+	assert_null(strstr(src, "fl_stream16(&"));
+	free(src);
+	/* y is read by z's op: only z streams */
+	g = stream_graph(dir, 512, 1024, false, true);
+	src = emit_c(g, "unfused", NULL);
+	assert_null(strstr(src, "\"y\" stored around"));
+	t_assert_contains(src, "\"z\" stored around the caches");
+	free(src);
+	free(run_verified(g, "unfused", NULL));
+	/* the planned machine decides: with 2 MiB of L2 per core, 2 MiB is
+	   within them */
+	src = emit_c(stream_graph(dir, 512, 1024, false, false), "apollo",
+		     "--machine l2=2M");
+	assert_null(strstr(src, "fl_stream16(&"));
+	free(src);
+	snprintf(cmd, sizeof cmd, "--batch %s --target cuda --strategy apollo "
+		 "--emit %s/cu", stream_graph(dir, 512, 1024, false, false),
+		 dir);
+	if (t_fuselab(cmd, &out) != 0)
+		fail_msg("%s:\n%s", cmd, out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "cat %s/cu/*.cu", dir);
+	assert_int_equal(t_run(cmd, &src), 0);
+	t_assert_contains(src, "__global__");
+	assert_null(strstr(src, "fl_stream16(&"));
+	free(src);
+	t_remove_dir(dir);
 }
 
 FL_SUITE(placement,
@@ -348,4 +478,6 @@ FL_SUITE(placement,
 	cmocka_unit_test(test_placement_budget_large_keeps_local),
 	cmocka_unit_test(test_placement_budget_option_errors),
 	cmocka_unit_test(test_placement_collapse_small_tile_loops),
+	cmocka_unit_test(test_placement_streams_large_output),
+	cmocka_unit_test(test_placement_streams_only_what_pays),
 );

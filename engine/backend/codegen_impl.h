@@ -118,9 +118,23 @@ typedef struct fl_cg_loop {
 					   contract.c; NULL: none (owned) */
 	fl_cg_split *split;	/* printed as one loop per expensive call
 				   by split.c; NULL: as one (owned) */
+	/* A simd loop whose one write of a large program output goes
+	 * around the caches (annotate.c's plan_stream): printed as blocks
+	 * of FL_STREAM_FLOATS iterations, each staging the output's
+	 * elements in a local vector that fl_stream16 stores
+	 * non-temporally.  NULL: stored as usual (borrowed). */
+	const struct fl_cg_stmt *stream;
+	long stream_trips;	/* its iterations, from 0: whole blocks */
+	bool stream_fence;	/* a pragma loop with streamed loops inside:
+				   printed as a team whose threads each
+				   fence once after the loop; a streamed
+				   loop outside any fences itself */
 	int gpu;		/* the CUDA backend's mapping of the loop
 				   (print_cuda.c) */
 } fl_cg_loop;
+
+/* Floats in a block of a streamed loop: one 64-byte line. */
+#define FL_STREAM_FLOATS 16
 
 /* A user node: one statement with its access expressions. */
 typedef struct fl_cg_stmt {
@@ -197,6 +211,13 @@ typedef struct fl_cg_kernel {
 	 * scalars print as T<t>_s[strip_index]; NULL otherwise. */
 	const fl_cg_split *strip;
 	char strip_index[96];
+	/* While print_c.c prints the body of a streamed loop: the tensor
+	 * staged (its write prints as T<t>_nt[stream_index]), -1 otherwise;
+	 * and the number of streamed loops, for the comment. */
+	int stream_t;
+	char stream_index[64];
+	int n_streamed;
+	char stream_note[200];
 	bool wide;		/* some extent may pass INT_MAX: loop
 				   counters are long (64 bits), else int */
 	int64_t budget;		/* bytes the tile-local arrays of one tile
@@ -335,6 +356,20 @@ void fl_cg_plan_splits(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast);
 void fl_cg_split_free(fl_cg_split *plan);
 /* Whether a split loop of cg's last attempt carries scalar t in T<t>_s. */
 bool fl_cg_split_carries(const fl_cg_kernel *cg, int t);
+/* A streamed loop l (l->stream) over iterator `it`, for print_c.c and
+ * split.c: _open prints the loop over blocks of FL_STREAM_FLOATS and the
+ * block's staging vector and makes the streamed tensor's writes print
+ * into it; the caller then prints the "omp simd" loop of `it` from
+ * <it>_nt to <it>_nt + FL_STREAM_FLOATS - 1; _close stores the block
+ * (fl_stream16) and closes the loop, with its fence unless the
+ * enclosing parallel loop fences (l->stream_fence). */
+__isl_give isl_printer *fl_cg_stream_open(__isl_take isl_printer *p,
+					  fl_cg_kernel *cg,
+					  const fl_cg_loop *l, const char *it);
+__isl_give isl_printer *fl_cg_stream_close(__isl_take isl_printer *p,
+					   fl_cg_kernel *cg,
+					   const fl_cg_loop *l, const char *it);
+
 /* Prints for node `node` (keep), whose record l has a plan, as its
  * parts. */
 __isl_give isl_printer *fl_cg_print_split(__isl_take isl_printer *p,

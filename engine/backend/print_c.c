@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include <isl/ast.h>
+#include <isl/id.h>
 #include <isl/printer.h>
 
 #include "codegen_impl.h"
@@ -92,6 +93,12 @@ static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 		snprintf(name, sizeof name, "T%d_s[", t);
 		p = isl_printer_print_str(p, name);
 		p = isl_printer_print_str(p, cg->strip_index);
+		return isl_printer_print_str(p, "]");
+	}
+	if (t == cg->stream_t) {	/* staged for a streamed store */
+		snprintf(name, sizeof name, "T%d_nt[", t);
+		p = isl_printer_print_str(p, name);
+		p = isl_printer_print_str(p, cg->stream_index);
 		return isl_printer_print_str(p, "]");
 	}
 	if (cg->arr[t].reg) {	/* a scalar: one element per point */
@@ -805,14 +812,108 @@ static __isl_give isl_printer *print_team_close(__isl_take isl_printer *p,
 						const fl_cg_kernel *cg,
 						const fl_cg_loop *l)
 {
+	if (l->stream_fence)	/* each thread its streamed stores */
+		p = line(p, "fl_stream_fence();");
 	p = print_scratch_free(p, cg, l);
 	p = isl_printer_indent(p, -2);
 	return line(p, "}");
 }
 
-/* for (int c = init; cond; c += inc) (long c in a wide kernel) { locals; body }, with what
- * annotate.c decided for it in front (pragma, simd or accumulators); a
- * degenerate loop is a block that sets its iterator once. */
+/* A streamed loop (l->stream): for (int c<d> = 0; c<d> <= UB; ...) as
+ *
+ *   for (int c<d>_nt = 0; c<d>_nt < UB + 1; c<d>_nt += 16) {
+ *     float T<t>_nt[16] __attribute__((aligned(64)));
+ *     #pragma omp simd
+ *     for (int c<d> = c<d>_nt; c<d> <= c<d>_nt + 15; c<d> += 1) {
+ *       ... T<t>_nt[c<d> - c<d>_nt] = ...;
+ *     }
+ *     { const int c<d> = c<d>_nt; fl_stream16(&T<t>[..][c<d>], T<t>_nt); }
+ *   }
+ *   fl_stream_fence();
+ *
+ * The compiler keeps the 16 staged floats in vector registers and the
+ * block's store goes straight to memory; the fence orders these stores
+ * before whatever follows (they are weakly ordered). */
+__isl_give isl_printer *fl_cg_stream_open(__isl_take isl_printer *p,
+					  fl_cg_kernel *cg,
+					  const fl_cg_loop *l, const char *it)
+{
+	const char *ty = cg->wide ? "long" : "int";
+	char buf[256];
+
+	snprintf(buf, sizeof buf, "for (%s %s_nt = 0; %s_nt < %ld; %s_nt += %d) {",
+		 ty, it, it, l->stream_trips, it, FL_STREAM_FLOATS);
+	p = line(p, buf);
+	p = isl_printer_indent(p, 2);
+	cg->stream_t = l->stream->op->out[0];
+	snprintf(buf, sizeof buf, "float T%d_nt[%d] __attribute__((aligned(64)));",
+		 cg->stream_t, FL_STREAM_FLOATS);
+	p = line(p, buf);
+	snprintf(cg->stream_index, sizeof cg->stream_index, "%s - %s_nt", it, it);
+	return p;
+}
+
+__isl_give isl_printer *fl_cg_stream_close(__isl_take isl_printer *p,
+					   fl_cg_kernel *cg,
+					   const fl_cg_loop *l, const char *it)
+{
+	int t = l->stream->op->out[0];
+	char buf[160];
+
+	cg->stream_t = -1;
+	p = isl_printer_start_line(p);
+	snprintf(buf, sizeof buf, "{ const %s %s = %s_nt; fl_stream16(&",
+		 cg->wide ? "long" : "int", it, it);
+	p = isl_printer_print_str(p, buf);
+	p = print_access(p, cg, l->stream->write, t);
+	snprintf(buf, sizeof buf, ", T%d_nt); }", t);
+	p = isl_printer_print_str(p, buf);
+	p = isl_printer_end_line(p);
+	p = isl_printer_indent(p, -2);
+	p = line(p, "}");
+	if (!l->stream_fence)
+		p = line(p, "fl_stream_fence();");
+	cg->n_streamed++;
+	if (!cg->stream_note[0]) {
+		char name[64];
+
+		fl_sanitize_comment(cg->g->tensors[t].name, name, sizeof name);
+		snprintf(cg->stream_note, sizeof cg->stream_note, "T%d \"%s\" "
+			 "stored around the caches, %d floats at a time "
+			 "(non-temporal: an output larger than the cores' L2 "
+			 "caches that no op reads)", t, name, FL_STREAM_FLOATS);
+	}
+	return p;
+}
+
+static __isl_give isl_printer *print_streamed_for(__isl_take isl_printer *p,
+		__isl_take isl_ast_print_options *o, fl_cg_kernel *cg,
+		__isl_keep isl_ast_node *node, fl_cg_loop *l)
+{
+	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+	isl_ast_node *body = isl_ast_node_for_get_body(node);
+	isl_id *id = isl_ast_expr_get_id(it);
+	const char *c = isl_id_get_name(id);
+	char buf[256];
+
+	p = fl_cg_stream_open(p, cg, l, c);
+	p = line(p, "#pragma omp simd");
+	snprintf(buf, sizeof buf, "for (%s %s = %s_nt; %s <= %s_nt + %d; %s += 1) {",
+		 cg->wide ? "long" : "int", c, c, c, c, FL_STREAM_FLOATS - 1, c);
+	p = line(p, buf);
+	p = isl_printer_indent(p, 2);
+	p = print_locals(p, cg, l);
+	p = fl_cg_print_body(p, body, o);
+	p = isl_printer_indent(p, -2);
+	p = line(p, "}");
+	p = fl_cg_stream_close(p, cg, l, c);
+	isl_id_free(id);
+	isl_ast_expr_free(it);
+	isl_ast_node_free(body);
+	isl_ast_print_options_free(o);
+	return p;
+}
+
 static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 					 __isl_take isl_ast_print_options *o,
 					 __isl_keep isl_ast_node *node,
@@ -823,7 +924,8 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	bool degenerate = isl_ast_node_for_is_degenerate(node) == isl_bool_true;
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
-	bool team = l && l->pragma && !l->acc && has_scratch(cg, l);
+	bool team = l && l->pragma && !l->acc &&
+		    (has_scratch(cg, l) || l->stream_fence);
 
 	if (l && l->split) {
 		isl_ast_expr_free(it);
@@ -836,6 +938,11 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 		isl_ast_node_free(body);
 		isl_ast_print_options_free(o);
 		return fl_cg_print_contract(p, cg, l->contract);
+	}
+	if (l && l->stream && !degenerate) {
+		isl_ast_expr_free(it);
+		isl_ast_node_free(body);
+		return print_streamed_for(p, o, cg, node, l);
 	}
 	if (l && l->acc)
 		p = print_acc_open(p, cg, l);
@@ -1012,6 +1119,8 @@ void fl_cg_kernel_comment(fl_strbuf *out, const fl_graph *g,
 		fl_strbuf_printf(out, " *   %s\n", cg->pipeline_note);
 	for (int i = 0; cg && i < cg->n_split_notes; i++)
 		fl_strbuf_printf(out, " *   %s\n", cg->split_note[i]);
+	if (cg && cg->stream_note[0])
+		fl_strbuf_printf(out, " *   %s\n", cg->stream_note);
 	for (int t = 0; cg && t < g->n_tensors; t++) {
 		const fl_cg_array *ar = &cg->arr[t];
 

@@ -463,6 +463,45 @@ static bool get_loop_text(const fl_cg_kernel *cg,
 	return lt->init && lt->bound;
 }
 
+/* Whether `part` holds the streamed statement of l (annotate.c's
+ * plan_stream): printed in blocks when the parts run over the whole
+ * loop from 0 (not strip-mined). */
+static bool streamed_part(const fl_cg_split *plan, const fl_cg_loop *l,
+			  int part)
+{
+	if (!l->stream || plan->strip_mined || plan->lo != 0)
+		return false;
+	for (int i = 0; i < plan->n_stmts; i++)
+		if (plan->stmt[i] == l->stream)
+			return plan->part[i] == part;
+	return false;
+}
+
+/* That part as blocks of FL_STREAM_FLOATS, its output staged and
+ * streamed (fl_cg_stream_open). */
+static __isl_give isl_printer *print_streamed_part(__isl_take isl_printer *p,
+						   fl_cg_kernel *cg,
+						   const fl_cg_split *plan,
+						   const fl_cg_loop *l,
+						   const loop_text *lt,
+						   int part)
+{
+	char buf[512];
+
+	p = fl_cg_stream_open(p, cg, l, lt->it);
+	p = line(p, "#pragma omp simd");
+	snprintf(buf, sizeof buf, "for (%s %s = %s_nt; %s <= %s_nt + %d; %s += 1) {",
+		 lt->type, lt->it, lt->it, lt->it, lt->it, FL_STREAM_FLOATS - 1,
+		 lt->it);
+	p = line(p, buf);
+	p = isl_printer_indent(p, 2);
+	p = print_part_scalars(p, cg, plan, l, part);
+	p = print_part_stmts(p, cg, plan, part);
+	p = isl_printer_indent(p, -2);
+	p = line(p, "}");
+	return fl_cg_stream_close(p, cg, l, lt->it);
+}
+
 /* One part's loop: "#pragma omp simd", the loop over [from, to] with the
  * relational operator of the original loop, its scalars, statements. */
 static __isl_give isl_printer *print_part(__isl_take isl_printer *p,
@@ -474,6 +513,8 @@ static __isl_give isl_printer *print_part(__isl_take isl_printer *p,
 {
 	char buf[512];
 
+	if (streamed_part(plan, l, part))
+		return print_streamed_part(p, cg, plan, l, lt, part);
 	p = line(p, "#pragma omp simd");
 	snprintf(buf, sizeof buf, "for (%s %s = %s; %s %s %s; %s += 1) {",
 		 lt->type, lt->it, from, lt->it, lt->rel, to, lt->it);

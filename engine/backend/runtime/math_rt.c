@@ -271,3 +271,50 @@ static inline float fl_expf_small(float x)
 
   return x != x ? x : p;
 }
+
+/* fl_stream16: the 16 floats of src (64-byte aligned, the block a
+ * streamed loop staged) into dst with non-temporal stores, which write
+ * whole lines to memory without first reading them into the caches
+ * (write allocate) and without pushing other lines out.  The generated
+ * code uses it only for a program output that no op reads and that is
+ * larger than the cores' L2 caches together (annotate.c's
+ * plan_stream).  A dst not on a 64-byte boundary (a caller's buffer),
+ * or a compiler without these vector builtins, gets ordinary stores:
+ * the same values either way.  fl_stream_fence orders the streamed
+ * stores before the stores and loads that follow (they are weakly
+ * ordered); a streamed loop ends with it. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+typedef float fl_stream_v16 __attribute__((vector_size(64), may_alias));
+#define FL_STREAM_LINE(dst, src) \
+  __builtin_ia32_movntps512((dst), *(const fl_stream_v16 *)(src))
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__AVX__)
+typedef float fl_stream_v8 __attribute__((vector_size(32), may_alias));
+#define FL_STREAM_LINE(dst, src)                                         \
+  (__builtin_ia32_movntps256((dst), *(const fl_stream_v8 *)(src)),      \
+   __builtin_ia32_movntps256((dst) + 8, *(const fl_stream_v8 *)((src) + 8)))
+#elif defined(__clang__) && defined(__SSE__)
+typedef float fl_stream_v16 __attribute__((vector_size(64), may_alias));
+#define FL_STREAM_LINE(dst, src)                                         \
+  __builtin_nontemporal_store(*(const fl_stream_v16 *)(src),            \
+                              (fl_stream_v16 *)(dst))
+#endif
+
+static inline void fl_stream16(float *restrict dst,
+                               const float *restrict src)
+{
+#ifdef FL_STREAM_LINE
+  if (((unsigned long)dst & 63) == 0) {
+    FL_STREAM_LINE(dst, src);
+    return;
+  }
+#endif
+  for (int i = 0; i < 16; i++)
+    dst[i] = src[i];
+}
+
+static inline void fl_stream_fence(void)
+{
+#if defined(__GNUC__) && defined(__SSE__)
+  __builtin_ia32_sfence();
+#endif
+}
