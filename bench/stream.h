@@ -40,6 +40,12 @@ typedef struct stream_copy {
 
 int stream_copy_open(stream_copy *c);	/* 0, or -1: out of memory */
 void stream_copy_call(void *c);
+/* The same copy with non-temporal stores (whole lines written to memory
+ * without reading them first), as generated code streams a large program
+ * output; plain stores where the compiler has no such vector builtins
+ * (stream_copy_nt_available says which). */
+void stream_copy_nt_call(void *c);
+int stream_copy_nt_available(void);
 double stream_copy_bytes(const stream_copy *c);
 void stream_copy_close(stream_copy *c);
 
