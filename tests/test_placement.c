@@ -336,7 +336,7 @@ static void test_placement_collapse_small_tile_loops(void **state)
 	   streamed, as a team whose threads each fence after it) */
 	if (!strstr(src, "#pragma omp parallel for\n"
 		    "  for (int c0 = 0; c0 <= 511; c0 += 1) {") &&
-	    !strstr(src, "    #pragma omp for\n"
+	    !strstr(src, "    #pragma omp for nowait\n"
 		    "    for (int c0 = 0; c0 <= 511; c0 += 1) {"))
 		fail_msg("no parallel loop over the 512 tiles:\n%s", src);
 	if (strstr(src, "collapse("))
@@ -403,7 +403,8 @@ static void test_placement_streams_large_output(void **state)
 	t_assert_contains(src, "], T1_nt); }");
 	t_assert_contains(src, "{ const int c");
 	/* the team form: each thread fences once, after its share */
-	t_assert_contains(src, "  #pragma omp parallel\n  {\n    #pragma omp for");
+	t_assert_contains(src, "  #pragma omp parallel\n  {\n    #pragma omp for "
+			  "nowait\n");
 	assert_int_equal(count_of(src, "    fl_stream_fence();\n  }\n}"), 1);
 	assert_int_equal(count_of(src, "fl_stream_fence();\n"), 1);
 	free(src);

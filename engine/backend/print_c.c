@@ -805,7 +805,10 @@ static __isl_give isl_printer *print_team_open(__isl_take isl_printer *p,
 	p = line(p, "{");
 	p = isl_printer_indent(p, 2);
 	p = print_scratch_alloc(p, cg, l);
-	return print_pragma(p, "#pragma omp for", l);
+	/* a thread that streamed fences its own stores and needs no
+	   barrier before that: the region's end is one */
+	return print_pragma(p, l->stream_fence ? "#pragma omp for nowait" :
+			    "#pragma omp for", l);
 }
 
 static __isl_give isl_printer *print_team_close(__isl_take isl_printer *p,
