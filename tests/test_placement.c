@@ -161,16 +161,18 @@ static int occurrences(const char *hay, const char *needle)
  * of their own, each with its copy of the sub and the exp; the register
  * tensor is a scalar declared in each of them, never a per-tile array,
  * and the program verifies. */
+static const char rows_softmax_graph[] =
+	"{\"format\": \"fuselab-graph/1\", \"name\": \"softmax\",\n"
+	" \"tensors\": {\"x\": {\"shape\": [96, 256], \"dtype\": \"f32\","
+	" \"role\": \"input\"},\n"
+	"  \"y\": {\"shape\": [96, 256], \"dtype\": \"f32\", \"role\":"
+	" \"output\"}},\n"
+	" \"ops\": [{\"name\": \"softmax\", \"op\": \"softmax\", \"in\":"
+	" [\"x\"], \"out\": \"y\", \"attrs\": {\"axis\": -1}}]}\n";
+
 static void test_placement_register_scalar_in_pipelined_rows(void **state)
 {
-	static const char graph[] =
-		"{\"format\": \"fuselab-graph/1\", \"name\": \"softmax\",\n"
-		" \"tensors\": {\"x\": {\"shape\": [96, 256], \"dtype\": \"f32\","
-		" \"role\": \"input\"},\n"
-		"  \"y\": {\"shape\": [96, 256], \"dtype\": \"f32\", \"role\":"
-		" \"output\"}},\n"
-		" \"ops\": [{\"name\": \"softmax\", \"op\": \"softmax\", \"in\":"
-		" [\"x\"], \"out\": \"y\", \"attrs\": {\"axis\": -1}}]}\n";
+	const char *graph = rows_softmax_graph;
 	char dir[256], *src, *out;
 	const char *g;
 
@@ -344,6 +346,42 @@ static void test_placement_collapse_small_tile_loops(void **state)
 	free(src);
 }
 
+/* In the pipelined softmax the max, exp and sum of a row are written by
+ * one phase and read by the next at most: each tile-local array holds 2
+ * rows, row r in row r % 2, where it had one per row of the tile; the
+ * comment says so and every strategy still verifies. */
+static void test_placement_pipelined_rows_in_turn(void **state)
+{
+	char dir[256], *src, *out;
+	const char *g, *decl;
+	long rows = 0;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	g = t_write_graph(dir, "softmax.json", rows_softmax_graph);
+	src = emit_c(g, "apollo", NULL);
+	t_assert_contains(src, "rows pipelined");
+	decl = strstr(src, "\"softmax.exp\": tile-local, 2 of its ");
+	if (!decl || sscanf(decl, "\"softmax.exp\": tile-local, 2 of its %ld",
+			    &rows) != 1 || rows <= 2)
+		fail_msg("exp's array not 2 rows in turn:\n%s", src);
+	t_assert_contains(src, "(row r in row r % 2)");
+	t_assert_contains(src, "float T4_loc[2][256];");
+	t_assert_contains(src, "float T2_loc[2][1];");
+	t_assert_contains(src, "float T5_loc[2][1];");
+	assert_int_equal(occurrences(src, "rows at a time"), 3);
+	free(src);
+	out = run_verified(g, "all", NULL);
+	assert_int_equal(occurrences(out, "verified yes"), FL_STRATEGY_COUNT);
+	free(out);
+	/* without pipelining (layer 1 alone: three kernels) no array is
+	   shared out in turn */
+	src = emit_c(g, "apollo-l1", NULL);
+	assert_null(strstr(src, "rows at a time"));
+	free(src);
+	t_remove_dir(dir);
+}
+
 /* ---- streamed outputs --------------------------------------------------- */
 
 /* x [rows, cols] -> tanh -> y, and with `chain` exp after it (a split
@@ -374,14 +412,6 @@ static const char *stream_graph(char *dir, int rows, int cols, bool chain,
 	return t_write_graph(dir, "stream.json", text);
 }
 
-static int count_of(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
 
 /* An output of 2 MiB (the tests' machine: 2 cores of 512 KiB L2) is
  * written in blocks of 16 staged in a vector and stored non-temporally,
@@ -405,8 +435,8 @@ static void test_placement_streams_large_output(void **state)
 	/* the team form: each thread fences once, after its share */
 	t_assert_contains(src, "  #pragma omp parallel\n  {\n    #pragma omp for "
 			  "nowait\n");
-	assert_int_equal(count_of(src, "    fl_stream_fence();\n  }\n}"), 1);
-	assert_int_equal(count_of(src, "fl_stream_fence();\n"), 1);
+	assert_int_equal(occurrences(src, "    fl_stream_fence();\n  }\n}"), 1);
+	assert_int_equal(occurrences(src, "fl_stream_fence();\n"), 1);
 	free(src);
 	free(run_verified(g, "apollo", NULL));
 	/* a chain split into two loops streams from the second */
@@ -418,7 +448,7 @@ static void test_placement_streams_large_output(void **state)
 	t_assert_contains(src, "_s[c");
 	free(src);
 	out = run_verified(g, "all", NULL);
-	assert_int_equal(count_of(out, "verified yes"), FL_STRATEGY_COUNT);
+	assert_int_equal(occurrences(out, "verified yes"), FL_STRATEGY_COUNT);
 	free(out);
 	t_remove_dir(dir);
 }
@@ -474,6 +504,7 @@ FL_SUITE(placement,
 	cmocka_unit_test(test_placement_accumulators_past_fixed_dimensions),
 	cmocka_unit_test(test_placement_register_is_a_scalar),
 	cmocka_unit_test(test_placement_register_scalar_in_pipelined_rows),
+	cmocka_unit_test(test_placement_pipelined_rows_in_turn),
 	cmocka_unit_test(test_placement_scratch_once_per_call),
 	cmocka_unit_test(test_placement_budget_demotes_largest),
 	cmocka_unit_test(test_placement_budget_large_keeps_local),

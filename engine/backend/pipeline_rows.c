@@ -32,11 +32,21 @@
  * elements (softmax's maximum and sum) stays one: its accumulator is
  * invariant in the element loop in both schedules.
  *
+ * Rows in turn: a tile-local array written by phase w and read by phases
+ * up to r, each statement on its own row of it (the first index is the
+ * row the phase works on), holds at most r - w + 1 live rows at a time:
+ * row i is written at step i + w and last read at step i + r, before row
+ * i + r - w + 1 is written.  It gets that many rows, row i in row
+ * i % (r - w + 1) (cg->arr[t].rotate): softmax's exp, 21 rows of 4 KiB
+ * per tile, becomes 2, which stay in L1.
+ *
  * Needs: the kernel's schedule from layer 1, the statements' accesses
- * (cg->poly).  Gives: a schedule for fl_cg_prepare_schedule, and a note
- * for the kernel's comment.  Changes nothing else.  Ownership as the
- * signatures say. */
+ * (cg->poly), the attempt's tile-local arrays (cg->arr).  Gives: a
+ * schedule for fl_cg_prepare_schedule, the arrays' row windows, and a
+ * note for the kernel's comment.  Changes nothing else.  Ownership as
+ * the signatures say. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <isl/aff.h>
@@ -275,6 +285,120 @@ static bool keeps_dependences(const fl_cg_kernel *cg,
 	return ok == isl_bool_true;
 }
 
+/* ---- rows in turn -------------------------------------------------------- */
+
+/* The phase whose statements include the domain of access (keep), or
+ * -1. */
+static int phase_of(const phase *ph, int n, __isl_keep isl_map *access)
+{
+	isl_union_set *dom = isl_union_set_from_set(
+		isl_map_domain(isl_map_copy(access)));
+	int found = -1;
+
+	for (int p = 0; p < n && found < 0; p++) {
+		isl_size k = isl_union_set_list_n_union_set(ph[p].stmts);
+
+		for (int i = 0; i < k && found < 0; i++) {
+			isl_union_set *s = isl_union_set_list_get_at(
+				ph[p].stmts, i);
+
+			if (isl_union_set_is_subset(dom, s) == isl_bool_true)
+				found = p;
+			isl_union_set_free(s);
+		}
+	}
+	isl_union_set_free(dom);
+	return found;
+}
+
+/* Whether the first index of access (keep) is the row phase ph works on
+ * when it runs the access's statement. */
+static bool on_own_row(const phase *ph, __isl_keep isl_map *access)
+{
+	isl_size last = isl_multi_union_pw_aff_size(ph->rows) - 1;
+	isl_size rank = isl_map_dim(access, isl_dim_out);
+	isl_union_pw_aff *rows = isl_multi_union_pw_aff_get_union_pw_aff(
+		ph->rows, last);
+	isl_space *sp = isl_space_add_dims(isl_space_from_domain(
+		isl_space_domain(isl_map_get_space(access))), isl_dim_out, 1);
+	isl_map *row = isl_map_from_pw_aff(
+		isl_union_pw_aff_extract_pw_aff(rows, sp));
+	isl_map *first = isl_map_project_out(isl_map_copy(access),
+		isl_dim_out, 1, rank < 1 ? 0 : (unsigned)rank - 1);
+	isl_bool same;
+
+	isl_union_pw_aff_free(rows);
+	row = isl_map_intersect_domain(row, isl_map_domain(
+		isl_map_copy(access)));
+	row = isl_map_reset_tuple_id(row, isl_dim_out);
+	first = isl_map_reset_tuple_id(first, isl_dim_out);
+	same = rank >= 1 ? isl_map_is_equal(row, first) : isl_bool_false;
+	isl_map_free(row);
+	isl_map_free(first);
+	return same == isl_bool_true;
+}
+
+/* Notes access (keep) of tensor t in *lo..*hi, the range of phases that
+ * touch it; false when it is not on its phase's own row. */
+static bool note_phase(const phase *ph, int n, __isl_keep isl_map *access,
+		       int *lo, int *hi)
+{
+	int p = phase_of(ph, n, access);
+
+	if (p < 0 || !on_own_row(&ph[p], access))
+		return false;
+	*lo = *lo < 0 || p < *lo ? p : *lo;
+	*hi = p > *hi ? p : *hi;
+	return true;
+}
+
+/* The rows tensor t needs at a time under the pipelined schedule (the
+ * phase that writes it to the last that reads it), or 0 when its
+ * accesses are not one phase's writes and later phases' reads, each on
+ * its own row. */
+static int64_t row_window(const fl_cg_kernel *cg, const phase *ph, int n,
+			  int t)
+{
+	int wlo = -1, whi = -1, rlo = -1, rhi = -1;
+
+	for (int i = 0; i < cg->k->n_ops; i++) {
+		const fl_op *op = &cg->g->ops[cg->k->ops[i]];
+		const fl_poly_op *po = cg->poly[i];
+
+		for (int s = 0; po && s < po->n_stmts; s++) {
+			const fl_poly_stmt *ps = &po->stmts[s];
+
+			if (op->out[0] == t &&
+			    !note_phase(ph, n, ps->write, &wlo, &whi))
+				return 0;
+			for (int k = 0; k < ps->n_reads; k++)
+				if (fl_cg_read_tensor(op, &ps->reads[k]) == t &&
+				    (!ps->reads[k].exact ||
+				     !note_phase(ph, n, ps->reads[k].access,
+						 &rlo, &rhi)))
+					return 0;
+		}
+	}
+	if (wlo < 0 || wlo != whi || rlo < wlo)
+		return 0;
+	return rhi - wlo + 1;
+}
+
+/* Row windows of the attempt's tile-local arrays, into win (0: none). */
+static void row_windows(const fl_cg_kernel *cg, const phase *ph, int n,
+			int64_t *win)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++) {
+		const fl_cg_array *a = &cg->arr[t];
+
+		win[t] = 0;
+		if (a->local && !a->reg && a->rank >= 2)
+			win[t] = row_window(cg, ph, n, t);
+		if (win[t] >= a->size[0])
+			win[t] = 0;
+	}
+}
+
 /* Whether every phase has as many loops around its element loop. */
 static bool same_loops(const phase *ph, int n)
 {
@@ -307,6 +431,7 @@ __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 	isl_schedule *out = NULL;
 	phase ph[MAX_PHASES];
 	isl_size n = seq ? isl_schedule_node_n_children(seq) : 0;
+	int64_t *win = NULL;
 	int got = 0;
 
 	cg->pipeline_note[0] = '\0';
@@ -324,7 +449,9 @@ __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 			break;
 		}
 	}
-	if (got == n && same_loops(ph, n)) {
+	win = calloc((size_t)cg->g->n_tensors + 1, sizeof *win);
+	if (got == n && same_loops(ph, n) && win) {
+		row_windows(cg, ph, n, win);
 		seq = pipelined(seq, ph, n);
 		out = isl_schedule_node_get_schedule(seq);
 	}
@@ -334,8 +461,12 @@ __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 	if (!out || !keeps_dependences(cg, s, out)) {
 		isl_schedule_free(out);
 		isl_ctx_reset_error(cg->ctx);
+		free(win);
 		return s;
 	}
+	for (int t = 0; t < cg->g->n_tensors; t++)
+		cg->arr[t].rotate = win[t];
+	free(win);
 	snprintf(cg->pipeline_note, sizeof cg->pipeline_note,
 		 "rows pipelined: %d phases in one loop over a row's "
 		 "elements, phase p on the row p steps behind the first",

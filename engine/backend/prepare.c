@@ -475,6 +475,13 @@ __isl_give isl_pw_multi_aff *fl_cg_localize(fl_cg_kernel *cg, int t,
 		return pma;
 	}
 	isl_pw_multi_aff_free(pma);
+	if (a->rotate > 0) {	/* row r in row r % rotate */
+		isl_pw_aff *row = isl_pw_multi_aff_get_pw_aff(local, 0);
+
+		row = isl_pw_aff_mod_val(row, isl_val_int_from_si(cg->ctx,
+								  a->rotate));
+		local = isl_pw_multi_aff_set_pw_aff(local, 0, row);
+	}
 	return local;
 }
 
@@ -670,8 +677,9 @@ static int64_t array_bytes(const fl_cg_array *a)
 	int64_t n = 4;
 
 	for (int d = 0; d < a->rank; d++)
-		n = a->size[d] > 0 && n <= INT64_MAX / a->size[d] ?
-		    n * a->size[d] : INT64_MAX;
+		n = fl_cg_extent(a, d) > 0 &&
+		    n <= INT64_MAX / fl_cg_extent(a, d) ?
+		    n * fl_cg_extent(a, d) : INT64_MAX;
 	return n;
 }
 

@@ -528,7 +528,7 @@ static int64_t local_elems(const fl_cg_array *a)
 	int64_t n = 1;
 
 	for (int d = 0; d < a->rank; d++)
-		n *= a->size[d];
+		n *= fl_cg_extent(a, d);
 	return n;
 }
 
@@ -599,7 +599,7 @@ static __isl_give isl_printer *print_local(__isl_take isl_printer *p,
 	}
 	for (int d = heap ? 1 : 0; d < a->rank; d++)
 		n += (size_t)snprintf(dims + n, sizeof dims - n, "[%lld]",
-				      (long long)a->size[d]);
+				      (long long)fl_cg_extent(a, d));
 	p = isl_printer_start_line(p);
 	if (!heap) {
 		snprintf(buf, sizeof buf, "float T%d_loc", t);
@@ -1137,6 +1137,12 @@ void fl_cg_kernel_comment(fl_strbuf *out, const fl_graph *g,
 		else if (ar->reg)
 			fl_strbuf_printf(out, " *   T%d \"%s\": register (the scalar "
 					 "T%d_r)\n", t, a, t);
+		else if (ar->local && ar->rotate > 0)
+			fl_strbuf_printf(out, " *   T%d \"%s\": tile-local, %lld of its "
+					 "%lld rows at a time (row r in row r %% "
+					 "%lld)\n", t, a, (long long)ar->rotate,
+					 (long long)ar->size[0],
+					 (long long)ar->rotate);
 		else if (ar->local)
 			fl_strbuf_printf(out, " *   T%d \"%s\": tile-local\n", t, a);
 		else
