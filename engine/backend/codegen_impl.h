@@ -224,10 +224,9 @@ typedef struct fl_cg_kernel {
 	char strip_index[96];
 	/* While print_c.c prints the body of a streamed loop: the tensor
 	 * staged (its write prints as T<t>_nt[stream_index]), -1 otherwise;
-	 * and the number of streamed loops, for the comment. */
+	 * and the note for the comment. */
 	int stream_t;
 	char stream_index[64];
-	int n_streamed;
 	char stream_note[200];
 	bool wide;		/* some extent may pass INT_MAX: loop
 				   counters are long (64 bits), else int */

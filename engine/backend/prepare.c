@@ -742,7 +742,6 @@ static void reset_attempt(fl_cg_kernel *cg)
 {
 	cg->uses_bounds = false;
 	cg->stream_t = -1;
-	cg->n_streamed = 0;
 	cg->stream_note[0] = '\0';
 	fl_cg_annotations_free(cg);
 	for (int t = 0; cg->arr && t < cg->g->n_tensors; t++) {

@@ -876,7 +876,6 @@ __isl_give isl_printer *fl_cg_stream_close(__isl_take isl_printer *p,
 	p = line(p, "}");
 	if (!l->stream_fence)
 		p = line(p, "fl_stream_fence();");
-	cg->n_streamed++;
 	if (!cg->stream_note[0]) {
 		char name[64];
 
@@ -917,6 +916,9 @@ static __isl_give isl_printer *print_streamed_for(__isl_take isl_printer *p,
 	return p;
 }
 
+/* for (int c = init; cond; c += inc) (long c in a wide kernel) { locals; body }, with what
+ * annotate.c decided for it in front (pragma, simd or accumulators); a
+ * degenerate loop is a block that sets its iterator once. */
 static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 					 __isl_take isl_ast_print_options *o,
 					 __isl_keep isl_ast_node *node,
