@@ -379,6 +379,15 @@ static void test_placement_pipelined_rows_in_turn(void **state)
 	src = emit_c(g, "apollo-l1", NULL);
 	assert_null(strstr(src, "rows at a time"));
 	free(src);
+	/* BERT's heads: the row is the second index (every strategy of this
+	   graph verifies in test_placement_accumulators_past_fixed_dimensions) */
+	g = t_write_graph(dir, "heads_softmax.json", heads_softmax_graph);
+	src = emit_c(g, "apollo", NULL);
+	t_assert_contains(src, "\"sm.exp\": tile-local, 2 of its 64 rows at a "
+			  "time");
+	t_assert_contains(src, "float T4_loc[1][2][128];");
+	t_assert_contains(src, "T4_loc[0][(c3 & 1)][c4]");
+	free(src);
 	t_remove_dir(dir);
 }
 

@@ -179,16 +179,18 @@ typedef struct fl_cg_array {
 	int n_scalar_loops;
 	fl_cg_loop *scalar_loop[FL_CG_SCALAR_LOOPS];
 	/* Rows held at a time by a tile-local array of a pipelined row
-	 * kernel (pipeline_rows.c): row r lives in row r % rotate of the
-	 * array, which has rotate rows instead of size[0]; 0: every row
-	 * its own. */
+	 * kernel (pipeline_rows.c): row r (index rotate_dim: the row
+	 * dimension, after a head's in BERT's [heads, rows, cols]) lives
+	 * in row r % rotate of the array, which has rotate rows instead of
+	 * size[rotate_dim]; 0: every row its own. */
 	int64_t rotate;
+	int rotate_dim;
 } fl_cg_array;
 
 /* The extent of dimension d of tile-local array a as declared. */
 static inline int64_t fl_cg_extent(const fl_cg_array *a, int d)
 {
-	return d == 0 && a->rotate > 0 ? a->rotate : a->size[d];
+	return d == a->rotate_dim && a->rotate > 0 ? a->rotate : a->size[d];
 }
 
 /* Whether tile-local array or scalar a is declared in the body of loop l

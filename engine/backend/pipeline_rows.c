@@ -33,12 +33,14 @@
  * invariant in the element loop in both schedules.
  *
  * Rows in turn: a tile-local array written by phase w and read by phases
- * up to r, each statement on its own row of it (the first index is the
- * row the phase works on), holds at most r - w + 1 live rows at a time:
+ * up to r, each statement on its own row of it (one index, the same in
+ * every access, is the row the phase works on), holds at most r - w + 1
+ * live rows at a time:
  * row i is written at step i + w and last read at step i + r, before row
- * i + r - w + 1 is written.  It gets that many rows, row i in row
- * i % (r - w + 1) (cg->arr[t].rotate): softmax's exp, 21 rows of 4 KiB
- * per tile, becomes 2, which stay in L1.
+ * i + r - w + 1 is written.  It gets that many rows rounded up to a power
+ * of two (the row's index is then a mask), row i in row i % rows
+ * (cg->arr[t].rotate): softmax's exp, 21 rows of 4 KiB per tile,
+ * becomes 2, which stay in L1.
  *
  * Needs: the kernel's schedule from layer 1, the statements' accesses
  * (cg->poly), the attempt's tile-local arrays (cg->arr).  Gives: a
@@ -311,9 +313,9 @@ static int phase_of(const phase *ph, int n, __isl_keep isl_map *access)
 	return found;
 }
 
-/* Whether the first index of access (keep) is the row phase ph works on
- * when it runs the access's statement. */
-static bool on_own_row(const phase *ph, __isl_keep isl_map *access)
+/* Whether index d of access (keep) is the row phase ph works on when it
+ * runs the access's statement. */
+static bool on_own_row(const phase *ph, __isl_keep isl_map *access, int d)
 {
 	isl_size last = isl_multi_union_pw_aff_size(ph->rows) - 1;
 	isl_size rank = isl_map_dim(access, isl_dim_out);
@@ -323,29 +325,33 @@ static bool on_own_row(const phase *ph, __isl_keep isl_map *access)
 		isl_space_domain(isl_map_get_space(access))), isl_dim_out, 1);
 	isl_map *row = isl_map_from_pw_aff(
 		isl_union_pw_aff_extract_pw_aff(rows, sp));
-	isl_map *first = isl_map_project_out(isl_map_copy(access),
-		isl_dim_out, 1, rank < 1 ? 0 : (unsigned)rank - 1);
-	isl_bool same;
+	isl_map *index = isl_map_copy(access);
+	isl_bool same = isl_bool_false;
 
 	isl_union_pw_aff_free(rows);
-	row = isl_map_intersect_domain(row, isl_map_domain(
-		isl_map_copy(access)));
-	row = isl_map_reset_tuple_id(row, isl_dim_out);
-	first = isl_map_reset_tuple_id(first, isl_dim_out);
-	same = rank >= 1 ? isl_map_is_equal(row, first) : isl_bool_false;
+	if (d >= 0 && d < rank) {
+		index = isl_map_project_out(index, isl_dim_out, (unsigned)d + 1,
+					    (unsigned)(rank - d - 1));
+		index = isl_map_project_out(index, isl_dim_out, 0, (unsigned)d);
+		row = isl_map_intersect_domain(row, isl_map_domain(
+			isl_map_copy(access)));
+		row = isl_map_reset_tuple_id(row, isl_dim_out);
+		index = isl_map_reset_tuple_id(index, isl_dim_out);
+		same = isl_map_is_equal(row, index);
+	}
 	isl_map_free(row);
-	isl_map_free(first);
+	isl_map_free(index);
 	return same == isl_bool_true;
 }
 
 /* Notes access (keep) of tensor t in *lo..*hi, the range of phases that
- * touch it; false when it is not on its phase's own row. */
+ * touch it; false when it is not on its phase's own row, index d. */
 static bool note_phase(const phase *ph, int n, __isl_keep isl_map *access,
-		       int *lo, int *hi)
+		       int d, int *lo, int *hi)
 {
 	int p = phase_of(ph, n, access);
 
-	if (p < 0 || !on_own_row(&ph[p], access))
+	if (p < 0 || !on_own_row(&ph[p], access, d))
 		return false;
 	*lo = *lo < 0 || p < *lo ? p : *lo;
 	*hi = p > *hi ? p : *hi;
@@ -353,11 +359,11 @@ static bool note_phase(const phase *ph, int n, __isl_keep isl_map *access,
 }
 
 /* The rows tensor t needs at a time under the pipelined schedule (the
- * phase that writes it to the last that reads it), or 0 when its
- * accesses are not one phase's writes and later phases' reads, each on
- * its own row. */
+ * phase that writes it to the last that reads it) when index d is the
+ * row, or 0 when its accesses are not one phase's writes and later
+ * phases' reads, each on its own row. */
 static int64_t row_window(const fl_cg_kernel *cg, const phase *ph, int n,
-			  int t)
+			  int t, int d)
 {
 	int wlo = -1, whi = -1, rlo = -1, rhi = -1;
 
@@ -369,12 +375,12 @@ static int64_t row_window(const fl_cg_kernel *cg, const phase *ph, int n,
 			const fl_poly_stmt *ps = &po->stmts[s];
 
 			if (op->out[0] == t &&
-			    !note_phase(ph, n, ps->write, &wlo, &whi))
+			    !note_phase(ph, n, ps->write, d, &wlo, &whi))
 				return 0;
 			for (int k = 0; k < ps->n_reads; k++)
 				if (fl_cg_read_tensor(op, &ps->reads[k]) == t &&
 				    (!ps->reads[k].exact ||
-				     !note_phase(ph, n, ps->reads[k].access,
+				     !note_phase(ph, n, ps->reads[k].access, d,
 						 &rlo, &rhi)))
 					return 0;
 		}
@@ -384,17 +390,24 @@ static int64_t row_window(const fl_cg_kernel *cg, const phase *ph, int n,
 	return rhi - wlo + 1;
 }
 
-/* Row windows of the attempt's tile-local arrays, into win (0: none). */
+/* Row windows of the attempt's tile-local arrays, into win (0: none),
+ * and the index that is the row, into dim: the first one, of all but the
+ * last (the elements'), that gives a window. */
 static void row_windows(const fl_cg_kernel *cg, const phase *ph, int n,
-			int64_t *win)
+			int64_t *win, int *dim)
 {
 	for (int t = 0; t < cg->g->n_tensors; t++) {
 		const fl_cg_array *a = &cg->arr[t];
 
 		win[t] = 0;
-		if (a->local && !a->reg && a->rank >= 2)
-			win[t] = row_window(cg, ph, n, t);
-		if (win[t] >= a->size[0])
+		for (int d = 0; !win[t] && a->local && !a->reg &&
+			     d < a->rank - 1; d++) {
+			win[t] = row_window(cg, ph, n, t, d);
+			dim[t] = d;
+		}
+		while (win[t] & (win[t] - 1))	/* a power of two: a mask */
+			win[t]++;
+		if (win[t] >= a->size[dim[t]])
 			win[t] = 0;
 	}
 }
@@ -432,7 +445,7 @@ __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 	phase ph[MAX_PHASES];
 	isl_size n = seq ? isl_schedule_node_n_children(seq) : 0;
 	int64_t *win = NULL;
-	int got = 0;
+	int *dim = NULL, got = 0;
 
 	cg->pipeline_note[0] = '\0';
 	if (cg->cuda || n < 2 || n > MAX_PHASES) {
@@ -450,8 +463,9 @@ __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 		}
 	}
 	win = calloc((size_t)cg->g->n_tensors + 1, sizeof *win);
-	if (got == n && same_loops(ph, n) && win) {
-		row_windows(cg, ph, n, win);
+	dim = calloc((size_t)cg->g->n_tensors + 1, sizeof *dim);
+	if (got == n && same_loops(ph, n) && win && dim) {
+		row_windows(cg, ph, n, win, dim);
 		seq = pipelined(seq, ph, n);
 		out = isl_schedule_node_get_schedule(seq);
 	}
@@ -462,11 +476,15 @@ __isl_give isl_schedule *fl_cg_pipeline_rows(fl_cg_kernel *cg,
 		isl_schedule_free(out);
 		isl_ctx_reset_error(cg->ctx);
 		free(win);
+		free(dim);
 		return s;
 	}
-	for (int t = 0; t < cg->g->n_tensors; t++)
+	for (int t = 0; t < cg->g->n_tensors; t++) {
 		cg->arr[t].rotate = win[t];
+		cg->arr[t].rotate_dim = dim[t];
+	}
 	free(win);
+	free(dim);
 	snprintf(cg->pipeline_note, sizeof cg->pipeline_note,
 		 "rows pipelined: %d phases in one loop over a row's "
 		 "elements, phase p on the row p steps behind the first",

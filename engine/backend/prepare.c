@@ -476,11 +476,12 @@ __isl_give isl_pw_multi_aff *fl_cg_localize(fl_cg_kernel *cg, int t,
 	}
 	isl_pw_multi_aff_free(pma);
 	if (a->rotate > 0) {	/* row r in row r % rotate */
-		isl_pw_aff *row = isl_pw_multi_aff_get_pw_aff(local, 0);
+		isl_pw_aff *row = isl_pw_multi_aff_get_pw_aff(local,
+							      a->rotate_dim);
 
 		row = isl_pw_aff_mod_val(row, isl_val_int_from_si(cg->ctx,
 								  a->rotate));
-		local = isl_pw_multi_aff_set_pw_aff(local, 0, row);
+		local = isl_pw_multi_aff_set_pw_aff(local, a->rotate_dim, row);
 	}
 	return local;
 }

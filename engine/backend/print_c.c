@@ -81,6 +81,75 @@ void fl_sanitize_comment(const char *s, char *buf, size_t n)
 
 /* ---- printing statements -------------------------------------------- */
 
+/* Whether e (keep) is the integer 2^k, k >= 1. */
+static bool power_of_two(__isl_keep isl_ast_expr *e)
+{
+	isl_val *v = isl_ast_expr_get_type(e) == isl_ast_expr_int ?
+		     isl_ast_expr_get_val(e) : NULL;
+	long w = v ? isl_val_get_num_si(v) : 0;
+
+	isl_val_free(v);
+	return w >= 2 && (w & (w - 1)) == 0;
+}
+
+/* The index of a rotated array's row (prepare.c: row % rotate, rotate a
+ * power of two) as C, each remainder of a non-negative value by 2^k
+ * (isl's pdiv_r) printed as "& (2^k - 1)": gcc 12 miscompiled "c3 % 2"
+ * inside an "omp simd" loop of BERT's heads softmax (wrong rows under
+ * -fopenmp, right without), and the mask is what it computes anyway.
+ * Sums, differences, negations and products are printed here, anything
+ * else by isl, in parentheses. */
+static __isl_give isl_printer *print_masked_index(__isl_take isl_printer *p,
+						  __isl_keep isl_ast_expr *e)
+{
+	static const struct {
+		enum isl_ast_expr_op_type type;
+		const char *op;
+	} binary[] = {
+		{isl_ast_expr_op_add, " + "},
+		{isl_ast_expr_op_sub, " - "},
+		{isl_ast_expr_op_mul, " * "},
+	};
+	enum isl_ast_expr_op_type type;
+	isl_ast_expr *a, *b;
+	char buf[32];
+
+	if (isl_ast_expr_get_type(e) != isl_ast_expr_op)
+		return isl_printer_print_ast_expr(p, e);
+	type = isl_ast_expr_op_get_type(e);
+	a = isl_ast_expr_op_get_arg(e, 0);
+	b = isl_ast_expr_op_get_n_arg(e) > 1 ? isl_ast_expr_op_get_arg(e, 1)
+					       : NULL;
+	p = isl_printer_print_str(p, "(");
+	if (type == isl_ast_expr_op_pdiv_r && b && power_of_two(b)) {
+		isl_val *w = isl_ast_expr_get_val(b);
+
+		p = print_masked_index(p, a);
+		snprintf(buf, sizeof buf, " & %ld", isl_val_get_num_si(w) - 1);
+		p = isl_printer_print_str(p, buf);
+		isl_val_free(w);
+	} else if (type == isl_ast_expr_op_minus && !b) {
+		p = isl_printer_print_str(p, "-");
+		p = print_masked_index(p, a);
+	} else {
+		const char *op = NULL;
+
+		for (size_t i = 0; b && i < sizeof binary / sizeof *binary; i++)
+			if (binary[i].type == type)
+				op = binary[i].op;
+		if (op) {
+			p = print_masked_index(p, a);
+			p = isl_printer_print_str(p, op);
+			p = print_masked_index(p, b);
+		} else {
+			p = isl_printer_print_ast_expr(p, e);
+		}
+	}
+	isl_ast_expr_free(a);
+	isl_ast_expr_free(b);
+	return isl_printer_print_str(p, ")");
+}
+
 static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 					    const fl_cg_kernel *cg,
 					    __isl_keep isl_ast_expr *acc, int t)
@@ -113,7 +182,11 @@ static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 		isl_ast_expr *e = isl_ast_expr_op_get_arg(acc, i);
 
 		p = isl_printer_print_str(p, "[");
-		p = isl_printer_print_ast_expr(p, e);
+		if (cg->arr[t].local && cg->arr[t].rotate > 0 &&
+		    i - 1 == cg->arr[t].rotate_dim)
+			p = print_masked_index(p, e);
+		else
+			p = isl_printer_print_ast_expr(p, e);
 		p = isl_printer_print_str(p, "]");
 		isl_ast_expr_free(e);
 	}
@@ -1143,7 +1216,7 @@ void fl_cg_kernel_comment(fl_strbuf *out, const fl_graph *g,
 			fl_strbuf_printf(out, " *   T%d \"%s\": tile-local, %lld of its "
 					 "%lld rows at a time (row r in row r %% "
 					 "%lld)\n", t, a, (long long)ar->rotate,
-					 (long long)ar->size[0],
+					 (long long)ar->size[ar->rotate_dim],
 					 (long long)ar->rotate);
 		else if (ar->local)
 			fl_strbuf_printf(out, " *   T%d \"%s\": tile-local\n", t, a);
