@@ -28,20 +28,24 @@ static bool read_line(const char *path, char *buf, int n)
 	return ok;
 }
 
-/* "32K", "1024K", "32M" -> bytes; 0 when unreadable. */
-static int64_t parse_size(const char *s)
+/* "32K", "1M", "4096": bytes from 1 KiB to 1 TiB; 0 when not such a
+ * size (sysfs writes "32K", "1024K"; descriptions may use any). */
+static int64_t spec_size(const char *s)
 {
 	char *end;
-	long long v = strtoll(s, &end, 10);
+	long long v;
 
-	if (end == s || v <= 0)
+	if (*s < '0' || *s > '9')
 		return 0;
-	if (*end == 'K')
-		v *= 1024;
-	else if (*end == 'M')
-		v *= 1024 * 1024;
-	else if (*end == 'G')
-		v *= 1024LL * 1024 * 1024;
+	v = strtoll(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		v = v > (1LL << 40) ? 0 : v << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v = v > (1LL << 30) ? 0 : v << 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v = v > (1LL << 20) ? 0 : v << 30, end++;
+	if (*end || v < 1024 || v > (1LL << 40))
+		return 0;
 	return (int64_t)v;
 }
 
@@ -64,7 +68,7 @@ static void read_caches(fl_machine *m)
 		snprintf(path, sizeof path,
 			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", k);
 		if (!read_line(path, size, sizeof size) ||
-		    !(bytes = parse_size(size)))
+		    !(bytes = spec_size(size)))
 			continue;
 		if (!strcmp(level, "1"))
 			m->l1d = bytes;
@@ -184,27 +188,6 @@ void fl_machine_assume(const fl_machine *m)
 }
 
 /* ---- machine descriptions ("cores=4,l2=1M,isa=avx2") ---------------- */
-
-/* "32K", "1M", "4096": bytes from 1 KiB to 1 TiB; 0 when not such a
- * size. */
-static int64_t spec_size(const char *s)
-{
-	char *end;
-	long long v;
-
-	if (*s < '0' || *s > '9')
-		return 0;
-	v = strtoll(s, &end, 10);
-	if (*end == 'K' || *end == 'k')
-		v = v > (1LL << 40) ? 0 : v << 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		v = v > (1LL << 30) ? 0 : v << 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		v = v > (1LL << 20) ? 0 : v << 30, end++;
-	if (*end || v < 1024 || v > (1LL << 40))
-		return 0;
-	return (int64_t)v;
-}
 
 /* isa name -> m's vector width, fma and name; false when unknown. */
 static bool spec_isa(fl_machine *m, const char *name)
