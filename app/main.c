@@ -47,16 +47,6 @@ static int run_mode(const fl_options *o)
 	return 2;
 }
 
-/* Plans for the machine spec describes (checked by the option parser). */
-static void assume_machine(const char *spec)
-{
-	fl_machine m = *fl_machine_host();
-	char why[256];
-
-	if (fl_machine_describe(&m, spec, why, (int)sizeof why))
-		fl_machine_assume(&m);
-}
-
 int main(int argc, char **argv)
 {
 	fl_options o;
@@ -68,7 +58,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fuselab: %s\n", err);
 		return 2;
 	}
-	if (o.machine_spec)
-		assume_machine(o.machine_spec);
+	if (o.machine_spec)	/* plan for the machine described */
+		fl_machine_assume(&o.machine);
 	return close_stdout(run_mode(&o));
 }

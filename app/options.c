@@ -292,15 +292,16 @@ static int64_t parse_size(const char *s)
 	return (int64_t)v << shift;
 }
 
-/* A machine description (--machine, $FUSELAB_MACHINE) that
- * fl_machine_describe accepts; -1 with the reason in err. */
-static int check_machine(const char *spec, const char *from, char *err,
-			 size_t err_len)
+/* The host as machine description spec (--machine, $FUSELAB_MACHINE)
+ * changes it, into o; -1 with the reason in err. */
+static int set_machine(fl_options *o, const char *spec, const char *from,
+		       char *err, size_t err_len)
 {
-	fl_machine m = *fl_machine_host();
 	char why[256];
 
-	if (fl_machine_describe(&m, spec, why, (int)sizeof why))
+	o->machine = *fl_machine_host();
+	o->machine_spec = spec;
+	if (fl_machine_describe(&o->machine, spec, why, (int)sizeof why))
 		return 0;
 	snprintf(err, err_len, "%s: %s", from, why);
 	return -1;
@@ -518,9 +519,8 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 	case OPT_KEEP: o->keep = true; break;
 	case OPT_PIN: o->pin = true; break;
 	case OPT_MACHINE:
-		if (check_machine(arg, "--machine", err, err_len) < 0)
+		if (set_machine(o, arg, "--machine", err, err_len) < 0)
 			return -1;
-		o->machine_spec = arg;
 		break;
 	case OPT_TARGET:
 		if (fl_target_parse(arg, &o->target) < 0) {
@@ -802,12 +802,10 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 		}
 	}
 	if (!o->machine_spec && getenv("FUSELAB_MACHINE") &&
-	    getenv("FUSELAB_MACHINE")[0]) {
-		o->machine_spec = getenv("FUSELAB_MACHINE");
-		if (check_machine(o->machine_spec, "FUSELAB_MACHINE", err,
-				  err_len) < 0)
-			return -1;
-	}
+	    getenv("FUSELAB_MACHINE")[0] &&
+	    set_machine(o, getenv("FUSELAB_MACHINE"), "FUSELAB_MACHINE", err,
+			err_len) < 0)
+		return -1;
 	/* the ONNX export needs only the graph: alone it is a batch run */
 	if (o->onnx_file && o->mode == FL_MODE_INTERACTIVE)
 		o->mode = FL_MODE_BATCH;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "machine.h"
 #include "target.h"
 
 typedef enum fl_mode {
@@ -51,9 +52,10 @@ typedef struct fl_options {
 	const char *workdir;
 	bool keep;
 	bool pin;		/* --pin: timing threads pinned to cores */
-	/* --machine, else $FUSELAB_MACHINE: the machine to plan for as a
-	 * description (machine.h), NULL: the host */
+	/* --machine, else $FUSELAB_MACHINE: the description (NULL: plan
+	 * for the host) and the machine it gives (machine.h) */
 	const char *machine_spec;
+	fl_machine machine;
 	fl_target target;	/* --target: the backend (default cpu) */
 	int timeout_s, warmup, repeat;
 	long sched_budget;	/* 0: default */

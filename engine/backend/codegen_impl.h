@@ -369,12 +369,12 @@ void fl_cg_split_free(fl_cg_split *plan);
 /* Whether a split loop of cg's last attempt carries scalar t in T<t>_s. */
 bool fl_cg_split_carries(const fl_cg_kernel *cg, int t);
 /* A streamed loop l (l->stream) over iterator `it`, for print_c.c and
- * split.c: _open prints the loop over blocks of FL_STREAM_FLOATS and the
- * block's staging vector and makes the streamed tensor's writes print
- * into it; the caller then prints the "omp simd" loop of `it` from
- * <it>_nt to <it>_nt + FL_STREAM_FLOATS - 1; _close stores the block
- * (fl_stream16) and closes the loop, with its fence unless the
- * enclosing parallel loop fences (l->stream_fence). */
+ * split.c: _open prints the loop over blocks of FL_STREAM_FLOATS, the
+ * block's staging vector and the head of the "omp simd" loop of `it` over
+ * the block, and makes the streamed tensor's writes print into the
+ * vector; the caller prints that loop's body; _close ends it, stores the
+ * block (fl_stream16) and closes the block loop, with its fence unless
+ * the enclosing parallel loop fences (l->stream_fence). */
 __isl_give isl_printer *fl_cg_stream_open(__isl_take isl_printer *p,
 					  fl_cg_kernel *cg,
 					  const fl_cg_loop *l, const char *it);

@@ -677,10 +677,11 @@ static int64_t array_bytes(const fl_cg_array *a)
 {
 	int64_t n = 4;
 
-	for (int d = 0; d < a->rank; d++)
-		n = fl_cg_extent(a, d) > 0 &&
-		    n <= INT64_MAX / fl_cg_extent(a, d) ?
-		    n * fl_cg_extent(a, d) : INT64_MAX;
+	for (int d = 0; d < a->rank; d++) {
+		int64_t e = fl_cg_extent(a, d);
+
+		n = e > 0 && n <= INT64_MAX / e ? n * e : INT64_MAX;
+	}
 	return n;
 }
 

@@ -926,7 +926,11 @@ __isl_give isl_printer *fl_cg_stream_open(__isl_take isl_printer *p,
 		 cg->stream_t, FL_STREAM_FLOATS);
 	p = line(p, buf);
 	snprintf(cg->stream_index, sizeof cg->stream_index, "%s - %s_nt", it, it);
-	return p;
+	p = line(p, "#pragma omp simd");
+	snprintf(buf, sizeof buf, "for (%s %s = %s_nt; %s <= %s_nt + %d; %s += 1) {",
+		 ty, it, it, it, it, FL_STREAM_FLOATS - 1, it);
+	p = line(p, buf);
+	return isl_printer_indent(p, 2);
 }
 
 __isl_give isl_printer *fl_cg_stream_close(__isl_take isl_printer *p,
@@ -937,6 +941,8 @@ __isl_give isl_printer *fl_cg_stream_close(__isl_take isl_printer *p,
 	char buf[160];
 
 	cg->stream_t = -1;
+	p = isl_printer_indent(p, -2);
+	p = line(p, "}");
 	p = isl_printer_start_line(p);
 	snprintf(buf, sizeof buf, "{ const %s %s = %s_nt; fl_stream16(&",
 		 cg->wide ? "long" : "int", it, it);
@@ -969,18 +975,10 @@ static __isl_give isl_printer *print_streamed_for(__isl_take isl_printer *p,
 	isl_ast_node *body = isl_ast_node_for_get_body(node);
 	isl_id *id = isl_ast_expr_get_id(it);
 	const char *c = isl_id_get_name(id);
-	char buf[256];
 
 	p = fl_cg_stream_open(p, cg, l, c);
-	p = line(p, "#pragma omp simd");
-	snprintf(buf, sizeof buf, "for (%s %s = %s_nt; %s <= %s_nt + %d; %s += 1) {",
-		 cg->wide ? "long" : "int", c, c, c, c, FL_STREAM_FLOATS - 1, c);
-	p = line(p, buf);
-	p = isl_printer_indent(p, 2);
 	p = print_locals(p, cg, l);
 	p = fl_cg_print_body(p, body, o);
-	p = isl_printer_indent(p, -2);
-	p = line(p, "}");
 	p = fl_cg_stream_close(p, cg, l, c);
 	isl_id_free(id);
 	isl_ast_expr_free(it);

@@ -486,19 +486,9 @@ static __isl_give isl_printer *print_streamed_part(__isl_take isl_printer *p,
 						   const loop_text *lt,
 						   int part)
 {
-	char buf[512];
-
 	p = fl_cg_stream_open(p, cg, l, lt->it);
-	p = line(p, "#pragma omp simd");
-	snprintf(buf, sizeof buf, "for (%s %s = %s_nt; %s <= %s_nt + %d; %s += 1) {",
-		 lt->type, lt->it, lt->it, lt->it, lt->it, FL_STREAM_FLOATS - 1,
-		 lt->it);
-	p = line(p, buf);
-	p = isl_printer_indent(p, 2);
 	p = print_part_scalars(p, cg, plan, l, part);
 	p = print_part_stmts(p, cg, plan, part);
-	p = isl_printer_indent(p, -2);
-	p = line(p, "}");
 	return fl_cg_stream_close(p, cg, l, lt->it);
 }
 
