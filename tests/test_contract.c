@@ -5,13 +5,17 @@
  * multiples of the register block, transposed operands, batches,
  * reductions longer than one block, 1x1 and strided convolutions), with
  * the vector micro-kernel and with the plain C one. */
+#include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "codegen.h"
+#include "codegen_impl.h"
 #include "engine.h"
+#include "runner.h"
 #include "test_util.h"
 
 /* The C of graph g (taken) under strategy s, as --emit writes it. */
@@ -60,8 +64,9 @@ static int count(const char *hay, const char *needle)
 	"{\"name\": \"bias\", \"op\": \"add\", \"in\": [\"h\", \"b\"], \"out\": \"hb\"}," \
 	"{\"name\": \"act\", \"op\": \"tanh\", \"in\": [\"hb\"], \"out\": \"y\"}" EXTRA "]}"
 
-/* A matmul with its epilogue: the micro-kernel under every strategy, the
- * epilogue a loop over the finished tile; the runtime once per unit. */
+/* A matmul with its epilogue: the micro-kernel under every strategy (a
+ * kernel of the matmul alone calls fl_contract_tile, one with its fused
+ * epilogue fl_ctile_open); the runtime once per unit. */
 static void test_contract_matmul_gets_micro_kernel(void **state)
 {
 	static const fl_strategy all[] = {FL_STRATEGY_UNFUSED, FL_STRATEGY_XLA,
@@ -71,7 +76,8 @@ static void test_contract_matmul_gets_micro_kernel(void **state)
 	for (int i = 0; i < 3; i++) {
 		char *c = emit_c(MATMUL_GRAPH(40, 70, 50, ""), all[i]);
 
-		assert_int_equal(count(c, "fl_contract_tile(fl_n"), 1);
+		assert_int_equal(count(c, "fl_contract_tile(fl_n") +
+				 count(c, "fl_ctile_open(&fl_t, fl_n"), 1);
 		assert_int_equal(count(c, "static void fl_contract_tile("), 1);
 		/* the reduction block follows the L1 fuselab read */
 		t_assert_contains(c, "#define FL_L1D ");
@@ -81,6 +87,155 @@ static void test_contract_matmul_gets_micro_kernel(void **state)
 		assert_int_equal(count(c, "matmul update */"), 0);
 		free(c);
 	}
+}
+
+/* The runtime's block interface on its own, compiled as the runner
+ * compiles a program: X is M x K, Y is NO slices of K x N, C is NO x M x N.
+ * fl_test_blocks takes the finished blocks one by one into out (and into
+ * C when `store`), with the packing buffer refused when `fail`;
+ * fl_test_whole is fl_contract_tile. */
+static const char blocks_head[] =
+	"#include <stdlib.h>\n"
+	"static int fl_test_refuse;\n"
+	"static int fl_test_memalign(void **p, size_t a, size_t n)\n"
+	"{\n"
+	"  return fl_test_refuse ? 12 : posix_memalign(p, a, n);\n"
+	"}\n"
+	"#define posix_memalign fl_test_memalign\n";
+static const char blocks_tail[] =
+	"#undef posix_memalign\n"
+	"void fl_test_blocks(long M, long N, long NO, long K, const float *x,\n"
+	"                    const float *y, float *c, float *out, int store,\n"
+	"                    int fail)\n"
+	"{\n"
+	"  const long rn[3] = {K, 1, 1}, rx[3] = {1, 0, 0}, ry[3] = {N, 0, 0};\n"
+	"  fl_ctile t;\n"
+	"  free(fl_pack_buf);\n"
+	"  fl_pack_buf = NULL;\n"
+	"  fl_pack_cap = 0;\n"
+	"  fl_test_refuse = fail;\n"
+	"  if (fl_ctile_open(&t, M, N, NO, c, N, 1, M * N, x, K, y, 1, K * N,\n"
+	"                    rn, rx, ry))\n"
+	"    for (long o = 0; o < t.NO; o++) {\n"
+	"      fl_ctile_pack(&t, o);\n"
+	"      for (long jb = 0; jb < t.nb; jb++)\n"
+	"        for (long ib = 0; ib < t.mb; ib++) {\n"
+	"          float r[FL_MR * FL_NR] __attribute__((aligned(64)));\n"
+	"          const int mi = fl_ctile_rows(&t, ib), nj = fl_ctile_cols(&t, jb);\n"
+	"          fl_ctile_block(&t, o, ib, jb, r, store);\n"
+	"          for (int m = 0; m < mi; m++)\n"
+	"            for (int v = 0; v < nj; v++)\n"
+	"              out[o * M * N + (ib * FL_MR + m) * N + jb * FL_NR + v] =\n"
+	"                r[m * FL_NR + v];\n"
+	"        }\n"
+	"    }\n"
+	"  fl_test_refuse = 0;\n"
+	"}\n"
+	"void fl_test_whole(long M, long N, long NO, long K, const float *x,\n"
+	"                   const float *y, float *c)\n"
+	"{\n"
+	"  const long rn[3] = {K, 1, 1}, rx[3] = {1, 0, 0}, ry[3] = {N, 0, 0};\n"
+	"  fl_contract_tile(M, N, NO, c, N, 1, M * N, x, K, y, 1, K * N, rn, rx,\n"
+	"                   ry);\n"
+	"}\n"
+	"long fl_test_kc(void)\n"
+	"{\n"
+	"  return FL_KC;\n"
+	"}\n";
+
+typedef void (*blocks_fn)(long, long, long, long, const float *,
+			  const float *, float *, float *, int, int);
+typedef void (*whole_fn)(long, long, long, long, const float *,
+			 const float *, float *);
+
+/* One shape through both interfaces: the blocks carry fl_contract_tile's
+ * bits exactly, stored or not; C is untouched unless asked for (or
+ * needed for the partial sums of several reduction blocks); without a
+ * packing buffer the blocks are still right. */
+static void check_blocks(blocks_fn blocks, whole_fn whole, long kc, long M,
+			 long N, long NO, long K)
+{
+	const long nx = M * K, ny = NO * K * N, nc = NO * M * N;
+	float *x = malloc(sizeof *x * (size_t)nx);
+	float *y = malloc(sizeof *y * (size_t)ny);
+	float *want = malloc(sizeof *want * (size_t)nc);
+	float *c = malloc(sizeof *c * (size_t)nc);
+	float *out = malloc(sizeof *out * (size_t)nc);
+
+	assert_true(x && y && want && c && out);
+	for (long i = 0; i < nx; i++)
+		x[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
+	for (long i = 0; i < ny; i++)
+		y[i] = (float)((i * 11) % 23) / 23.0f - 0.4f;
+	whole(M, N, NO, K, x, y, want);
+	for (long o = 0; o < NO; o++)	/* against the sums in double */
+		for (long i = 0; i < M; i++)
+			for (long j = 0; j < N; j++) {
+				double s = 0;
+
+				for (long k = 0; k < K; k++)
+					s += (double)x[i * K + k] *
+					     y[o * K * N + k * N + j];
+				assert_true(fabs(want[(o * M + i) * N + j] - s) <
+					    1e-4 * (1 + fabs(s)));
+			}
+	for (int store = 0; store < 2; store++) {
+		for (long i = 0; i < nc; i++)
+			c[i] = out[i] = 1234.5f;
+		blocks(M, N, NO, K, x, y, c, out, store, 0);
+		assert_memory_equal(out, want, sizeof *out * (size_t)nc);
+		if (store)
+			assert_memory_equal(c, want, sizeof *c * (size_t)nc);
+		for (long i = 0; !store && K <= kc && i < nc; i++)
+			assert_true(c[i] == 1234.5f);
+	}
+	for (long i = 0; i < nc; i++)
+		out[i] = 1234.5f;
+	blocks(M, N, NO, K, x, y, c, out, 0, 1);
+	for (long i = 0; i < nc; i++)
+		assert_true(fabs(out[i] - want[i]) < 1e-4 * (1 + fabs(want[i])));
+	free(x);
+	free(y);
+	free(want);
+	free(c);
+	free(out);
+}
+
+static void test_contract_runtime_blocks_exact(void **state)
+{
+	size_t n = sizeof blocks_head + strlen(fl_contract_rt_text) +
+		   sizeof blocks_tail;
+	char *src = malloc(n);
+	fl_run_opts opts;
+	fl_build build;
+	fl_error err = {""};
+	void *dl;
+	blocks_fn blocks;
+	whole_fn whole;
+	long (*kc)(void);
+
+	(void)state;
+	assert_non_null(src);
+	snprintf(src, n, "%s%s%s", blocks_head, fl_contract_rt_text,
+		 blocks_tail);
+	fl_run_opts_default(&opts);
+	if (fl_build_source(src, &opts, &build, &err) < 0)
+		fail_msg("build: %s", err.msg);
+	free(src);
+	if (build.status != FL_RUN_OK)
+		fail_msg("build: %s", build.message);
+	dl = dlopen(build.so_path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
+		fail_msg("dlopen: %s", dlerror());
+	*(void **)&blocks = dlsym(dl, "fl_test_blocks");
+	*(void **)&whole = dlsym(dl, "fl_test_whole");
+	*(void **)&kc = dlsym(dl, "fl_test_kc");
+	assert_true(blocks && whole && kc);
+	check_blocks(blocks, whole, kc(), 6, 32, 1, 40);	/* one full block */
+	check_blocks(blocks, whole, kc(), 7, 37, 1, 19);	/* partial ones */
+	check_blocks(blocks, whole, kc(), 13, 45, 2, 2 * kc() + 5);
+	dlclose(dl);
+	fl_build_remove(&build, &opts);
 }
 
 /* A unit without a contraction carries no runtime (nor its headers). */
@@ -128,6 +283,54 @@ static void verifies(const char *name, const char *json, const char *env)
 		fail_msg("%s: rc %d\n%s", name, rc, out);
 	free(out);
 	t_remove_dir(dir);
+}
+
+/* The fused epilogue runs on each register block: the last reduction
+ * block's sums go into the block fl_r, the epilogue's statements read the
+ * matmul's result from there (printed once, in the block loop, not as a
+ * loop nest over the finished tile), and the finished tile is not stored
+ * when nothing else reads it; when another op does, it is stored too.
+ * Both programs verify, at sizes with partial blocks and with several
+ * reduction blocks (600 steps). */
+#define MATMUL_SIDE_GRAPH(M, K, N) \
+	"{\"format\": \"fuselab-graph/1\", \"name\": \"side\", \"tensors\": {" \
+	"\"a\": {\"shape\": [" #M ", " #K "], \"dtype\": \"f32\", \"role\": \"input\"}," \
+	"\"w\": {\"shape\": [" #K ", " #N "], \"dtype\": \"f32\", \"role\": \"param\"}," \
+	"\"b\": {\"shape\": [" #N "], \"dtype\": \"f32\", \"role\": \"param\"}," \
+	"\"y\": {\"shape\": [" #M ", " #N "], \"dtype\": \"f32\", \"role\": \"output\"}," \
+	"\"z\": {\"shape\": [" #M ", 1], \"dtype\": \"f32\", \"role\": \"output\"}}," \
+	"\"ops\": [{\"name\": \"mm\", \"op\": \"matmul\", \"in\": [\"a\", \"w\"], \"out\": \"h\"}," \
+	"{\"name\": \"bias\", \"op\": \"add\", \"in\": [\"h\", \"b\"], \"out\": \"hb\"}," \
+	"{\"name\": \"act\", \"op\": \"tanh\", \"in\": [\"hb\"], \"out\": \"y\"}," \
+	"{\"name\": \"rs\", \"op\": \"reduce_sum\", \"in\": [\"h\"], \"out\": \"z\"," \
+	" \"attrs\": {\"axes\": [1]}}]}"
+
+static void test_contract_epilogue_on_register_block(void **state)
+{
+	char *c;
+
+	(void)state;
+	c = emit_c(MATMUL_GRAPH(40, 70, 50, ""), FL_STRATEGY_APOLLO_L1);
+	t_assert_contains(c, "op 0 matmul: epilogue (2 statements) on each "
+			  "register block before it is stored; the finished "
+			  "tile is never stored");
+	t_assert_contains(c, "its epilogue applied to each register block");
+	assert_int_equal(count(c, "fl_ctile_open(&fl_t, fl_n"), 1);
+	t_assert_contains(c, "fl_ctile_block(&fl_t, fl_in, fl_ib, fl_jb, "
+			  "fl_r, 0);");
+	t_assert_contains(c, " = fl_r[fl_m * FL_NR + fl_v] + ");
+	assert_int_equal(count(c, "add compute */"), 1);
+	assert_int_equal(count(c, "tanh compute */"), 1);
+	assert_null(strstr(c, "fl_contract_tile(fl_n"));
+	free(c);
+	c = emit_c(MATMUL_SIDE_GRAPH(40, 70, 50), FL_STRATEGY_APOLLO_L1);
+	t_assert_contains(c, "op 0 matmul: epilogue (2 statements) on each "
+			  "register block before it is stored; the finished "
+			  "tile is stored too (read elsewhere)");
+	t_assert_contains(c, "fl_r, 1);");
+	free(c);
+	verifies("side", MATMUL_SIDE_GRAPH(13, 600, 45), "");
+	verifies("side_odd", MATMUL_SIDE_GRAPH(7, 19, 37), "");
 }
 
 /* Sizes that are not multiples of the 6 x 16 register block or of the
@@ -192,13 +395,22 @@ static void test_contract_conv_verify(void **state)
 
 	(void)state;
 	c = emit_c(CONV_GRAPH(19, 9, 13, 1, 1, "", 9), FL_STRATEGY_APOLLO_L1);
-	assert_int_equal(count(c, "fl_contract_tile(fl_n"), 1);
+	assert_int_equal(count(c, "fl_ctile_open(&fl_t, fl_n"), 1);
 	free(c);
 	verifies("conv1x1", CONV_GRAPH(19, 9, 13, 1, 1, "", 9), "");
 	/* output rows run inside the runtime, the weights packed once for
 	   all of them */
 	c = emit_c(CONV_GRAPH(16, 30, 32, 3, 3, "", 28), FL_STRATEGY_UNFUSED);
 	t_assert_contains(c, "fl_contract_tile(fl_n3, fl_n5, fl_n4, ");
+	free(c);
+	/* with its relu on the register block: the kernel walks the output
+	   rows of the last reduction block itself, each point's iterators
+	   from the block's row, column and output row */
+	c = emit_c(CONV_GRAPH(16, 30, 32, 3, 3, "", 28), FL_STRATEGY_APOLLO_L1);
+	t_assert_contains(c, "fl_ctile_open(&fl_t, fl_n3, fl_n5, fl_n4, ");
+	t_assert_contains(c, "const long fl_p3 = c3 + fl_ib * FL_MR + fl_m, "
+			  "fl_p4 = c4 + fl_in, fl_p5 = c5 + fl_jb * FL_NR + "
+			  "fl_v;");
 	free(c);
 	verifies("conv3x3rows", CONV_GRAPH(16, 30, 32, 3, 3, "", 28), "");
 	/* isl puts this 1x1 conv's output width outermost in its band; the
@@ -226,7 +438,9 @@ static void test_contract_below_extension(void **state)
 	c = emit_graph(t_load_sample("micro2020_fig1"), FL_STRATEGY_APOLLO_L1);
 	t_assert_contains(c, "S0_quantize.scale_down");
 	t_assert_contains(c, "op 3 conv2d: micro-kernel");
-	assert_int_equal(count(c, "fl_contract_tile(fl_n"), 1);
+	t_assert_contains(c, "op 3 conv2d: epilogue (1 statement) on each "
+			  "register block");
+	assert_int_equal(count(c, "fl_ctile_open(&fl_t, fl_n"), 1);
 	free(c);
 	verifies("fig1_prologue", MICRO_FIG1_SMALL, "");
 }
@@ -242,6 +456,8 @@ static void test_contract_plain_c_kernel_verifies(void **state)
 
 FL_SUITE(contract,
 	cmocka_unit_test(test_contract_matmul_gets_micro_kernel),
+	cmocka_unit_test(test_contract_epilogue_on_register_block),
+	cmocka_unit_test(test_contract_runtime_blocks_exact),
 	cmocka_unit_test(test_contract_runtime_only_when_used),
 	cmocka_unit_test(test_contract_odd_sizes_verify),
 	cmocka_unit_test(test_contract_transposed_and_batched_verify),

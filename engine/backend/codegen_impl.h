@@ -116,6 +116,9 @@ typedef struct fl_cg_loop {
 	fl_cg_contract *contract;	/* the loop, with everything under
 					   it, is a contraction printed by
 					   contract.c; NULL: none (owned) */
+	bool absorbed;		/* an epilogue that the contraction before
+				   it runs on its register blocks
+				   (fl_cg_plan_epilogues): prints nothing */
 	fl_cg_split *split;	/* printed as one loop per expensive call
 				   by split.c; NULL: as one (owned) */
 	/* A simd loop whose one write of a large program output goes
@@ -230,6 +233,10 @@ typedef struct fl_cg_kernel {
 	int stream_t;
 	char stream_index[64];
 	char stream_note[200];
+	/* While contract.c prints an epilogue on a register block: the
+	 * contraction's result, whose reads print as the block's element
+	 * fl_r[fl_m * FL_NR + fl_v]; -1 otherwise. */
+	int block_t;
 	bool wide;		/* some extent may pass INT_MAX: loop
 				   counters are long (64 bits), else int */
 	int64_t budget;		/* bytes the tile-local arrays of one tile
@@ -349,8 +356,15 @@ void fl_cg_contract_plan(fl_cg_kernel *cg, __isl_keep isl_id *mark,
 void fl_cg_contract_free(fl_cg_contract *c);
 /* Prints the contraction in place of its loop nest. */
 __isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
-					     const fl_cg_kernel *cg,
+					     fl_cg_kernel *cg,
 					     const fl_cg_contract *c);
+/* After the loops are decided (C only): where a contraction's loop is
+ * followed in its block by a nest of independent points over the same
+ * output points (its fused epilogue: bias, GELU, residual, ...), the
+ * epilogue's statements join the plan, to run on each register block
+ * before it is stored, and the nest is marked absorbed; the kernel's
+ * comment says which, or why not. */
+void fl_cg_plan_epilogues(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast);
 /* The C the contraction calls need, once per translation unit. */
 const char *fl_cg_contract_runtime(void);
 /* The runtime's text (runtime/contract_rt.c, embedded by the build). */
@@ -390,6 +404,12 @@ __isl_give isl_printer *fl_cg_print_split(__isl_take isl_printer *p,
 					  const fl_cg_loop *l);
 
 /* ---- print_c.c ------------------------------------------------------------ */
+
+/* Declarations of the tile-local arrays and register scalars declared in
+ * the body of loop `scope` (NULL: the function's). */
+__isl_give isl_printer *fl_cg_print_locals(__isl_take isl_printer *p,
+					   const fl_cg_kernel *cg,
+					   const fl_cg_loop *scope);
 
 /* The element that access expression acc (keep) of tensor t names, as the
  * statements print it (a local array minus its box origin, or the global

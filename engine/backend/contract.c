@@ -23,12 +23,27 @@
  *      operand Y loaded as vectors), the loops C does not depend on are
  *      the reduction, any other output loop is looped around.  The plan
  *      hangs on the mark's for loop.
+ *   2b. fl_cg_plan_epilogues (once the loops are decided): where the
+ *      contraction's loop is followed in its block by the nest of its
+ *      fused epilogue -- the same output points, bound for bound, every
+ *      loop coincident (no dependence between points), elementwise
+ *      statements that read the contraction's result only at the point
+ *      the update writes -- the epilogue's statements join the plan and
+ *      the nest prints nothing.  Anything else stays a loop nest over
+ *      the finished tile, and the kernel's comment says why.
  *   3. fl_cg_print_contract (printing that loop): the tile's lower corner
  *      and extents, pointers to the corner elements, and calls of
  *      fl_contract_tile from the runtime (runtime/contract_rt.c: packing,
  *      K blocking, AVX-512/AVX2/plain C micro-kernel), which the unit
  *      includes once.  The init statement is subsumed: the first reduction
- *      block stores rather than adds.
+ *      block stores rather than adds.  With an epilogue, the kernel runs
+ *      the last reduction block itself: fl_ctile_open adds up the earlier
+ *      blocks in C, fl_ctile_block gives each finished register block
+ *      (6 rows of 2 vectors) in a 64-byte-aligned staging block fl_r,
+ *      and an "omp simd" loop over the block's points runs the epilogue's
+ *      statements on it, reading the contraction's result from fl_r.
+ *      Only what the epilogue writes is stored; the contraction's result
+ *      too only when another statement reads it.
  *
  * A contraction that does not fit (a guarded update, bounds depending on
  * each other, non-affine accesses, no pair of loops where one operand is
@@ -57,6 +72,7 @@
 #define FL_CONTRACT_MARK "fl_contract"
 #define MAX_CHAIN 12
 #define MAX_RED 3
+#define MAX_EPI 64
 
 /* What the mark remembers: the contraction op (index in the kernel). */
 typedef struct mark_info {
@@ -82,6 +98,17 @@ struct fl_cg_contract {
 	int inner;		/* chain index of the outer loop the runtime
 				   runs itself (X constant along it, so X is
 				   packed once for all of it), or -1 */
+	/* The fused epilogue applied to each register block before it is
+	 * stored (fl_cg_plan_epilogues): its statements in order, run per
+	 * point of the block; n_epi == 0: none (it runs as loops over the
+	 * finished tile, if there is one). */
+	int n_epi;
+	const fl_cg_stmt *epi[MAX_EPI];
+	const fl_cg_loop *epi_inner;	/* its innermost loop: the register
+					   scalars declared there are
+					   declared per point */
+	bool store_c;		/* the finished tile is stored in C too:
+				   another statement reads it */
 };
 
 /* ---- 1. the schedule ------------------------------------------------- */
@@ -323,19 +350,15 @@ static char *expr_text(__isl_take isl_ast_expr *e)
 	return s;
 }
 
-/* Adds for node `node` to the chain: its bounds (unit stride, "c <= hi"
- * or "c < hi" conditions only).  False when it does not fit. */
-static bool add_loop(fl_cg_contract *c, __isl_keep isl_ast_node *node)
+/* The bounds of for node `node` (record l) into cl: unit stride, "c <= hi"
+ * or "c < hi" conditions only.  False when it does not fit. */
+static bool loop_bounds(chain_loop *cl, const fl_cg_loop *l,
+			__isl_keep isl_ast_node *node)
 {
-	fl_cg_loop *l = fl_cg_loop_of(node);
-	chain_loop *cl;
 	isl_ast_expr *cond, *inc;
 	isl_val *one;
 	bool unit;
 
-	if (!l || l->depth < 0 || c->n == MAX_CHAIN)
-		return false;
-	cl = &c->loop[c->n++];
 	memset(cl, 0, sizeof *cl);
 	cl->depth = l->depth;
 	cl->lo = expr_text(isl_ast_node_for_get_init(node));
@@ -369,6 +392,16 @@ static bool add_loop(fl_cg_contract *c, __isl_keep isl_ast_node *node)
 	}
 	isl_ast_expr_free(cond);
 	return cl->lo && cl->hi;
+}
+
+/* Adds for node `node` to the chain.  False when it does not fit. */
+static bool add_loop(fl_cg_contract *c, __isl_keep isl_ast_node *node)
+{
+	fl_cg_loop *l = fl_cg_loop_of(node);
+
+	if (!l || l->depth < 0 || c->n == MAX_CHAIN)
+		return false;
+	return loop_bounds(&c->loop[c->n++], l, node);
 }
 
 /* Walks from node down to the update: every for node joins the chain; a
@@ -771,6 +804,256 @@ void fl_cg_contract_plan(fl_cg_kernel *cg, __isl_keep isl_id *mark,
 		l->contract = c;
 }
 
+/* ---- 2b. the epilogue on the register block ---------------------------- */
+
+/* An epilogue's loop nest, from its outermost for node down to its
+ * statements. */
+typedef struct epi_nest {
+	int n;
+	chain_loop loop[MAX_CHAIN];
+	fl_cg_loop *rec[MAX_CHAIN];
+	int n_stmts;
+	const fl_cg_stmt *stmt[MAX_EPI];
+} epi_nest;
+
+static void epi_nest_clear(epi_nest *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		free(e->loop[i].lo);
+		free(e->loop[i].hi);
+	}
+}
+
+/* Adds the statements of node (keep) to the nest's: a user node, or a
+ * block of them (blocks nested as isl prints a sequence in a sequence). */
+static const char *add_stmts(epi_nest *e, __isl_keep isl_ast_node *node)
+{
+	const fl_cg_stmt *st;
+	const char *why = NULL;
+
+	if (isl_ast_node_get_type(node) == isl_ast_node_block) {
+		isl_ast_node_list *list = isl_ast_node_block_get_children(node);
+		isl_size n = isl_ast_node_list_n_ast_node(list);
+
+		for (int i = 0; i < n && !why; i++) {
+			isl_ast_node *ch = isl_ast_node_list_get_at(list, i);
+
+			why = add_stmts(e, ch);
+			isl_ast_node_free(ch);
+		}
+		isl_ast_node_list_free(list);
+		return n < 0 ? "its body is not a list of statements" : why;
+	}
+	st = isl_ast_node_get_type(node) == isl_ast_node_user ?
+	     fl_cg_stmt_of(node) : NULL;
+	if (!st)
+		return "its body is not a list of statements";
+	if (e->n_stmts == MAX_EPI)
+		return "more statements than the block form takes";
+	e->stmt[e->n_stmts++] = st;
+	return NULL;
+}
+
+/* The loops of the nest at node (keep) and the statements of its body, or
+ * why the nest is not a plain one whose points are independent. */
+static const char *epi_walk(epi_nest *e, __isl_keep isl_ast_node *node)
+{
+	fl_cg_loop *l;
+	isl_ast_node *body;
+	const char *why = NULL;
+
+	if (isl_ast_node_get_type(node) != isl_ast_node_for)
+		return add_stmts(e, node);
+	l = fl_cg_loop_of(node);
+	if (!l || l->depth < 0 || e->n == MAX_CHAIN)
+		return "its loops are not a plain nest";
+	if (!l->coincident)
+		return "its loops carry a dependence";
+	if (l->pragma || l->acc || l->acc_simd || l->split || l->stream ||
+	    l->contract)
+		return "its loops are printed in a form of their own";
+	e->rec[e->n] = l;
+	if (!loop_bounds(&e->loop[e->n++], l, node))
+		return "its loops are not a plain nest";
+	body = isl_ast_node_for_get_body(node);
+	why = epi_walk(e, body);
+	isl_ast_node_free(body);
+	return why;
+}
+
+/* Whether the nest runs over the contraction's output points: its loops
+ * are the chain's loops along which C varies, bound for bound. */
+static bool same_points(const fl_cg_contract *c, const epi_nest *e)
+{
+	int n_out = 0;
+
+	for (int i = 0; i < c->n; i++) {
+		const chain_loop *cl = &c->loop[i];
+		bool found = false;
+
+		if (!cl->cs)
+			continue;
+		n_out++;
+		for (int j = 0; j < e->n && !found; j++)
+			found = e->loop[j].depth == cl->depth &&
+				strcmp(e->loop[j].lo, cl->lo) == 0 &&
+				strcmp(e->loop[j].hi, cl->hi) == 0;
+		if (!found)
+			return false;
+	}
+	return n_out == e->n;
+}
+
+/* Why the nest's statements cannot run point by point on the finished
+ * block, or NULL: each is elementwise, none writes what the contraction
+ * reads or writes, and each reads the contraction's result, if at all, at
+ * the point the update writes. */
+static const char *epi_stmts_misfit(const fl_cg_contract *c,
+				    const epi_nest *e)
+{
+	const fl_op *op = c->upd->op;
+
+	for (int i = 0; i < e->n_stmts; i++) {
+		const fl_cg_stmt *st = e->stmt[i];
+		int w = st->op->out[0];
+
+		if (st->ps->role != FL_STMT_COMPUTE)
+			return "a statement is not elementwise";
+		if (w == op->out[0] || w == op->in[0] || w == op->in[1])
+			return "it writes what the contraction reads or writes";
+		for (int r = 0; r < st->ps->n_reads; r++) {
+			if (!st->reads[r])
+				return "a statement may read what it does not "
+				       "name";
+			if (fl_cg_read_tensor(st->op, &st->ps->reads[r]) ==
+			    op->out[0] &&
+			    isl_ast_expr_is_equal(st->reads[r], c->upd->write) !=
+			    isl_bool_true)
+				return "it reads the contraction's result at "
+				       "another point";
+		}
+	}
+	return NULL;
+}
+
+/* Whether some loop of the nest declares a tile-local array (a register
+ * scalar in the innermost loop aside: it is declared per point). */
+static bool declares_arrays(const fl_cg_kernel *cg, const epi_nest *e)
+{
+	for (int t = 0; t < cg->g->n_tensors; t++)
+		for (int i = 0; i < e->n; i++)
+			if (fl_cg_declared_in(&cg->arr[t], e->rec[i]) &&
+			    !(cg->arr[t].reg && i == e->n - 1))
+				return true;
+	return false;
+}
+
+/* Whether a statement other than the contraction's and the epilogue's
+ * accesses the contraction's result, or it lives beyond the tile: then
+ * the finished block is stored in C too. */
+static bool result_read_elsewhere(const fl_cg_kernel *cg,
+				  const fl_cg_contract *c, const epi_nest *e)
+{
+	int t = c->upd->op->out[0];
+
+	if (!cg->arr[t].local)
+		return true;
+	for (const fl_cg_stmt *st = cg->stmts; st; st = st->next) {
+		bool mine = st->op == c->upd->op;
+
+		for (int i = 0; i < e->n_stmts && !mine; i++)
+			mine = e->stmt[i] == st;
+		if (!mine && fl_cg_stmt_accesses(st, t))
+			return true;
+	}
+	return false;
+}
+
+/* Records in the kernel's comment what became of the epilogue. */
+static void epi_note(fl_cg_kernel *cg, const fl_cg_contract *c,
+		     const char *why)
+{
+	const fl_op *op = c->upd->op;
+	char *n;
+
+	if (cg->n_contract_notes == FL_CG_MAX_CONTRACT_NOTES)
+		return;
+	n = cg->contract_note[cg->n_contract_notes++];
+	if (why)
+		snprintf(n, sizeof cg->contract_note[0], "op %d %s: epilogue "
+			 "over the finished tile, not on the register block: "
+			 "%s", (int)(op - cg->g->ops), fl_op_kind_name(op->kind),
+			 why);
+	else
+		snprintf(n, sizeof cg->contract_note[0], "op %d %s: epilogue "
+			 "(%d statement%s) on each register block before it is "
+			 "stored; the finished tile %s", (int)(op - cg->g->ops),
+			 fl_op_kind_name(op->kind), c->n_epi,
+			 c->n_epi == 1 ? "" : "s", c->store_c ?
+			 "is stored too (read elsewhere)" : "is never stored");
+}
+
+/* When for node b (keep), the node after the contraction's loop a (keep)
+ * in a block, is an epilogue that fits, moves its statements into the
+ * contraction's plan and marks b absorbed. */
+static void try_absorb(fl_cg_kernel *cg, __isl_keep isl_ast_node *a,
+		       __isl_keep isl_ast_node *b)
+{
+	fl_cg_loop *la = fl_cg_loop_of(a), *lb = fl_cg_loop_of(b);
+	fl_cg_contract *c = la ? la->contract : NULL;
+	epi_nest e = {0};
+	const char *why;
+
+	if (!c || la->pragma || !lb ||
+	    isl_ast_node_get_type(b) != isl_ast_node_for)
+		return;
+	why = epi_walk(&e, b);
+	if (!why && !same_points(c, &e))
+		why = "its loops are not the contraction's output loops";
+	if (!why)
+		why = epi_stmts_misfit(c, &e);
+	if (!why && declares_arrays(cg, &e))
+		why = "its loops declare tile-local arrays";
+	if (!why) {
+		c->n_epi = e.n_stmts;
+		memcpy(c->epi, e.stmt, sizeof e.stmt[0] * (size_t)e.n_stmts);
+		c->epi_inner = e.rec[e.n - 1];
+		c->store_c = result_read_elsewhere(cg, c, &e);
+		lb->absorbed = true;
+	}
+	epi_note(cg, c, why);
+	epi_nest_clear(&e);
+}
+
+static isl_bool absorb_in_block(__isl_keep isl_ast_node *node, void *user)
+{
+	isl_ast_node_list *list;
+	isl_size n;
+
+	if (isl_ast_node_get_type(node) != isl_ast_node_block)
+		return isl_bool_true;
+	list = isl_ast_node_block_get_children(node);
+	n = isl_ast_node_list_n_ast_node(list);
+	for (int i = 0; i + 1 < n; i++) {
+		isl_ast_node *a = isl_ast_node_list_get_at(list, i);
+		isl_ast_node *b = isl_ast_node_list_get_at(list, i + 1);
+
+		if (isl_ast_node_get_type(a) == isl_ast_node_for)
+			try_absorb(user, a, b);
+		isl_ast_node_free(a);
+		isl_ast_node_free(b);
+	}
+	isl_ast_node_list_free(list);
+	return isl_bool_true;
+}
+
+void fl_cg_plan_epilogues(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
+{
+	if (cg->cuda || !ast)
+		return;
+	isl_ast_node_foreach_descendant_top_down(ast, &absorb_in_block, cg);
+}
+
 /* ---- 3. printing --------------------------------------------------- */
 
 static __isl_give isl_printer *text(__isl_take isl_printer *p, const char *s)
@@ -806,31 +1089,24 @@ static void offset_text(const fl_cg_contract *c, const char *base,
 	}
 }
 
-__isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
-					     const fl_cg_kernel *cg,
-					     const fl_cg_contract *c)
+/* The tile's corner and extents per chain loop, the pointers to the
+ * corner elements and the reduction's extents and strides. */
+static __isl_give isl_printer *print_tile_head(__isl_take isl_printer *p,
+					       const fl_cg_kernel *cg,
+					       const fl_cg_contract *c)
 {
 	const fl_cg_stmt *u = c->upd;
-	const chain_loop *row = &c->loop[c->row], *col = &c->loop[c->col];
-	char buf[1024], off[3][256], rn[160], rx[160], ry[160];
+	char buf[1024], rn[160], rx[160], ry[160];
 	int tx = fl_cg_read_tensor(u->op, &u->ps->reads[c->x_read]);
 	int ty = fl_cg_read_tensor(u->op, &u->ps->reads[c->y_read]);
+	int a, b, d;
 
-	p = text(p, "{");
-	p = isl_printer_indent(p, 2);
-	snprintf(buf, sizeof buf, "/* %s: the tile's %s by a register-blocked "
-		 "micro-kernel (rows c%d, columns c%d, %d reduction loop%s) */",
-		 u->name, fl_op_kind_name(u->op->kind), row->depth, col->depth,
-		 c->n_red, c->n_red == 1 ? "" : "s");
-	p = text(p, buf);
 	for (int i = 0; i < c->n; i++) {
 		const chain_loop *l = &c->loop[i];
 
-		p = isl_printer_start_line(p);
 		snprintf(buf, sizeof buf, "const long c%d = %s, fl_n%d = (%s) - "
 			 "c%d + 1;", l->depth, l->lo, l->depth, l->hi, l->depth);
-		p = isl_printer_print_str(p, buf);
-		p = isl_printer_end_line(p);
+		p = text(p, buf);
 	}
 	p = isl_printer_start_line(p);
 	p = isl_printer_print_str(p, "float *const fl_c = ");
@@ -847,51 +1123,196 @@ __isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
 	p = address(p, cg, u->reads[c->y_read], ty);
 	p = isl_printer_print_str(p, ";");
 	p = isl_printer_end_line(p);
-	{
-		int a = snprintf(rn, sizeof rn, "const long fl_rn[3] = {");
-		int b = snprintf(rx, sizeof rx, "fl_rx[3] = {");
-		int d = snprintf(ry, sizeof ry, "fl_ry[3] = {");
+	a = snprintf(rn, sizeof rn, "const long fl_rn[3] = {");
+	b = snprintf(rx, sizeof rx, "fl_rx[3] = {");
+	d = snprintf(ry, sizeof ry, "fl_ry[3] = {");
+	for (int k = 0; k < MAX_RED; k++) {
+		const chain_loop *l = k < c->n_red ? &c->loop[c->red[k]] : NULL;
+		char n_k[24];
 
-		for (int k = 0; k < MAX_RED; k++) {
-			const chain_loop *l = k < c->n_red ?
-					      &c->loop[c->red[k]] : NULL;
-			char n_k[24];
+		if (l)
+			snprintf(n_k, sizeof n_k, "fl_n%d", l->depth);
+		a += snprintf(rn + a, sizeof rn - (size_t)a, "%s%s",
+			      k ? ", " : "", l ? n_k : "1");
+		b += snprintf(rx + b, sizeof rx - (size_t)b, "%s%ldL",
+			      k ? ", " : "", l ? l->xs : 0L);
+		d += snprintf(ry + d, sizeof ry - (size_t)d, "%s%ldL",
+			      k ? ", " : "", l ? l->ys : 0L);
+	}
+	snprintf(buf, sizeof buf, "%s}, %s}, %s};", rn, rx, ry);
+	return text(p, buf);
+}
 
-			if (l)
-				snprintf(n_k, sizeof n_k, "fl_n%d", l->depth);
-			a += snprintf(rn + a, sizeof rn - (size_t)a, "%s%s",
-				      k ? ", " : "", l ? n_k : "1");
-			b += snprintf(rx + b, sizeof rx - (size_t)b, "%s%ldL",
-				      k ? ", " : "", l ? l->xs : 0L);
-			d += snprintf(ry + d, sizeof ry - (size_t)d, "%s%ldL",
-				      k ? ", " : "", l ? l->ys : 0L);
-		}
-		snprintf(buf, sizeof buf, "%s}, %s}, %s};", rn, rx, ry);
-		p = text(p, buf);
-	}
-	for (int k = 0; k < c->n_outer; k++) {
-		snprintf(buf, sizeof buf, "for (long fl_o%d = 0; fl_o%d < fl_n%d; "
-			 "fl_o%d++)", k, k, c->loop[c->outer[k]].depth, k);
-		p = text(p, buf);
-		p = isl_printer_indent(p, 2);
-	}
+/* The arguments of fl_contract_tile and fl_ctile_open after the tile
+ * pointer (none for the former). */
+static void tile_args(const fl_cg_contract *c, char *buf, size_t n)
+{
+	const chain_loop *row = &c->loop[c->row], *col = &c->loop[c->col];
+	const chain_loop *in = c->inner >= 0 ? &c->loop[c->inner] : NULL;
+	char off[3][256], n_in[24] = "1";
+
 	offset_text(c, "fl_c", 0, off[0], sizeof off[0]);
 	offset_text(c, "fl_x", 1, off[1], sizeof off[1]);
 	offset_text(c, "fl_y", 2, off[2], sizeof off[2]);
-	{
-		const chain_loop *in = c->inner >= 0 ? &c->loop[c->inner] : NULL;
-		char n_in[24] = "1";
+	if (in)
+		snprintf(n_in, sizeof n_in, "fl_n%d", in->depth);
+	snprintf(buf, n, "fl_n%d, fl_n%d, %s, %s, %ldL, %ldL, %ldL, %s, %ldL, "
+		 "%s, %ldL, %ldL, fl_rn, fl_rx, fl_ry", row->depth, col->depth,
+		 n_in, off[0], row->cs, col->cs, in ? in->cs : 0L, off[1],
+		 row->xs, off[2], col->ys, in ? in->ys : 0L);
+}
 
-		if (in)
-			snprintf(n_in, sizeof n_in, "fl_n%d", in->depth);
-		snprintf(buf, sizeof buf, "fl_contract_tile(fl_n%d, fl_n%d, %s, "
-			 "%s, %ldL, %ldL, %ldL, %s, %ldL, %s, %ldL, %ldL, fl_rn, "
-			 "fl_rx, fl_ry);", row->depth, col->depth, n_in, off[0],
-			 row->cs, col->cs, in ? in->cs : 0L, off[1], row->xs,
-			 off[2], col->ys, in ? in->ys : 0L);
+/* "const long fl_p<d> = c<d> + <where in the tile>" for every output
+ * loop of the chain: the point of the block that iteration (fl_m, fl_v)
+ * of block (fl_ib, fl_jb) of outer step fl_in stands for. */
+static void point_text(const fl_cg_contract *c, char *buf, size_t n)
+{
+	int at = snprintf(buf, n, "const long");
+	int k = 0;
+
+	for (int i = 0; i < c->n && at >= 0 && (size_t)at < n; i++) {
+		const chain_loop *l = &c->loop[i];
+		char where[40];
+
+		if (!l->cs)
+			continue;
+		if (i == c->row)
+			snprintf(where, sizeof where, "fl_ib * FL_MR + fl_m");
+		else if (i == c->col)
+			snprintf(where, sizeof where, "fl_jb * FL_NR + fl_v");
+		else if (i == c->inner)
+			snprintf(where, sizeof where, "fl_in");
+		else
+			for (int o = 0; o < c->n_outer; o++)
+				if (c->outer[o] == i)
+					snprintf(where, sizeof where, "fl_o%d", o);
+		at += snprintf(buf + at, n - (size_t)at, "%s fl_p%d = c%d + %s",
+			       k++ ? "," : "", l->depth, l->depth, where);
 	}
+	if (at >= 0 && (size_t)at < n)
+		snprintf(buf + at, n - (size_t)at, ";");
+}
+
+/* "const long c<d> = fl_p<d>, ...;": the iterators the epilogue's
+ * statements name, at the point. */
+static void iterators_text(const fl_cg_contract *c, char *buf, size_t n)
+{
+	int at = snprintf(buf, n, "const long");
+	int k = 0;
+
+	for (int i = 0; i < c->n && at >= 0 && (size_t)at < n; i++)
+		if (c->loop[i].cs)
+			at += snprintf(buf + at, n - (size_t)at, "%s c%d = fl_p%d",
+				       k++ ? "," : "", c->loop[i].depth,
+				       c->loop[i].depth);
+	if (at >= 0 && (size_t)at < n)
+		snprintf(buf + at, n - (size_t)at, ";");
+}
+
+/* The epilogue's statements at one point, the contraction's result read
+ * from the block. */
+static __isl_give isl_printer *print_epilogue_point(__isl_take isl_printer *p,
+						    fl_cg_kernel *cg,
+						    const fl_cg_contract *c)
+{
+	char buf[512];
+
+	point_text(c, buf, sizeof buf);
 	p = text(p, buf);
+	p = text(p, "{");
+	p = isl_printer_indent(p, 2);
+	iterators_text(c, buf, sizeof buf);
+	p = text(p, buf);
+	p = fl_cg_print_locals(p, cg, c->epi_inner);
+	cg->block_t = c->upd->op->out[0];
+	for (int i = 0; i < c->n_epi; i++) {
+		p = isl_printer_start_line(p);
+		p = fl_cg_print_stmt(p, cg, c->epi[i]);
+		p = isl_printer_end_line(p);
+	}
+	cg->block_t = -1;
+	p = isl_printer_indent(p, -2);
+	return text(p, "}");
+}
+
+/* The tile with its epilogue on each register block: the runtime adds up
+ * every reduction block but the last in C; the kernel takes the last one
+ * block by block (fl_ctile_block), runs the epilogue's statements on the
+ * block's points and stores only what they write. */
+static __isl_give isl_printer *print_tile_with_epilogue(
+	__isl_take isl_printer *p, fl_cg_kernel *cg, const fl_cg_contract *c)
+{
+	char args[1024], buf[1200];
+
+	tile_args(c, args, sizeof args);
+	p = text(p, "fl_ctile fl_t;");
+	snprintf(buf, sizeof buf, "if (fl_ctile_open(&fl_t, %s))", args);
+	p = text(p, buf);
+	p = isl_printer_indent(p, 2);
+	p = text(p, "for (long fl_in = 0; fl_in < fl_t.NO; fl_in++) {");
+	p = isl_printer_indent(p, 2);
+	p = text(p, "fl_ctile_pack(&fl_t, fl_in);");
+	p = text(p, "for (long fl_jb = 0; fl_jb < fl_t.nb; fl_jb++)");
+	p = text(p, "  for (long fl_ib = 0; fl_ib < fl_t.mb; fl_ib++) {");
+	p = isl_printer_indent(p, 4);
+	p = text(p, "float fl_r[FL_MR * FL_NR] __attribute__((aligned(64)));");
+	p = text(p, "const int fl_mi = fl_ctile_rows(&fl_t, fl_ib), "
+		 "fl_nj = fl_ctile_cols(&fl_t, fl_jb);");
+	snprintf(buf, sizeof buf, "fl_ctile_block(&fl_t, fl_in, fl_ib, fl_jb, "
+		 "fl_r, %d);", c->store_c);
+	p = text(p, buf);
+	p = text(p, "for (int fl_m = 0; fl_m < fl_mi; fl_m++) {");
+	p = isl_printer_indent(p, 2);
+	p = text(p, "#pragma omp simd");
+	p = text(p, "for (int fl_v = 0; fl_v < fl_nj; fl_v++) {");
+	p = isl_printer_indent(p, 2);
+	p = print_epilogue_point(p, cg, c);
+	p = isl_printer_indent(p, -2);
+	p = text(p, "}");
+	p = isl_printer_indent(p, -2);
+	p = text(p, "}");
+	p = isl_printer_indent(p, -4);
+	p = text(p, "  }");
+	p = isl_printer_indent(p, -2);
+	p = text(p, "}");
+	return isl_printer_indent(p, -2);
+}
+
+__isl_give isl_printer *fl_cg_print_contract(__isl_take isl_printer *p,
+					     fl_cg_kernel *cg,
+					     const fl_cg_contract *c)
+{
+	const fl_cg_stmt *u = c->upd;
+	const chain_loop *row = &c->loop[c->row], *col = &c->loop[c->col];
+	char buf[1200], args[1024];
+
+	p = text(p, "{");
+	p = isl_printer_indent(p, 2);
+	snprintf(buf, sizeof buf, "/* %s: the tile's %s by a register-blocked "
+		 "micro-kernel (rows c%d, columns c%d, %d reduction loop%s)%s */",
+		 u->name, fl_op_kind_name(u->op->kind), row->depth, col->depth,
+		 c->n_red, c->n_red == 1 ? "" : "s", c->n_epi ?
+		 ", its epilogue applied to each register block before it is "
+		 "stored" : "");
+	p = text(p, buf);
+	p = print_tile_head(p, cg, c);
+	for (int k = 0; k < c->n_outer; k++) {
+		snprintf(buf, sizeof buf, "for (long fl_o%d = 0; fl_o%d < fl_n%d; "
+			 "fl_o%d++)%s", k, k, c->loop[c->outer[k]].depth, k,
+			 c->n_epi && k + 1 == c->n_outer ? " {" : "");
+		p = text(p, buf);
+		p = isl_printer_indent(p, 2);
+	}
+	if (c->n_epi) {
+		p = print_tile_with_epilogue(p, cg, c);
+	} else {
+		tile_args(c, args, sizeof args);
+		snprintf(buf, sizeof buf, "fl_contract_tile(%s);", args);
+		p = text(p, buf);
+	}
 	p = isl_printer_indent(p, -2 * c->n_outer);
+	if (c->n_epi && c->n_outer)
+		p = text(p, "}");
 	p = isl_printer_indent(p, -2);
 	return text(p, "}");
 }

@@ -744,6 +744,7 @@ static void reset_attempt(fl_cg_kernel *cg)
 {
 	cg->uses_bounds = false;
 	cg->stream_t = -1;
+	cg->block_t = -1;
 	cg->stream_note[0] = '\0';
 	fl_cg_annotations_free(cg);
 	for (int t = 0; cg->arr && t < cg->g->n_tensors; t++) {
@@ -814,6 +815,7 @@ int fl_cg_init(fl_cg_kernel *cg, const fl_program *p, const fl_kernel *k,
 	cg->k = k;
 	cg->err = err;
 	cg->stream_t = -1;
+	cg->block_t = -1;
 	isl_ctx_reset_error(p->ctx);	/* so a failure reports its own */
 	cg->poly = calloc((size_t)k->n_ops + 1, sizeof *cg->poly);
 	cg->arr = calloc((size_t)p->graph->n_tensors + 1, sizeof *cg->arr);

@@ -164,6 +164,8 @@ static __isl_give isl_printer *print_access(__isl_take isl_printer *p,
 		p = isl_printer_print_str(p, cg->strip_index);
 		return isl_printer_print_str(p, "]");
 	}
+	if (t == cg->block_t)	/* the element of a register block */
+		return isl_printer_print_str(p, "fl_r[fl_m * FL_NR + fl_v]");
 	if (t == cg->stream_t) {	/* staged for a streamed store */
 		snprintf(name, sizeof name, "T%d_nt[", t);
 		p = isl_printer_print_str(p, name);
@@ -694,9 +696,9 @@ static __isl_give isl_printer *print_local(__isl_take isl_printer *p,
 }
 
 /* Declarations of the tile-local arrays whose scope is `scope`. */
-static __isl_give isl_printer *print_locals(__isl_take isl_printer *p,
-					    const fl_cg_kernel *cg,
-					    const fl_cg_loop *scope)
+__isl_give isl_printer *fl_cg_print_locals(__isl_take isl_printer *p,
+					   const fl_cg_kernel *cg,
+					   const fl_cg_loop *scope)
 {
 	for (int t = 0; t < cg->g->n_tensors; t++)
 		if (fl_cg_declared_in(&cg->arr[t], scope))
@@ -977,7 +979,7 @@ static __isl_give isl_printer *print_streamed_for(__isl_take isl_printer *p,
 	const char *c = isl_id_get_name(id);
 
 	p = fl_cg_stream_open(p, cg, l, c);
-	p = print_locals(p, cg, l);
+	p = fl_cg_print_locals(p, cg, l);
 	p = fl_cg_print_body(p, body, o);
 	p = fl_cg_stream_close(p, cg, l, c);
 	isl_id_free(id);
@@ -1003,6 +1005,12 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	bool team = l && l->pragma && !l->acc &&
 		    (has_scratch(cg, l) || l->stream_fence);
 
+	if (l && l->absorbed) {	/* printed by the contraction before it */
+		isl_ast_expr_free(it);
+		isl_ast_node_free(body);
+		isl_ast_print_options_free(o);
+		return p;
+	}
 	if (l && l->split) {
 		isl_ast_expr_free(it);
 		isl_ast_node_free(body);
@@ -1057,7 +1065,7 @@ static __isl_give isl_printer *print_for(__isl_take isl_printer *p,
 	p = isl_printer_end_line(p);
 	p = isl_printer_indent(p, 2);
 	if (l)
-		p = print_locals(p, cg, l);
+		p = fl_cg_print_locals(p, cg, l);
 	p = fl_cg_print_body(p, body, o);
 	p = isl_printer_indent(p, -2);
 	p = line(p, "}");
@@ -1083,7 +1091,7 @@ static char *print_ast(fl_cg_kernel *cg, __isl_keep isl_ast_node *ast)
 	o = isl_ast_print_options_set_print_user(o, &print_user, cg);
 	o = isl_ast_print_options_set_print_for(o, &print_for, cg);
 	p = print_scratch_alloc(p, cg, NULL);
-	p = print_locals(p, cg, NULL);
+	p = fl_cg_print_locals(p, cg, NULL);
 	p = fl_cg_print_body(p, ast, o);
 	p = print_scratch_free(p, cg, NULL);
 	isl_ast_print_options_free(o);
@@ -1105,6 +1113,7 @@ int fl_cg_attempt(fl_cg_kernel *cg, isl_ast_node **ast)
 	if (*ast && !cg->failed && !retry) {
 		fl_cg_decide_loops(cg, *ast);
 		fl_cg_plan_splits(cg, *ast);
+		fl_cg_plan_epilogues(cg, *ast);
 		return 0;
 	}
 	*ast = isl_ast_node_free(*ast);
@@ -1663,7 +1672,8 @@ static bool uses_contractions(const fl_program *p,
 			      const char *const *kernels)
 {
 	for (int i = 0; i < p->n_kernels; i++)
-		if (kernels[i] && strstr(kernels[i], "fl_contract_tile("))
+		if (kernels[i] && (strstr(kernels[i], "fl_contract_tile(") ||
+				   strstr(kernels[i], "fl_ctile_open(")))
 			return true;
 	return false;
 }

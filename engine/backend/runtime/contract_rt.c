@@ -28,7 +28,13 @@
  * tile loop gets its own), allocated on first use, grown when a larger
  * tile needs it and then kept for the life of the thread: no allocation
  * per tile.  When it cannot be allocated the tile is computed by a plain
- * loop nest instead. */
+ * loop nest instead.
+ *
+ * A kernel whose contraction has a fused epilogue (bias, GELU, residual)
+ * calls fl_ctile_open, fl_ctile_pack and fl_ctile_block instead: the same
+ * blocking, but the last reduction block hands each finished FL_MR x
+ * FL_NR block to the kernel, which applies the epilogue to it before
+ * anything is stored. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,25 +143,31 @@ static inline void fl_mk_put(const float *t, float *c, long csi, long csj,
   fl_vstore(t + m * FL_NR, a##m##0); \
   fl_vstore(t + m * FL_NR + FL_VL, a##m##1);
 
+/* The sums of one FL_MR x FL_NR block over kc packed steps, in the
+ * accumulators a<m><half>: xp holds FL_MR values per step, yp FL_NR. */
+#define FL_MK_SUMS(kc, xp, yp) \
+  fl_vec a00 = fl_vzero(), a01 = fl_vzero(), a10 = fl_vzero(); \
+  fl_vec a11 = fl_vzero(), a20 = fl_vzero(), a21 = fl_vzero(); \
+  fl_vec a30 = fl_vzero(), a31 = fl_vzero(), a40 = fl_vzero(); \
+  fl_vec a41 = fl_vzero(), a50 = fl_vzero(), a51 = fl_vzero(); \
+  for (long r = 0; r < (kc); r++) { \
+    const fl_vec y0 = fl_vload(yp), y1 = fl_vload((yp) + FL_VL); \
+    fl_vec x; \
+    FL_ROW(0) FL_ROW(1) FL_ROW(2) FL_ROW(3) FL_ROW(4) FL_ROW(5) \
+    xp += FL_MR; \
+    yp += FL_NR; \
+  }
+#define FL_ADD_PART(m) \
+  a##m##0 = fl_vadd(a##m##0, fl_vloadu(cp + m * csi)); \
+  a##m##1 = fl_vadd(a##m##1, fl_vloadu(cp + m * csi + FL_VL));
+
 /* One FL_MR x FL_NR block of C from kc packed steps: xp holds FL_MR values
  * per step, yp FL_NR. */
 static inline void fl_mk(long kc, const float *restrict xp,
                          const float *restrict yp, float *restrict c,
                          long csi, long csj, int mi, int nj, int first)
 {
-  fl_vec a00 = fl_vzero(), a01 = fl_vzero(), a10 = fl_vzero();
-  fl_vec a11 = fl_vzero(), a20 = fl_vzero(), a21 = fl_vzero();
-  fl_vec a30 = fl_vzero(), a31 = fl_vzero(), a40 = fl_vzero();
-  fl_vec a41 = fl_vzero(), a50 = fl_vzero(), a51 = fl_vzero();
-
-  for (long r = 0; r < kc; r++) {
-    const fl_vec y0 = fl_vload(yp), y1 = fl_vload(yp + FL_VL);
-    fl_vec x;
-
-    FL_ROW(0) FL_ROW(1) FL_ROW(2) FL_ROW(3) FL_ROW(4) FL_ROW(5)
-    xp += FL_MR;
-    yp += FL_NR;
-  }
+  FL_MK_SUMS(kc, xp, yp)
   if (mi == FL_MR && nj == FL_NR && csj == 1) {
     FL_PUT(0) FL_PUT(1) FL_PUT(2) FL_PUT(3) FL_PUT(4) FL_PUT(5)
   } else {
@@ -164,6 +176,26 @@ static inline void fl_mk(long kc, const float *restrict xp,
     FL_SPILL(0) FL_SPILL(1) FL_SPILL(2) FL_SPILL(3) FL_SPILL(4) FL_SPILL(5)
     fl_mk_put(t, c, csi, csj, mi, nj, first);
   }
+}
+
+/* The finished block into t (FL_NR floats per row, 64-byte aligned): the
+ * sums of kc packed steps plus the partial sums at cp (the mi x nj corner
+ * of C), or none when cp is NULL. */
+static inline void fl_mk_last(long kc, const float *restrict xp,
+                              const float *restrict yp, const float *cp,
+                              long csi, long csj, int mi, int nj,
+                              float *restrict t)
+{
+  FL_MK_SUMS(kc, xp, yp)
+  if (cp && mi == FL_MR && nj == FL_NR && csj == 1) {
+    FL_ADD_PART(0) FL_ADD_PART(1) FL_ADD_PART(2) FL_ADD_PART(3)
+    FL_ADD_PART(4) FL_ADD_PART(5)
+    cp = NULL;
+  }
+  FL_SPILL(0) FL_SPILL(1) FL_SPILL(2) FL_SPILL(3) FL_SPILL(4) FL_SPILL(5)
+  for (int m = 0; cp && m < mi; m++)
+    for (int v = 0; v < nj; v++)
+      t[m * FL_NR + v] += cp[m * csi + v * csj];
 }
 #else
 static inline void fl_mk(long kc, const float *restrict xp,
@@ -180,6 +212,25 @@ static inline void fl_mk(long kc, const float *restrict xp,
     yp += FL_NR;
   }
   fl_mk_put(t, c, csi, csj, mi, nj, first);
+}
+
+static inline void fl_mk_last(long kc, const float *restrict xp,
+                              const float *restrict yp, const float *cp,
+                              long csi, long csj, int mi, int nj,
+                              float *restrict t)
+{
+  for (int e = 0; e < FL_MR * FL_NR; e++)
+    t[e] = 0.0f;
+  for (long r = 0; r < kc; r++) {
+    for (int m = 0; m < FL_MR; m++)
+      for (int v = 0; v < FL_NR; v++)
+        t[m * FL_NR + v] += xp[m] * yp[v];
+    xp += FL_MR;
+    yp += FL_NR;
+  }
+  for (int m = 0; cp && m < mi; m++)
+    for (int v = 0; v < nj; v++)
+      t[m * FL_NR + v] += cp[m * csi + v * csj];
 }
 #endif
 
@@ -292,47 +343,165 @@ static void fl_pack_y(float *restrict yp, const float *y, long ysj, long N,
   }
 }
 
+/* One tile of a contraction while it is computed: what fl_contract_tile
+ * was called with, and for a kernel that takes the finished blocks one by
+ * one (fl_ctile_open) the last reduction block, packed. */
+typedef struct fl_ctile {
+  long M, N, NO;
+  float *c;
+  long csi, csj, cso;
+  const float *x;
+  long xsi;
+  const float *y;
+  long ysj, yso;
+  const long *rn, *rx, *ry;
+  long R, mb, nb;
+  float *xp, *yp;       /* the packed panels; NULL: no buffer could be had,
+                           the tile is computed in C by plain loops */
+  long k0, kc;          /* fl_ctile_open: the last block's steps */
+  long offy[FL_KC];     /* and their offsets in Y */
+} fl_ctile;
+
+/* Sets t up for the tile (the packing buffer included); 0 when the tile
+ * is empty. */
+static int fl_ctile_init(fl_ctile *t, long M, long N, long NO, float *c,
+                         long csi, long csj, long cso, const float *x,
+                         long xsi, const float *y, long ysj, long yso,
+                         const long *rn, const long *rx, const long *ry)
+{
+  long kmax, xlen;
+
+  if (M <= 0 || N <= 0 || NO <= 0)
+    return 0;
+  t->M = M, t->N = N, t->NO = NO, t->c = c, t->csi = csi, t->csj = csj;
+  t->cso = cso, t->x = x, t->xsi = xsi, t->y = y, t->ysj = ysj;
+  t->yso = yso, t->rn = rn, t->rx = rx, t->ry = ry;
+  t->R = rn[0] * rn[1] * rn[2];
+  t->mb = (M + FL_MR - 1) / FL_MR;
+  t->nb = (N + FL_NR - 1) / FL_NR;
+  t->k0 = t->kc = 0;
+  kmax = fl_min_l(t->R, FL_KC);
+  /* the X panels first, rounded up to 16 floats so that Y's stay aligned
+     for vector loads */
+  xlen = (kmax * t->mb * FL_MR + 15) / 16 * 16;
+  t->xp = t->R > 0 ? fl_pack_space(xlen + kmax * t->nb * FL_NR) : NULL;
+  t->yp = t->xp ? t->xp + xlen : NULL;
+  return 1;
+}
+
+/* The whole tile by plain loops, into C. */
+static void fl_ctile_plain(const fl_ctile *t)
+{
+  for (long o = 0; o < t->NO; o++)
+    fl_contract_plain(t->M, t->N, t->c + o * t->cso, t->csi, t->csj, t->x,
+                      t->xsi, t->y + o * t->yso, t->ysj, t->rn, t->rx, t->ry);
+}
+
+/* Reduction steps k0 .. k0+kc-1 of the whole tile into C: stored by the
+ * first block, added by later ones. */
+static void fl_ctile_reduce(fl_ctile *t, long k0, long kc)
+{
+  long offx[FL_KC];
+
+  fl_red_offsets(k0, kc, t->rn, t->rx, t->ry, offx, t->offy);
+  fl_pack_x(t->xp, t->x, t->xsi, t->M, kc, offx);
+  for (long o = 0; o < t->NO; o++) {
+    float *co = t->c + o * t->cso;
+
+    fl_pack_y(t->yp, t->y + o * t->yso, t->ysj, t->N, kc, t->offy);
+    /* a Y panel stays in L1 while every X panel passes over it */
+    for (long jb = 0; jb < t->nb; jb++)
+      for (long ib = 0; ib < t->mb; ib++)
+        fl_mk(kc, t->xp + ib * kc * FL_MR, t->yp + jb * kc * FL_NR,
+              co + ib * FL_MR * t->csi + jb * FL_NR * t->csj, t->csi, t->csj,
+              (int)fl_min_l(FL_MR, t->M - ib * FL_MR),
+              (int)fl_min_l(FL_NR, t->N - jb * FL_NR), k0 == 0);
+  }
+}
+
 static void fl_contract_tile(long M, long N, long NO, float *c, long csi,
                              long csj, long cso, const float *x, long xsi,
                              const float *y, long ysj, long yso,
                              const long *rn, const long *rx, const long *ry)
 {
-  const long R = rn[0] * rn[1] * rn[2];
-  const long mb = (M + FL_MR - 1) / FL_MR, nb = (N + FL_NR - 1) / FL_NR;
-  const long kmax = fl_min_l(R, FL_KC);
-  /* the X panels first, rounded up to 16 floats so that Y's stay
-     aligned for vector loads */
-  const long xlen = (kmax * mb * FL_MR + 15) / 16 * 16;
-  long offx[FL_KC], offy[FL_KC];
-  float *xp, *yp;
+  fl_ctile t;
 
-  if (M <= 0 || N <= 0 || NO <= 0)
+  if (!fl_ctile_init(&t, M, N, NO, c, csi, csj, cso, x, xsi, y, ysj, yso,
+                     rn, rx, ry))
     return;
-  xp = R > 0 ? fl_pack_space(xlen + kmax * nb * FL_NR) : NULL;
-  if (!xp) {
-    for (long o = 0; o < NO; o++)
-      fl_contract_plain(M, N, c + o * cso, csi, csj, x, xsi, y + o * yso,
-                        ysj, rn, rx, ry);
+  if (!t.xp) {
+    fl_ctile_plain(&t);
     return;
   }
-  yp = xp + xlen;
-  for (long k0 = 0; k0 < R; k0 += FL_KC) {
-    const long kc = fl_min_l(R - k0, FL_KC);
+  for (long k0 = 0; k0 < t.R; k0 += FL_KC)
+    fl_ctile_reduce(&t, k0, fl_min_l(t.R - k0, FL_KC));
+}
 
-    fl_red_offsets(k0, kc, rn, rx, ry, offx, offy);
-    fl_pack_x(xp, x, xsi, M, kc, offx);
-    for (long o = 0; o < NO; o++) {
-      const float *yo = y + o * yso;
-      float *co = c + o * cso;
+/* For a kernel that applies its epilogue to each block of the result
+ * while the block is still in registers: every reduction block but the
+ * last is added up in C, and the last one's X panels are packed.  The
+ * kernel then runs, for each outer step o, fl_ctile_pack and, block by
+ * block (columns jb outside rows ib, as above), fl_ctile_block.  0 when
+ * the tile is empty. */
+static int fl_ctile_open(fl_ctile *t, long M, long N, long NO, float *c,
+                         long csi, long csj, long cso, const float *x,
+                         long xsi, const float *y, long ysj, long yso,
+                         const long *rn, const long *rx, const long *ry)
+{
+  long offx[FL_KC];
 
-      fl_pack_y(yp, yo, ysj, N, kc, offy);
-      /* a Y panel stays in L1 while every X panel passes over it */
-      for (long jb = 0; jb < nb; jb++)
-        for (long ib = 0; ib < mb; ib++)
-          fl_mk(kc, xp + ib * kc * FL_MR, yp + jb * kc * FL_NR,
-                co + ib * FL_MR * csi + jb * FL_NR * csj, csi, csj,
-                (int)fl_min_l(FL_MR, M - ib * FL_MR),
-                (int)fl_min_l(FL_NR, N - jb * FL_NR), k0 == 0);
-    }
+  if (!fl_ctile_init(t, M, N, NO, c, csi, csj, cso, x, xsi, y, ysj, yso,
+                     rn, rx, ry))
+    return 0;
+  if (!t->xp) {
+    fl_ctile_plain(t);
+    return 1;
   }
+  t->k0 = (t->R - 1) / FL_KC * FL_KC;
+  t->kc = t->R - t->k0;
+  for (long k0 = 0; k0 < t->k0; k0 += FL_KC)
+    fl_ctile_reduce(t, k0, FL_KC);
+  fl_red_offsets(t->k0, t->kc, rn, rx, ry, offx, t->offy);
+  fl_pack_x(t->xp, x, xsi, M, t->kc, offx);
+  return 1;
+}
+
+/* The last block's Y panels for outer step o. */
+static void fl_ctile_pack(fl_ctile *t, long o)
+{
+  if (t->xp)
+    fl_pack_y(t->yp, t->y + o * t->yso, t->ysj, t->N, t->kc, t->offy);
+}
+
+/* Rows and columns of block (ib, jb). */
+static inline int fl_ctile_rows(const fl_ctile *t, long ib)
+{
+  return (int)fl_min_l(FL_MR, t->M - ib * FL_MR);
+}
+
+static inline int fl_ctile_cols(const fl_ctile *t, long jb)
+{
+  return (int)fl_min_l(FL_NR, t->N - jb * FL_NR);
+}
+
+/* The finished block (ib, jb) of outer step o into r (r[m * FL_NR + v]
+ * for its rows m and columns v): the last reduction block's sums plus
+ * what the earlier blocks left in C.  C is written only when `store`
+ * (another reader than the epilogue needs it). */
+static void fl_ctile_block(const fl_ctile *t, long o, long ib, long jb,
+                           float *restrict r, int store)
+{
+  const int mi = fl_ctile_rows(t, ib), nj = fl_ctile_cols(t, jb);
+  float *co = t->c + o * t->cso + ib * FL_MR * t->csi + jb * FL_NR * t->csj;
+
+  if (!t->xp) {
+    for (int m = 0; m < mi; m++)
+      for (int v = 0; v < nj; v++)
+        r[m * FL_NR + v] = co[m * t->csi + v * t->csj];
+    return;
+  }
+  fl_mk_last(t->kc, t->xp + ib * t->kc * FL_MR, t->yp + jb * t->kc * FL_NR,
+             t->k0 ? co : NULL, t->csi, t->csj, mi, nj, r);
+  if (store)
+    fl_mk_put(r, co, t->csi, t->csj, mi, nj, 1);
 }
