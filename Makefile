@@ -80,7 +80,7 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 EXPORT_OBJ := $(EXPORT_SRC:%.c=$(B)/%.o)
 # make bench's harness (bench_peers without oneDNN), tested by the suite
 BENCH_LIB_OBJ := $(B)/bench/genprog.o $(B)/bench/interleave.o \
-		 $(B)/bench/peer_shapes.o
+		 $(B)/bench/peer_shapes.o $(B)/bench/ort_peer.o
 
 BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests

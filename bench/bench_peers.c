@@ -22,20 +22,28 @@
  *      on 1 thread and on all cores: their GB/s as a share of the copy's
  *      in the same rounds (target: at least 60%) and how both scale with
  *      the threads; beside it the copy with non-temporal stores, the
- *      yardstick for kernels that stream their output.
+ *      yardstick for kernels that stream their output;
+ *   5. ONNX Runtime (onnxruntime-node, installed with npm by
+ *      scripts/install-deps.sh --bench; bench/ort_peer.mjs in a Node.js
+ *      child, ort_peer.c): layer 2's softmax and layernorm kernels
+ *      against its Softmax and LayerNormalization, and the BERT encoder
+ *      layer under apollo-l1 against the whole model, the parameters as
+ *      initializers holding the program's values, timed interleaved on
+ *      1 thread and on all cores, the outputs compared.
  * Whatever code generation makes today is what is measured: nothing here
  * knows how the kernels are written.
  *
  * Usage: bench_peers [SAMPLES_DIR]   (default: samples)
  * FL_BENCH_PEERS_BUDGET: seconds of timed rounds per comparison (default
  * 1.5; at least 3 rounds, at most 50, are made whatever the budget).
- * FL_BENCH_PEERS_ONLY: "peers", "epilogues" or "memory" runs that section alone
+ * FL_BENCH_PEERS_ONLY: "peers", "epilogues", "memory" or "ort" runs that section alone
  * (with the machine section), to re-measure one while working on it. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "dnnl_peer.h"
@@ -43,6 +51,8 @@
 #include "interleave.h"
 #include "interp.h"
 #include "loader.h"
+#include "onnx.h"
+#include "ort_peer.h"
 #include "machine.h"
 #include "peer_shapes.h"
 #include "stream.h"
@@ -171,7 +181,7 @@ static void compare(const char *id, const char *shape, double flops,
 		    int64_t n, tally *t, double target)
 {
 	for (int i = 0; i < n_threads; i++) {
-		il_contender c[2] = {{gp_call, gp}, peer};
+		il_contender c[2] = {{.call = gp_call, .ctx = gp}, peer};
 		il_stat s[2];
 		int reps;
 
@@ -234,7 +244,8 @@ static void bench_matmul(const ps_matmul *m, int idx, tally *t)
 		goto out;
 	}
 	compare(id, shape, ps_matmul_flops(m), &gp,
-		(il_contender){dp_gemm_call, &dg}, NULL, NULL, y, c, n, t, 0.5);
+		(il_contender){.call = dp_gemm_call, .ctx = &dg}, NULL, NULL, y,
+		c, n, t, 0.5);
 out:
 	free(a_off);
 	free(b_off);
@@ -288,8 +299,8 @@ static void bench_conv(const ps_conv *cv, int idx, tally *t)
 		fprintf(stderr, "bench_peers: %s: out of memory\n", shape);
 	} else {
 		compare(id, shape, ps_conv_flops(cv), &gp,
-			(il_contender){dp_conv_call, &p.cv}, conv_reopen, &p,
-			y, p.y, n, t, 0.3);
+			(il_contender){.call = dp_conv_call, .ctx = &p.cv},
+			conv_reopen, &p, y, p.y, n, t, 0.3);
 		if (p.cv.impl_name[0])
 			printf("%-4s oneDNN implementation: %s\n", "",
 			       p.cv.impl_name);
@@ -500,8 +511,9 @@ static void bench_dense(const ps_dense *d, int idx, tally *t)
 		}
 	ok = 1;
 	for (int i = 0; i < n_threads; i++) {
-		il_contender c[3] = {{gp_call, &gp[0]}, {gp_call, &gp[1]},
-				     {gp_call, &gp[2]}};
+		il_contender c[3] = {{.call = gp_call, .ctx = &gp[0]},
+				     {.call = gp_call, .ctx = &gp[1]},
+				     {.call = gp_call, .ctx = &gp[2]}};
 		il_stat s[3];
 		int reps;
 
@@ -608,8 +620,9 @@ static void bench_memory_one(const char *dir, const char *name, int idx,
 	err_rel = check_outputs(&gp);
 	err_text(err_rel, es, sizeof es);
 	for (int i = 0; i < n_threads; i++) {
-		il_contender c[3] = {{stream_copy_call, cp}, {gp_call, &gp},
-				     {stream_copy_nt_call, cp}};
+		il_contender c[3] = {{.call = stream_copy_call, .ctx = cp},
+				     {.call = gp_call, .ctx = &gp},
+				     {.call = stream_copy_nt_call, .ctx = cp}};
 		il_stat s[3];
 		double share, by_medians;
 		char ps[40], cs[40];
@@ -685,6 +698,238 @@ static void bench_memory(const char *dir)
 	printf("\n");
 }
 
+/* ---- 5. ONNX Runtime ---------------------------------------------------- */
+
+/* The programs ONNX Runtime is compared with: layer 2's one kernel for
+ * softmax and layernorm (ORT's Softmax and LayerNormalization ops), and
+ * the whole BERT encoder layer under apollo-l1. */
+static const struct {
+	const char *sample;
+	fl_strategy strategy;
+} ort_cases[] = {
+	{"softmax", FL_STRATEGY_APOLLO},
+	{"layernorm", FL_STRATEGY_APOLLO},
+	{"bert_encoder", FL_STRATEGY_APOLLO_L1},
+};
+
+#define ORT_MAX_FEEDS 16
+
+/* What one comparison with ONNX Runtime works with: the model file with
+ * the program's parameter values as initializers, and its inputs'
+ * values in files. */
+typedef struct ort_case {
+	char dir[64], model[128];
+	int n_feeds;
+	char feed[ORT_MAX_FEEDS][256];
+	const char *feedp[ORT_MAX_FEEDS];
+	const char *output;	/* the model's first output */
+} ort_case;
+
+/* Writes n floats to path; 0 or -1. */
+static int write_floats(const char *path, const float *v, int64_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(v, sizeof *v, (size_t)n, f) == (size_t)n;
+
+	if (f && fclose(f) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* g's parameters become constants holding gp's values (ONNX Runtime
+ * then sees weights it may pre-pack, as a deployed model has them); the
+ * model goes to oc->model, the inputs' values to files beside it. */
+static int ort_prepare(ort_case *oc, fl_graph *g, const gp_prog *gp,
+		       fl_error *err)
+{
+	oc->n_feeds = 0;
+	oc->output = NULL;
+	for (int t = 0; t < g->n_tensors; t++) {
+		fl_tensor *x = &g->tensors[t];
+		int64_t n;
+		float *v = gp_tensor(gp, x->name, &n);
+
+		if (x->role == FL_ROLE_OUTPUT && !oc->output)
+			oc->output = x->name;
+		if (x->role != FL_ROLE_PARAM && x->role != FL_ROLE_INPUT)
+			continue;
+		if (!v) {
+			fl_error_set(err, "tensor %s is not in the program",
+				     x->name);
+			return -1;
+		}
+		if (x->role == FL_ROLE_PARAM) {
+			x->data = malloc(sizeof *v * (size_t)n);
+			if (!x->data) {
+				fl_error_set(err, "out of memory");
+				return -1;
+			}
+			memcpy(x->data, v, sizeof *v * (size_t)n);
+			x->n_data = n;
+			x->role = FL_ROLE_CONST;
+			continue;
+		}
+		if (oc->n_feeds == ORT_MAX_FEEDS) {
+			fl_error_set(err, "more than %d inputs", ORT_MAX_FEEDS);
+			return -1;
+		}
+		char file[96];
+
+		snprintf(file, sizeof file, "%s/in%d", oc->dir, oc->n_feeds);
+		if (write_floats(file, v, n) < 0) {
+			fl_error_set(err, "cannot write %s", file);
+			return -1;
+		}
+		snprintf(oc->feed[oc->n_feeds], sizeof oc->feed[0], "%s=%s",
+			 x->name, file);
+		oc->feedp[oc->n_feeds] = oc->feed[oc->n_feeds];
+		oc->n_feeds++;
+	}
+	snprintf(oc->model, sizeof oc->model, "%s/model.onnx", oc->dir);
+	return oc->output ? fl_export_onnx(g, oc->model, err) : -1;
+}
+
+/* ONNX Runtime's first output against the program's, relative to its
+ * scale; +inf when it could not be read. */
+static double ort_check(ort_peer *p, const ort_case *oc, const gp_prog *gp)
+{
+	char path[128];
+	int64_t n;
+	const float *want = gp_tensor(gp, oc->output, &n);
+	float *got = malloc(sizeof *got * (size_t)(n > 0 ? n : 1));
+	FILE *f;
+	double e = INFINITY;
+
+	snprintf(path, sizeof path, "%s/out", oc->dir);
+	if (got && want && ort_peer_dump(p, path) == 0 &&
+	    (f = fopen(path, "rb"))) {
+		if (fread(got, sizeof *got, (size_t)n, f) == (size_t)n)
+			e = gp_rel_error(got, want, n);
+		fclose(f);
+	}
+	free(got);
+	return e;
+}
+
+static void ort_print_header(void)
+{
+	printf("%-4s %-13s %-9s %3s %3s  %-24s %-24s %7s %9s %-13s %8s %4s\n",
+	       "id", "sample", "strategy", "thr", "krn", "fuselab ms (min-max)",
+	       "ORT ms (min-max)", "ORT/fl", "quicker", "verdict", "rel.err",
+	       "reps");
+}
+
+/* The program of sample i against ONNX Runtime, on 1 thread and all. */
+static void bench_ort_one(const char *dir, const char *module, int i,
+			  tally *t)
+{
+	char path[1024], why[512] = "", id[8];
+	fl_error err = {""};
+	ort_case oc = {0};
+	fl_graph *g;
+	gp_prog gp;
+
+	snprintf(id, sizeof id, "o%d", i + 1);
+	snprintf(path, sizeof path, "%s/%s.json", dir, ort_cases[i].sample);
+	snprintf(oc.dir, sizeof oc.dir, "/tmp/fuselab-ort-XXXXXX");
+	if (!(g = fl_load_graph_file(path, &err))) {
+		fprintf(stderr, "bench_peers: %s\n", err.msg);
+		return;
+	}
+	if (gp_open(&gp, g, ort_cases[i].strategy, &err) < 0) {
+		fprintf(stderr, "bench_peers: %s: %s\n", path, err.msg);
+		fl_graph_free(g);
+		return;
+	}
+	gp_call(&gp);
+	if (!mkdtemp(oc.dir) || ort_prepare(&oc, g, &gp, &err) < 0) {
+		printf("%-4s %-13s not compared: %s\n", id, ort_cases[i].sample,
+		       err.msg[0] ? err.msg : "no temporary directory");
+		goto done;
+	}
+	for (int k = 0; k < n_threads; k++) {
+		ort_peer p;
+		il_contender c[2] = {{.call = gp_call, .ctx = &gp},
+				     {.ctx = &p, .timed = ort_peer_run}};
+		il_stat s[2];
+		char fs[40], os[40], es[32], q[16];
+		int reps;
+
+		if (ort_peer_open(&p, module, oc.model, threads[k], oc.feedp,
+				  oc.n_feeds, why, sizeof why) < 0) {
+			printf("%-4s %-13s not compared: %s\n", id,
+			       ort_cases[i].sample, why);
+			break;
+		}
+		omp_set_num_threads(threads[k]);
+		err_text(ort_check(&p, &oc, &gp), es, sizeof es);
+		reps = il_measure(c, 2, &plan, s);
+		ort_peer_close(&p);
+		if (reps < 0)
+			break;
+		snprintf(fs, sizeof fs, "%.4g (%.4g-%.4g)", s[0].median * 1e3,
+			 s[0].min * 1e3, s[0].max * 1e3);
+		snprintf(os, sizeof os, "%.4g (%.4g-%.4g)", s[1].median * 1e3,
+			 s[1].min * 1e3, s[1].max * 1e3);
+		snprintf(q, sizeof q, "%d/%d", s[1].slower, reps);
+		printf("%-4s %-13s %-9s %3d %3d  %-24s %-24s %6.2fx %9s %-13s "
+		       "%8s %4d\n", id, ort_cases[i].sample,
+		       fl_strategy_name(ort_cases[i].strategy), threads[k],
+		       gp.n_kernels, fs, os, s[1].ratio, q,
+		       !il_paired_distinct(&s[1]) ? "within noise" :
+		       s[1].ratio > 1 ? "fuselab ahead" : "ORT ahead", es,
+		       reps);
+		t[k].rows++;
+		t[k].met += s[1].ratio > 1 && il_paired_distinct(&s[1]);
+		fflush(stdout);
+	}
+done:
+	for (int f = 0; f < oc.n_feeds; f++) {
+		snprintf(path, sizeof path, "%s/in%d", oc.dir, f);
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/out", oc.dir);
+	unlink(path);
+	unlink(oc.model);
+	rmdir(oc.dir);
+	gp_close(&gp);
+	fl_graph_free(g);
+}
+
+static void bench_ort(const char *dir)
+{
+	int n = sizeof ort_cases / sizeof *ort_cases;
+	char why[512];
+	const char *module = ort_peer_module(why, sizeof why);
+	tally t[2] = {{0}};
+
+	printf("== ONNX Runtime: layer 2's softmax and layernorm kernels "
+	       "against its Softmax and LayerNormalization, the BERT encoder "
+	       "layer (apollo-l1) against the whole model, interleaved\n");
+	if (!module) {
+		printf("ONNX Runtime: not measured: %s\n\n", why);
+		return;
+	}
+	printf("ONNX Runtime: onnxruntime-node in %s, CPU provider, every "
+	       "graph optimisation, intra-op threads = the program's, the "
+	       "parameters as initializers holding the program's values; "
+	       "its time is session.run's alone, measured in its Node.js "
+	       "process; ORT/fl: the median over the rounds of ORT's time / "
+	       "fuselab's in the same round (above 1: fuselab quicker); "
+	       "quicker: rounds fuselab was quicker in\n", module);
+	print_load("before ONNX Runtime");
+	ort_print_header();
+	for (int i = 0; i < n; i++)
+		bench_ort_one(dir, module, i, t);
+	printf("\n");
+	for (int i = 0; i < n_threads; i++)
+		printf("target: ahead of ONNX Runtime beyond the noise, %d "
+		       "thread%s: %d of %d\n", threads[i],
+		       threads[i] == 1 ? "" : "s", t[i].met, t[i].rows);
+	print_load("after it");
+	printf("\n");
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static int setup(void)
@@ -726,9 +971,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (only && *only && strcmp(only, "peers") &&
-	    strcmp(only, "epilogues") && strcmp(only, "memory")) {
+	    strcmp(only, "epilogues") && strcmp(only, "memory") &&
+	    strcmp(only, "ort")) {
 		fprintf(stderr, "bench_peers: FL_BENCH_PEERS_ONLY: '%s' is "
-			"not a section (peers, epilogues, memory)\n", only);
+			"not a section (peers, epilogues, memory, ort)\n", only);
 		return 2;
 	}
 	if (only && !*only)
@@ -747,6 +993,8 @@ int main(int argc, char **argv)
 		bench_epilogues(&set);
 	if (!only || !strcmp(only, "memory"))
 		bench_memory(dir);
+	if (!only || !strcmp(only, "ort"))
+		bench_ort(dir);
 	printf("bench_peers took %.0f s\n", fl_now() - t0);
 	return 0;
 }

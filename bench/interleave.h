@@ -23,6 +23,11 @@
 typedef struct il_contender {
 	void (*call)(void *ctx);
 	void *ctx;
+	/* Instead of call, when set: a contender that times itself (a peer
+	 * in another process, whose pipe's round trip is not its time)
+	 * returns its seconds; a negative return falls back to the time
+	 * measured around it. */
+	double (*timed)(void *ctx);
 } il_contender;
 
 /* Seconds of one contender's calls: median, fastest, slowest; and,

@@ -189,6 +189,29 @@ column shows how far a kernel is from a copy that streams as it does.
 EOF_MEM
 block peers.txt "memory-bound kernels"
 
+cat <<'EOF_ORT'
+## Against ONNX Runtime
+
+Layer 2's one-kernel programs for `softmax` and `layernorm` (under
+`apollo`) against ONNX Runtime's Softmax and LayerNormalization, and the
+whole BERT encoder layer under `apollo-l1` against ONNX Runtime on the same
+model: fuselab exports each graph as ONNX with the program's parameter
+values as initializers (so that ONNX Runtime may pre-pack weights, as for
+a deployed model), and bench_peers drives one warm ONNX Runtime session
+(onnxruntime-node from npm, CPU provider, every graph optimisation,
+outputs preallocated, no spinning threads) in a Node.js child, timed
+interleaved with the generated program on 1 thread and on all cores, on
+the same input values.  ONNX Runtime's time is that of `session.run`
+alone, measured in its own process (the pipe's round trip is not charged
+to it; a run of a 64-element model costs about 0.02 ms there).  `ORT/fl`
+is the median over the rounds of ONNX Runtime's time over fuselab's (above
+1: fuselab quicker), `quicker` the rounds fuselab was quicker in, the
+verdict the sign test over them, and `rel.err` ONNX Runtime's output
+against fuselab's, relative to its scale.
+
+EOF_ORT
+block peers.txt "ONNX Runtime"
+
 cat <<'EOF_KERN'
 ## Kernel ladder (bench/bench_kernels.sh)
 

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "../bench/genprog.h"
 #include "../bench/interleave.h"
+#include "../bench/ort_peer.h"
 #include "../bench/peer_shapes.h"
 #include "test_util.h"
 
@@ -41,7 +43,8 @@ static void test_bench_interleave_rounds(void **state)
 {
 	order_log log = {"", 0};
 	logged a = {&log, 'A'}, b = {&log, 'B'};
-	il_contender c[2] = {{log_call, &a}, {log_call, &b}};
+	il_contender c[2] = {{.call = log_call, .ctx = &a},
+			     {.call = log_call, .ctx = &b}};
 	il_plan quick = {3, 10, 0}, long_budget = {2, 4, 1e9};
 	il_stat s[2];
 
@@ -66,8 +69,9 @@ static void test_bench_interleave_rotates(void **state)
 {
 	order_log log = {"", 0};
 	logged a = {&log, 'A'}, b = {&log, 'B'}, c = {&log, 'C'};
-	il_contender con[3] = {{log_call, &a}, {log_call, &b},
-			       {log_call, &c}};
+	il_contender con[3] = {{.call = log_call, .ctx = &a},
+			       {.call = log_call, .ctx = &b},
+			       {.call = log_call, .ctx = &c}};
 	il_plan six = {6, 6, 0};
 	il_stat s[3];
 
@@ -123,7 +127,8 @@ static void sleep_call(void *ctx)
 static void test_bench_interleave_paired(void **state)
 {
 	long fast = 100, slow = 3000;
-	il_contender c[2] = {{sleep_call, &fast}, {sleep_call, &slow}};
+	il_contender c[2] = {{.call = sleep_call, .ctx = &fast},
+			     {.call = sleep_call, .ctx = &slow}};
 	il_plan plan = {6, 6, 0};
 	il_stat s[2];
 
@@ -133,6 +138,124 @@ static void test_bench_interleave_paired(void **state)
 	assert_int_equal(s[1].slower + s[1].quicker, 6);
 	assert_true(s[1].slower >= 4);
 	assert_true(s[1].ratio > 3);
+}
+
+/* A contender that times itself (ONNX Runtime in its own process) is
+ * charged the seconds it reports, not the time around the call; a
+ * negative report falls back to that time. */
+static double reports_quarter(void *ctx)
+{
+	(*(int *)ctx)++;
+	return 0.25;
+}
+
+static double reports_nothing(void *ctx)
+{
+	(*(int *)ctx)++;
+	return -1;
+}
+
+static void test_bench_interleave_self_timed(void **state)
+{
+	long sleep_us = 200;
+	int calls = 0, fallback = 0;
+	il_contender c[3] = {{.call = sleep_call, .ctx = &sleep_us},
+			     {.ctx = &calls, .timed = reports_quarter},
+			     {.ctx = &fallback, .timed = reports_nothing}};
+	il_plan plan = {5, 5, 0};
+	il_stat s[3];
+
+	(void)state;
+	assert_int_equal(il_measure(c, 3, &plan, s), 5);
+	assert_int_equal(calls, 6);	/* the warm-up and 5 rounds */
+	assert_int_equal(fallback, 6);
+	assert_true(s[1].median == 0.25 && s[1].min == 0.25);
+	assert_true(s[2].median >= 0 && s[2].median < 0.25);
+	assert_true(s[1].ratio > 1 && s[1].slower == 5);
+}
+
+/* The ONNX Runtime peer's side of the pipe, against a stand-in `node`
+ * (a shell script first on the PATH) that speaks the protocol of
+ * bench/ort_peer.mjs: the arguments it is started with, the time a run
+ * reports, an output dump, the reason when the peer refuses to start,
+ * and the module's absence named. */
+static void fake_node(const char *dir, const char *body)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/node", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s", body);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+static void test_bench_ort_peer_protocol(void **state)
+{
+	char dir[512], path[1024], why[512], body[2048], args[1024] = "";
+	char *old, *saved;
+	const char *feeds[2] = {"x=/tmp/in0", "w=/tmp/in1"};
+	ort_peer p;
+	FILE *f;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/args", dir);
+	snprintf(body, sizeof body,
+		 "echo \"$@\" > '%s'\n"
+		 "echo ready 9.9.9\n"
+		 "while read cmd arg; do\n"
+		 "  case $cmd in\n"
+		 "  run) echo ok 0.125 ;;\n"
+		 "  dump) printf abcd > \"$arg\"; echo ok ;;\n"
+		 "  quit) exit 0 ;;\n"
+		 "  esac\n"
+		 "done\n", path);
+	fake_node(dir, body);
+	old = getenv("PATH");
+	saved = strdup(old ? old : "/usr/bin:/bin");
+	snprintf(args, sizeof args, "%s:%s", dir, saved);
+	setenv("PATH", args, 1);
+	setenv("FL_ORT_PEER", "peer.mjs", 1);
+	assert_int_equal(ort_peer_open(&p, "/mod", "/m.onnx", 2, feeds, 2, why,
+				       sizeof why), 0);
+	assert_string_equal(p.version, "9.9.9");
+	assert_true(ort_peer_run(&p) == 0.125);
+	assert_true(ort_peer_run(&p) == 0.125);
+	snprintf(path, sizeof path, "%s/out", dir);
+	assert_int_equal(ort_peer_dump(&p, path), 0);
+	ort_peer_close(&p);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(args, sizeof args, f));
+	fclose(f);
+	assert_string_equal(args, "abcd");
+	snprintf(path, sizeof path, "%s/args", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(args, sizeof args, f));
+	fclose(f);
+	assert_string_equal(args, "peer.mjs /mod /m.onnx 2 x=/tmp/in0 "
+			    "w=/tmp/in1\n");
+	/* a peer that cannot start says why, and nothing is left running */
+	fake_node(dir, "echo 'error cannot load onnxruntime-node from /mod'\n"
+		  "exit 1\n");
+	assert_int_equal(ort_peer_open(&p, "/mod", "/m.onnx", 1, feeds, 1, why,
+				       sizeof why), -1);
+	t_assert_contains(why, "error cannot load onnxruntime-node");
+	assert_true(p.pid <= 0 && !p.to && !p.from);
+	/* no package where FL_ORT_DIR points: the reason names it */
+	setenv("FL_ORT_DIR", dir, 1);
+	assert_null(ort_peer_module(why, sizeof why));
+	t_assert_contains(why, "onnxruntime-node is not installed in");
+	t_assert_contains(why, "install-deps.sh --bench");
+	unsetenv("FL_ORT_DIR");
+	unsetenv("FL_ORT_PEER");
+	setenv("PATH", saved, 1);
+	free(saved);
+	t_remove_dir(dir);
 }
 
 static void sample_path(char *buf, size_t n, const char *name)
@@ -508,6 +631,8 @@ FL_SUITE(bench,
 	 cmocka_unit_test(test_bench_interleave_rotates),
 	 cmocka_unit_test(test_bench_interleave_distinct),
 	 cmocka_unit_test(test_bench_interleave_paired),
+	 cmocka_unit_test(test_bench_interleave_self_timed),
+	 cmocka_unit_test(test_bench_ort_peer_protocol),
 	 cmocka_unit_test(test_bench_matmul_shapes),
 	 cmocka_unit_test(test_bench_conv_shapes),
 	 cmocka_unit_test(test_bench_dense_shapes),
