@@ -106,15 +106,16 @@ static const char blocks_tail[] =
 	"#undef posix_memalign\n"
 	"void fl_test_blocks(long M, long N, long NO, long K, const float *x,\n"
 	"                    const float *y, float *c, float *out, int store,\n"
-	"                    int fail)\n"
+	"                    int fail, int xt)\n"
 	"{\n"
-	"  const long rn[3] = {K, 1, 1}, rx[3] = {1, 0, 0}, ry[3] = {N, 0, 0};\n"
+	"  const long rn[3] = {K, 1, 1}, rx[3] = {xt ? M : 1, 0, 0};\n"
+	"  const long ry[3] = {N, 0, 0}, xsi = xt ? 1 : K;\n"
 	"  fl_ctile t;\n"
 	"  free(fl_pack_buf);\n"
 	"  fl_pack_buf = NULL;\n"
 	"  fl_pack_cap = 0;\n"
 	"  fl_test_refuse = fail;\n"
-	"  if (fl_ctile_open(&t, M, N, NO, c, N, 1, M * N, x, K, y, 1, K * N,\n"
+	"  if (fl_ctile_open(&t, M, N, NO, c, N, 1, M * N, x, xsi, y, 1, K * N,\n"
 	"                    rn, rx, ry))\n"
 	"    for (long o = 0; o < t.NO; o++) {\n"
 	"      fl_ctile_pack(&t, o);\n"
@@ -132,11 +133,12 @@ static const char blocks_tail[] =
 	"  fl_test_refuse = 0;\n"
 	"}\n"
 	"void fl_test_whole(long M, long N, long NO, long K, const float *x,\n"
-	"                   const float *y, float *c)\n"
+	"                   const float *y, float *c, int xt)\n"
 	"{\n"
-	"  const long rn[3] = {K, 1, 1}, rx[3] = {1, 0, 0}, ry[3] = {N, 0, 0};\n"
-	"  fl_contract_tile(M, N, NO, c, N, 1, M * N, x, K, y, 1, K * N, rn, rx,\n"
-	"                   ry);\n"
+	"  const long rn[3] = {K, 1, 1}, rx[3] = {xt ? M : 1, 0, 0};\n"
+	"  const long ry[3] = {N, 0, 0}, xsi = xt ? 1 : K;\n"
+	"  fl_contract_tile(M, N, NO, c, N, 1, M * N, x, xsi, y, 1, K * N, rn,\n"
+	"                   rx, ry);\n"
 	"}\n"
 	"long fl_test_kc(void)\n"
 	"{\n"
@@ -144,16 +146,18 @@ static const char blocks_tail[] =
 	"}\n";
 
 typedef void (*blocks_fn)(long, long, long, long, const float *,
-			  const float *, float *, float *, int, int);
+			  const float *, float *, float *, int, int, int);
 typedef void (*whole_fn)(long, long, long, long, const float *,
-			 const float *, float *);
+			 const float *, float *, int);
 
-/* One shape through both interfaces: the blocks carry fl_contract_tile's
+/* One shape through both interfaces, X read in place (row-major, the
+ * reduction its contiguous run) and, with xt, packed (stored transposed):
+ * both agree with the sums in double; the blocks carry fl_contract_tile's
  * bits exactly, stored or not; C is untouched unless asked for (or
  * needed for the partial sums of several reduction blocks); without a
  * packing buffer the blocks are still right. */
 static void check_blocks(blocks_fn blocks, whole_fn whole, long kc, long M,
-			 long N, long NO, long K)
+			 long N, long NO, long K, int xt)
 {
 	const long nx = M * K, ny = NO * K * N, nc = NO * M * N;
 	float *x = malloc(sizeof *x * (size_t)nx);
@@ -167,14 +171,14 @@ static void check_blocks(blocks_fn blocks, whole_fn whole, long kc, long M,
 		x[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
 	for (long i = 0; i < ny; i++)
 		y[i] = (float)((i * 11) % 23) / 23.0f - 0.4f;
-	whole(M, N, NO, K, x, y, want);
+	whole(M, N, NO, K, x, y, want, xt);
 	for (long o = 0; o < NO; o++)	/* against the sums in double */
 		for (long i = 0; i < M; i++)
 			for (long j = 0; j < N; j++) {
 				double s = 0;
 
 				for (long k = 0; k < K; k++)
-					s += (double)x[i * K + k] *
+					s += (double)x[xt ? k * M + i : i * K + k] *
 					     y[o * K * N + k * N + j];
 				assert_true(fabs(want[(o * M + i) * N + j] - s) <
 					    1e-4 * (1 + fabs(s)));
@@ -182,7 +186,7 @@ static void check_blocks(blocks_fn blocks, whole_fn whole, long kc, long M,
 	for (int store = 0; store < 2; store++) {
 		for (long i = 0; i < nc; i++)
 			c[i] = out[i] = 1234.5f;
-		blocks(M, N, NO, K, x, y, c, out, store, 0);
+		blocks(M, N, NO, K, x, y, c, out, store, 0, xt);
 		assert_memory_equal(out, want, sizeof *out * (size_t)nc);
 		if (store)
 			assert_memory_equal(c, want, sizeof *c * (size_t)nc);
@@ -191,7 +195,7 @@ static void check_blocks(blocks_fn blocks, whole_fn whole, long kc, long M,
 	}
 	for (long i = 0; i < nc; i++)
 		out[i] = 1234.5f;
-	blocks(M, N, NO, K, x, y, c, out, 0, 1);
+	blocks(M, N, NO, K, x, y, c, out, 0, 1, xt);
 	for (long i = 0; i < nc; i++)
 		assert_true(fabs(out[i] - want[i]) < 1e-4 * (1 + fabs(want[i])));
 	free(x);
@@ -231,9 +235,11 @@ static void test_contract_runtime_blocks_exact(void **state)
 	*(void **)&whole = dlsym(dl, "fl_test_whole");
 	*(void **)&kc = dlsym(dl, "fl_test_kc");
 	assert_true(blocks && whole && kc);
-	check_blocks(blocks, whole, kc(), 6, 32, 1, 40);	/* one full block */
-	check_blocks(blocks, whole, kc(), 7, 37, 1, 19);	/* partial ones */
-	check_blocks(blocks, whole, kc(), 13, 45, 2, 2 * kc() + 5);
+	for (int xt = 0; xt < 2; xt++) {
+		check_blocks(blocks, whole, kc(), 6, 32, 1, 40, xt);	/* one block */
+		check_blocks(blocks, whole, kc(), 7, 37, 1, 19, xt);	/* partial */
+		check_blocks(blocks, whole, kc(), 13, 45, 2, 2 * kc() + 5, xt);
+	}
 	dlclose(dl);
 	fl_build_remove(&build, &opts);
 }

@@ -16,9 +16,11 @@
  * positions (input pixels).
  *
  * As in BLIS: the reduction is cut into blocks of FL_KC (sized from the
- * L1 as layer 1 sized the tile); per block the
- * tile's X rows are packed into FL_MR-row panels and its Y columns into
- * FL_NR-column panels (contiguous, aligned, zero-padded at the edges), and
+ * L1 as layer 1 sized the tile); per block the tile's Y columns are packed
+ * into FL_NR-column panels (contiguous, aligned, zero-padded at the
+ * edges) and its X rows into FL_MR-row panels -- unless the reduction is
+ * X's own contiguous run (a matmul's A) and no outer steps reuse the
+ * panels, where the micro-kernel reads X in place (FL_X_ROWS) -- and
  * a register-blocked micro-kernel multiplies one FL_MR x FL_NR block of C
  * with FL_MR x FL_NR/FL_VL vector accumulators, storing (first block) or
  * adding (later blocks) the result.  The micro-kernel is written with
@@ -125,11 +127,28 @@ static inline void fl_mk_put(const float *t, float *c, long csi, long csj,
     }
 }
 
+/* Where a micro-kernel reads X: row m of its block at xb + m * rs, step r
+ * of the reduction at r * ss further on -- a packed panel (rs 1, ss
+ * FL_MR) or, where the reduction is X's own contiguous run (a matmul's
+ * A), X itself (rs its row stride, ss 1), which is then not packed at
+ * all: packing it was a sixth of a BERT matmul's time (a scalar
+ * interleave of six rows).  In place, rows past `lim` (the block's rows)
+ * read row 0 again, their sums dropped; a packed panel is zero-padded,
+ * and passes FL_MR, so that its rows are constant offsets the compiler
+ * folds into the FMAs. */
+#define FL_X_ROWS(xb, rs, lim) \
+  const float *x0 = (xb), *x1 = (xb) + ((lim) > 1) * (rs); \
+  const float *x2 = (xb) + ((lim) > 2) * 2 * (rs); \
+  const float *x3 = (xb) + ((lim) > 3) * 3 * (rs); \
+  const float *x4 = (xb) + ((lim) > 4) * 4 * (rs); \
+  const float *x5 = (xb) + ((lim) > 5) * 5 * (rs);
+
 #ifdef FL_VL
 #define FL_ROW(m) \
-  x = fl_vset1(xp[m]); \
+  x = fl_vset1(x##m[k]); \
   a##m##0 = fl_vfma(x, y0, a##m##0); \
-  a##m##1 = fl_vfma(x, y1, a##m##1);
+  if (w == 2) \
+    a##m##1 = fl_vfma(x, y1, a##m##1);
 #define FL_PUT(m) \
   if (first) { \
     fl_vstoreu(c + m * csi, a##m##0); \
@@ -143,31 +162,37 @@ static inline void fl_mk_put(const float *t, float *c, long csi, long csj,
   fl_vstore(t + m * FL_NR, a##m##0); \
   fl_vstore(t + m * FL_NR + FL_VL, a##m##1);
 
-/* The sums of one FL_MR x FL_NR block over kc packed steps, in the
- * accumulators a<m><half>: xp holds FL_MR values per step, yp FL_NR. */
-#define FL_MK_SUMS(kc, xp, yp) \
+/* The sums of one FL_MR x FL_NR block over kc steps, in the accumulators
+ * a<m><half>: X as FL_X_ROWS says, yp FL_NR values per step.  With w
+ * (a constant where it is used) 1, only the first vector of each row:
+ * the block's columns fit in one (a convolution's 16 output columns
+ * under AVX-512), and the second half would be sums of padding. */
+#define FL_MK_SUMS(kc, xb, rs, ss, lim, yp) \
+  FL_X_ROWS(xb, rs, lim) \
   fl_vec a00 = fl_vzero(), a01 = fl_vzero(), a10 = fl_vzero(); \
   fl_vec a11 = fl_vzero(), a20 = fl_vzero(), a21 = fl_vzero(); \
   fl_vec a30 = fl_vzero(), a31 = fl_vzero(), a40 = fl_vzero(); \
   fl_vec a41 = fl_vzero(), a50 = fl_vzero(), a51 = fl_vzero(); \
   for (long r = 0; r < (kc); r++) { \
-    const fl_vec y0 = fl_vload(yp), y1 = fl_vload((yp) + FL_VL); \
+    const long k = r * (ss); \
+    const fl_vec y0 = fl_vload(yp); \
+    const fl_vec y1 = w == 2 ? fl_vload((yp) + FL_VL) : fl_vzero(); \
     fl_vec x; \
     FL_ROW(0) FL_ROW(1) FL_ROW(2) FL_ROW(3) FL_ROW(4) FL_ROW(5) \
-    xp += FL_MR; \
     yp += FL_NR; \
   }
 #define FL_ADD_PART(m) \
   a##m##0 = fl_vadd(a##m##0, fl_vloadu(cp + m * csi)); \
   a##m##1 = fl_vadd(a##m##1, fl_vloadu(cp + m * csi + FL_VL));
 
-/* One FL_MR x FL_NR block of C from kc packed steps: xp holds FL_MR values
- * per step, yp FL_NR. */
-static inline void fl_mk(long kc, const float *restrict xp,
-                         const float *restrict yp, float *restrict c,
-                         long csi, long csj, int mi, int nj, int first)
+/* One FL_MR x FL_NR block of C (its mi x nj corner) from kc steps, w
+ * vectors wide. */
+static inline void fl_mk_w(long kc, const float *xb, long rs, long ss,
+                           const float *restrict yp, float *restrict c,
+                           long csi, long csj, int mi, int nj, int first,
+                           int w)
 {
-  FL_MK_SUMS(kc, xp, yp)
+  FL_MK_SUMS(kc, xb, rs, ss, ss == 1 ? mi : FL_MR, yp)
   if (mi == FL_MR && nj == FL_NR && csj == 1) {
     FL_PUT(0) FL_PUT(1) FL_PUT(2) FL_PUT(3) FL_PUT(4) FL_PUT(5)
   } else {
@@ -178,15 +203,25 @@ static inline void fl_mk(long kc, const float *restrict xp,
   }
 }
 
-/* The finished block into t (FL_NR floats per row, 64-byte aligned): the
- * sums of kc packed steps plus the partial sums at cp (the mi x nj corner
- * of C), or none when cp is NULL. */
-static inline void fl_mk_last(long kc, const float *restrict xp,
-                              const float *restrict yp, const float *cp,
-                              long csi, long csj, int mi, int nj,
-                              float *restrict t)
+static inline void fl_mk(long kc, const float *xb, long rs, long ss,
+                         const float *restrict yp, float *restrict c,
+                         long csi, long csj, int mi, int nj, int first)
 {
-  FL_MK_SUMS(kc, xp, yp)
+  if (nj <= FL_VL)
+    fl_mk_w(kc, xb, rs, ss, yp, c, csi, csj, mi, nj, first, 1);
+  else
+    fl_mk_w(kc, xb, rs, ss, yp, c, csi, csj, mi, nj, first, 2);
+}
+
+/* The finished block into t (FL_NR floats per row, 64-byte aligned): the
+ * sums of kc steps plus the partial sums at cp (the mi x nj corner of C),
+ * or none when cp is NULL. */
+static inline void fl_mk_last_w(long kc, const float *xb, long rs, long ss,
+                                const float *restrict yp, const float *cp,
+                                long csi, long csj, int mi, int nj,
+                                float *restrict t, int w)
+{
+  FL_MK_SUMS(kc, xb, rs, ss, ss == 1 ? mi : FL_MR, yp)
   if (cp && mi == FL_MR && nj == FL_NR && csj == 1) {
     FL_ADD_PART(0) FL_ADD_PART(1) FL_ADD_PART(2) FL_ADD_PART(3)
     FL_ADD_PART(4) FL_ADD_PART(5)
@@ -197,42 +232,72 @@ static inline void fl_mk_last(long kc, const float *restrict xp,
     for (int v = 0; v < nj; v++)
       t[m * FL_NR + v] += cp[m * csi + v * csj];
 }
-#else
-static inline void fl_mk(long kc, const float *restrict xp,
-                         const float *restrict yp, float *restrict c,
-                         long csi, long csj, int mi, int nj, int first)
-{
-  float t[FL_MR * FL_NR] = {0};
 
-  for (long r = 0; r < kc; r++) {
-    for (int m = 0; m < FL_MR; m++)
-      for (int v = 0; v < FL_NR; v++)
-        t[m * FL_NR + v] += xp[m] * yp[v];
-    xp += FL_MR;
-    yp += FL_NR;
-  }
-  fl_mk_put(t, c, csi, csj, mi, nj, first);
-}
-
-static inline void fl_mk_last(long kc, const float *restrict xp,
+static inline void fl_mk_last(long kc, const float *xb, long rs, long ss,
                               const float *restrict yp, const float *cp,
                               long csi, long csj, int mi, int nj,
                               float *restrict t)
 {
+  if (nj <= FL_VL)
+    fl_mk_last_w(kc, xb, rs, ss, yp, cp, csi, csj, mi, nj, t, 1);
+  else
+    fl_mk_last_w(kc, xb, rs, ss, yp, cp, csi, csj, mi, nj, t, 2);
+}
+#else
+/* The sums into t (FL_MR x FL_NR, zeroed first), in plain C. */
+static inline void fl_mk_sums(long kc, const float *xb, long rs, long ss,
+                              const float *restrict yp, int mi,
+                              float *restrict t)
+{
+  FL_X_ROWS(xb, rs, ss == 1 ? mi : FL_MR)
+  const float *xr[FL_MR] = {x0, x1, x2, x3, x4, x5};
+
   for (int e = 0; e < FL_MR * FL_NR; e++)
     t[e] = 0.0f;
   for (long r = 0; r < kc; r++) {
     for (int m = 0; m < FL_MR; m++)
       for (int v = 0; v < FL_NR; v++)
-        t[m * FL_NR + v] += xp[m] * yp[v];
-    xp += FL_MR;
+        t[m * FL_NR + v] += xr[m][r * ss] * yp[v];
     yp += FL_NR;
   }
+}
+
+static inline void fl_mk(long kc, const float *xb, long rs, long ss,
+                         const float *restrict yp, float *restrict c,
+                         long csi, long csj, int mi, int nj, int first)
+{
+  float t[FL_MR * FL_NR];
+
+  fl_mk_sums(kc, xb, rs, ss, yp, mi, t);
+  fl_mk_put(t, c, csi, csj, mi, nj, first);
+}
+
+static inline void fl_mk_last(long kc, const float *xb, long rs, long ss,
+                              const float *restrict yp, const float *cp,
+                              long csi, long csj, int mi, int nj,
+                              float *restrict t)
+{
+  fl_mk_sums(kc, xb, rs, ss, yp, mi, t);
   for (int m = 0; cp && m < mi; m++)
     for (int v = 0; v < nj; v++)
       t[m * FL_NR + v] += cp[m * csi + v * csj];
 }
 #endif
+
+/* Whether the flat reduction step k is X's offset k: the reduction
+ * dimensions (those of more than one step) are X's contiguous innermost
+ * run, in order -- then X is read in place (FL_X_ROWS). */
+static inline int fl_x_flat(const long *rn, const long *rx)
+{
+  long s = 1;
+
+  for (int d = 2; d >= 0; d--) {
+    if (rn[d] > 1 && rx[d] != s)
+      return 0;
+    s *= rn[d];
+  }
+  return 1;
+}
 
 /* Offsets in X and Y of the kc reduction steps from flat step k0. */
 static inline void fl_red_offsets(long k0, long kc, const long *rn,
@@ -356,15 +421,29 @@ typedef struct fl_ctile {
   long ysj, yso;
   const long *rn, *rx, *ry;
   long R, mb, nb;
-  float *xp, *yp;       /* the packed panels; NULL: no buffer could be had,
-                           the tile is computed in C by plain loops */
+  int xflat;            /* X read in place (fl_x_flat), not packed */
+  float *xp, *yp;       /* the packed panels (xp: the buffer, where Y's
+                           start when X is not packed); NULL: no buffer
+                           could be had, the tile is computed in C by
+                           plain loops */
   long k0, kc;          /* fl_ctile_open: the last block's steps */
-  long offy[FL_KC];     /* and their offsets in Y */
+  long offy[FL_KC];     /* and their offsets in Y (fl_contract_tile keeps
+                           its own: a pointer into t passed to a call
+                           would make the compiler keep t in memory) */
 } fl_ctile;
 
 /* Sets t up for the tile (the packing buffer included); 0 when the tile
  * is empty. */
-static int fl_ctile_init(fl_ctile *t, long M, long N, long NO, float *c,
+/* The tile's steps are inlined into each caller (FL_INLINE), and
+ * fl_contract_tile's record never has its address passed to a call, so
+ * that the compiler keeps it in registers and sees the tile's shape
+ * where a kernel passes constants -- a convolution's 16 columns, 8 output
+ * rows -- and specialises the loops for it (measured on resnet's 1x1
+ * convolution of 16 x 16 pixels: with the record in memory, the kernel
+ * took twice as long). */
+#define FL_INLINE static inline __attribute__((always_inline))
+
+FL_INLINE int fl_ctile_init(fl_ctile *t, long M, long N, long NO, float *c,
                          long csi, long csj, long cso, const float *x,
                          long xsi, const float *y, long ysj, long yso,
                          const long *rn, const long *rx, const long *ry)
@@ -380,42 +459,72 @@ static int fl_ctile_init(fl_ctile *t, long M, long N, long NO, float *c,
   t->mb = (M + FL_MR - 1) / FL_MR;
   t->nb = (N + FL_NR - 1) / FL_NR;
   t->k0 = t->kc = 0;
+  /* in place only without outer steps: a convolution's output rows
+     (NO > 1) read the weights once per row, and packed once per block
+     they were twice as fast (resnet's 1x1 and 3x3 convolutions) */
+  t->xflat = NO == 1 && fl_x_flat(rn, rx);
   kmax = fl_min_l(t->R, FL_KC);
   /* the X panels first, rounded up to 16 floats so that Y's stay aligned
      for vector loads */
-  xlen = (kmax * t->mb * FL_MR + 15) / 16 * 16;
+  xlen = t->xflat ? 0 : (kmax * t->mb * FL_MR + 15) / 16 * 16;
   t->xp = t->R > 0 ? fl_pack_space(xlen + kmax * t->nb * FL_NR) : NULL;
   t->yp = t->xp ? t->xp + xlen : NULL;
   return 1;
 }
 
 /* The whole tile by plain loops, into C. */
-static void fl_ctile_plain(const fl_ctile *t)
+FL_INLINE void fl_ctile_plain(const fl_ctile *t)
 {
   for (long o = 0; o < t->NO; o++)
     fl_contract_plain(t->M, t->N, t->c + o * t->cso, t->csi, t->csj, t->x,
                       t->xsi, t->y + o * t->yso, t->ysj, t->rn, t->rx, t->ry);
 }
 
+/* Rows and columns of block (ib, jb). */
+static inline int fl_ctile_rows(const fl_ctile *t, long ib)
+{
+  return (int)fl_min_l(FL_MR, t->M - ib * FL_MR);
+}
+
+static inline int fl_ctile_cols(const fl_ctile *t, long jb)
+{
+  return (int)fl_min_l(FL_NR, t->N - jb * FL_NR);
+}
+
+/* Block (ib, jb) of the tile's C at co from reduction steps k0 .. k0+kc-1
+ * (their Y panels packed): stored when first, else added. */
+FL_INLINE void fl_ctile_mk(const fl_ctile *t, long k0, long kc,
+                               float *co, long ib, long jb, int first)
+{
+  const float *yp = t->yp + jb * kc * FL_NR;
+  float *c = co + ib * FL_MR * t->csi + jb * FL_NR * t->csj;
+  const int mi = fl_ctile_rows(t, ib), nj = fl_ctile_cols(t, jb);
+
+  if (t->xflat)
+    fl_mk(kc, t->x + ib * FL_MR * t->xsi + k0, t->xsi, 1, yp, c, t->csi,
+          t->csj, mi, nj, first);
+  else
+    fl_mk(kc, t->xp + ib * kc * FL_MR, 1, FL_MR, yp, c, t->csi, t->csj, mi,
+          nj, first);
+}
+
 /* Reduction steps k0 .. k0+kc-1 of the whole tile into C: stored by the
- * first block, added by later ones. */
-static void fl_ctile_reduce(fl_ctile *t, long k0, long kc)
+ * first block, added by later ones; their offsets in Y into offy. */
+FL_INLINE void fl_ctile_reduce(fl_ctile *t, long *offy, long k0, long kc)
 {
   long offx[FL_KC];
 
-  fl_red_offsets(k0, kc, t->rn, t->rx, t->ry, offx, t->offy);
-  fl_pack_x(t->xp, t->x, t->xsi, t->M, kc, offx);
+  fl_red_offsets(k0, kc, t->rn, t->rx, t->ry, offx, offy);
+  if (!t->xflat)
+    fl_pack_x(t->xp, t->x, t->xsi, t->M, kc, offx);
   for (long o = 0; o < t->NO; o++) {
     float *co = t->c + o * t->cso;
 
-    fl_pack_y(t->yp, t->y + o * t->yso, t->ysj, t->N, kc, t->offy);
+    fl_pack_y(t->yp, t->y + o * t->yso, t->ysj, t->N, kc, offy);
     /* a Y panel stays in L1 while every X panel passes over it */
     for (long jb = 0; jb < t->nb; jb++)
       for (long ib = 0; ib < t->mb; ib++)
-        fl_mk(kc, t->xp + ib * kc * FL_MR, t->yp + jb * kc * FL_NR,
-              co + ib * FL_MR * t->csi + jb * FL_NR * t->csj, t->csi, t->csj,
-              (int)fl_min_l(FL_MR, t->M - ib * FL_MR),
-              (int)fl_min_l(FL_NR, t->N - jb * FL_NR), k0 == 0);
+        fl_ctile_mk(t, k0, kc, co, ib, jb, k0 == 0);
   }
 }
 
@@ -425,6 +534,7 @@ static void fl_contract_tile(long M, long N, long NO, float *c, long csi,
                              const long *rn, const long *rx, const long *ry)
 {
   fl_ctile t;
+  long offy[FL_KC];
 
   if (!fl_ctile_init(&t, M, N, NO, c, csi, csj, cso, x, xsi, y, ysj, yso,
                      rn, rx, ry))
@@ -434,7 +544,7 @@ static void fl_contract_tile(long M, long N, long NO, float *c, long csi,
     return;
   }
   for (long k0 = 0; k0 < t.R; k0 += FL_KC)
-    fl_ctile_reduce(&t, k0, fl_min_l(t.R - k0, FL_KC));
+    fl_ctile_reduce(&t, offy, k0, fl_min_l(t.R - k0, FL_KC));
 }
 
 /* For a kernel that applies its epilogue to each block of the result
@@ -460,9 +570,10 @@ static int fl_ctile_open(fl_ctile *t, long M, long N, long NO, float *c,
   t->k0 = (t->R - 1) / FL_KC * FL_KC;
   t->kc = t->R - t->k0;
   for (long k0 = 0; k0 < t->k0; k0 += FL_KC)
-    fl_ctile_reduce(t, k0, FL_KC);
+    fl_ctile_reduce(t, t->offy, k0, FL_KC);
   fl_red_offsets(t->k0, t->kc, rn, rx, ry, offx, t->offy);
-  fl_pack_x(t->xp, x, xsi, M, t->kc, offx);
+  if (!t->xflat)
+    fl_pack_x(t->xp, x, xsi, M, t->kc, offx);
   return 1;
 }
 
@@ -471,17 +582,6 @@ static void fl_ctile_pack(fl_ctile *t, long o)
 {
   if (t->xp)
     fl_pack_y(t->yp, t->y + o * t->yso, t->ysj, t->N, t->kc, t->offy);
-}
-
-/* Rows and columns of block (ib, jb). */
-static inline int fl_ctile_rows(const fl_ctile *t, long ib)
-{
-  return (int)fl_min_l(FL_MR, t->M - ib * FL_MR);
-}
-
-static inline int fl_ctile_cols(const fl_ctile *t, long jb)
-{
-  return (int)fl_min_l(FL_NR, t->N - jb * FL_NR);
 }
 
 /* The finished block (ib, jb) of outer step o into r (r[m * FL_NR + v]
@@ -500,8 +600,14 @@ static void fl_ctile_block(const fl_ctile *t, long o, long ib, long jb,
         r[m * FL_NR + v] = co[m * t->csi + v * t->csj];
     return;
   }
-  fl_mk_last(t->kc, t->xp + ib * t->kc * FL_MR, t->yp + jb * t->kc * FL_NR,
-             t->k0 ? co : NULL, t->csi, t->csj, mi, nj, r);
+  if (t->xflat)
+    fl_mk_last(t->kc, t->x + ib * FL_MR * t->xsi + t->k0, t->xsi, 1,
+               t->yp + jb * t->kc * FL_NR, t->k0 ? co : NULL, t->csi, t->csj,
+               mi, nj, r);
+  else
+    fl_mk_last(t->kc, t->xp + ib * t->kc * FL_MR, 1, FL_MR,
+               t->yp + jb * t->kc * FL_NR, t->k0 ? co : NULL, t->csi, t->csj,
+               mi, nj, r);
   if (store)
     fl_mk_put(r, co, t->csi, t->csj, mi, nj, 1);
 }
