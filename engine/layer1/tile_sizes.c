@@ -20,7 +20,8 @@
  *     output tile of TM x TN for a register-blocked micro-kernel with K
  *     inside, which packs a KC x TN panel of B and walks MR x NR register
  *     blocks (NR two vectors wide, MR 6 or 4): TN a multiple of NR up to
- *     256, TM a multiple of 6 or 4 up to 96; the A block (TM x KC), the
+ *     256, TM a multiple of 6 or 4 up to 128 (BERT's 128 rows whole: each
+ *     tile then packs B once for all of them); the A block (TM x KC), the
  *     B panel (KC x TN) and the C tile together within CB_SHARE of the
  *     budget; among the sizes that fit and give enough tiles, the most
  *     flops per element loaded (2 TM TN / (TM + TN)), padding counted
@@ -83,7 +84,7 @@
 #define MAX_TN 256
 #define ELEM_BYTES 4	/* every tensor is f32 */
 
-static const int64_t tm_steps[] = {96, 72, 64, 48, 32, 24, 16, 12, 8, 6, 4};
+static const int64_t tm_steps[] = {128, 96, 72, 64, 48, 32, 24, 16, 12, 8, 6, 4};
 
 typedef struct sizer {
 	const fl_l1_band *b;
