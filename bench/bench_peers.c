@@ -899,7 +899,7 @@ done:
 static void bench_ort(const char *dir)
 {
 	int n = sizeof ort_cases / sizeof *ort_cases;
-	char why[512];
+	char why[512], version[64];
 	const char *module = ort_peer_module(why, sizeof why);
 	tally t[2] = {{0}};
 
@@ -910,8 +910,11 @@ static void bench_ort(const char *dir)
 		printf("ONNX Runtime: not measured: %s\n\n", why);
 		return;
 	}
+	printf("ort: ONNX Runtime %s (onnxruntime-node)\n",
+	       ort_peer_version(module, version, sizeof version));
 	printf("ONNX Runtime: onnxruntime-node in %s, CPU provider, every "
-	       "graph optimisation, intra-op threads = the program's, the "
+	       "graph optimisation, no spinning threads, outputs "
+	       "preallocated, intra-op threads = the program's, the "
 	       "parameters as initializers holding the program's values; "
 	       "its time is session.run's alone, measured in its Node.js "
 	       "process; ORT/fl: the median over the rounds of ORT's time / "

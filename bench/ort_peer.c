@@ -44,6 +44,26 @@ const char *ort_peer_module(char *why, size_t n)
 	return dir;
 }
 
+const char *ort_peer_version(const char *module, char *buf, size_t n)
+{
+	char path[1024], text[4096];
+	FILE *f;
+	size_t got = 0;
+	const char *v;
+
+	snprintf(buf, n, "unknown");
+	snprintf(path, sizeof path, "%s/package.json", module);
+	if (!(f = fopen(path, "r")))
+		return buf;
+	got = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[got] = '\0';
+	v = strstr(text, "\"version\"");
+	if (v && (v = strchr(v + 9, '"')))
+		snprintf(buf, n, "%.*s", (int)strcspn(v + 1, "\""), v + 1);
+	return buf;
+}
+
 /* One line from the child into buf (newline dropped); -1 at its end. */
 static int read_line(ort_peer *p, char *buf, size_t n)
 {

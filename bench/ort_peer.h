@@ -21,6 +21,10 @@ typedef struct ort_peer {
  * missing. */
 const char *ort_peer_module(char *why, size_t n);
 
+/* The version its package.json names into buf ("unknown" when it names
+ * none). */
+const char *ort_peer_version(const char *module, char *buf, size_t n);
+
 /* Starts the peer on model (parameters as initializers) with `threads`
  * intra-op threads and the inputs feeds[0..n_feeds-1] ("NAME=FILE", raw
  * float32).  0, or -1 with the reason in why. */

@@ -55,6 +55,7 @@ value() {	# value NAME KEY: the rest of the first "KEY: ..." line
 date=$(value peers.txt date || true)
 machine=$(value peers.txt machine || true)
 peer=$(value peers.txt peer || true)
+ort=$(value peers.txt ort || true)
 
 cat <<EOF_HEAD
 # fuselab benchmark results
@@ -65,6 +66,7 @@ edit by hand, run \`make bench\` again.
 - date: ${date:-unknown}
 - machine: ${machine:-unknown}
 - peer: ${peer:-unknown}
+- ONNX Runtime: ${ort:-not measured}
 
 ## How to read these numbers
 

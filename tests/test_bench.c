@@ -251,6 +251,16 @@ static void test_bench_ort_peer_protocol(void **state)
 	assert_null(ort_peer_module(why, sizeof why));
 	t_assert_contains(why, "onnxruntime-node is not installed in");
 	t_assert_contains(why, "install-deps.sh --bench");
+	assert_string_equal(ort_peer_version(dir, why, sizeof why), "unknown");
+	/* with one, its version as package.json gives it */
+	snprintf(path, sizeof path, "%s/package.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\n  \"name\": \"onnxruntime-node\",\n  \"version\": "
+	      "\"9.8.7\",\n  \"main\": \"x\"\n}\n", f);
+	fclose(f);
+	assert_ptr_equal(ort_peer_module(why, sizeof why), getenv("FL_ORT_DIR"));
+	assert_string_equal(ort_peer_version(dir, why, sizeof why), "9.8.7");
 	unsetenv("FL_ORT_DIR");
 	unsetenv("FL_ORT_PEER");
 	setenv("PATH", saved, 1);
