@@ -66,7 +66,7 @@ edit by hand, run \`make bench\` again.
 - date: ${date:-unknown}
 - machine: ${machine:-unknown}
 - peer: ${peer:-unknown}
-- ONNX Runtime: ${ort:-not measured}
+- second peer: ${ort:-not measured (no ONNX Runtime)}
 
 ## How to read these numbers
 
