@@ -1172,7 +1172,7 @@ static void point_text(const fl_cg_contract *c, char *buf, size_t n)
 
 	for (int i = 0; i < c->n && at >= 0 && (size_t)at < n; i++) {
 		const chain_loop *l = &c->loop[i];
-		char where[40];
+		char where[40] = "0";	/* every output loop is one of these */
 
 		if (!l->cs)
 			continue;
