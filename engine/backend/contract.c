@@ -755,24 +755,37 @@ static const char *misfit(fl_cg_kernel *cg, fl_cg_contract *c,
 	return NULL;
 }
 
+/* The kernel comment's next line about op, its "op <k> <kind>: " prefix
+ * written (*left: the room after it); NULL when the lines are used up. */
+static char *note_line(fl_cg_kernel *cg, const fl_op *op, size_t *left)
+{
+	char *n;
+	int k;
+
+	if (cg->n_contract_notes == FL_CG_MAX_CONTRACT_NOTES)
+		return NULL;
+	n = cg->contract_note[cg->n_contract_notes++];
+	k = snprintf(n, sizeof cg->contract_note[0], "op %d %s: ",
+		     (int)(op - cg->g->ops), fl_op_kind_name(op->kind));
+	*left = sizeof cg->contract_note[0] - (size_t)k;
+	return n + k;
+}
+
 /* Records what became of the contraction of op for the kernel's comment. */
 static void note(fl_cg_kernel *cg, const fl_op *op, const fl_cg_contract *c,
 		 const char *why)
 {
-	char *n;
+	size_t left;
+	char *n = note_line(cg, op, &left);
 
-	if (cg->n_contract_notes == FL_CG_MAX_CONTRACT_NOTES)
+	if (!n)
 		return;
-	n = cg->contract_note[cg->n_contract_notes++];
 	if (why)
-		snprintf(n, sizeof cg->contract_note[0], "op %d %s: loop nest, "
-			 "not the micro-kernel: %s", (int)(op - cg->g->ops),
-			 fl_op_kind_name(op->kind), why);
+		snprintf(n, left, "loop nest, not the micro-kernel: %s", why);
 	else
-		snprintf(n, sizeof cg->contract_note[0], "op %d %s: micro-kernel, "
-			 "rows c%d x columns c%d, %d reduction loop%s",
-			 (int)(op - cg->g->ops), fl_op_kind_name(op->kind),
-			 c->loop[c->row].depth, c->loop[c->col].depth, c->n_red,
+		snprintf(n, left, "micro-kernel, rows c%d x columns c%d, %d "
+			 "reduction loop%s", c->loop[c->row].depth,
+			 c->loop[c->col].depth, c->n_red,
 			 c->n_red == 1 ? "" : "s");
 }
 
@@ -973,23 +986,18 @@ static bool result_read_elsewhere(const fl_cg_kernel *cg,
 static void epi_note(fl_cg_kernel *cg, const fl_cg_contract *c,
 		     const char *why)
 {
-	const fl_op *op = c->upd->op;
-	char *n;
+	size_t left;
+	char *n = note_line(cg, c->upd->op, &left);
 
-	if (cg->n_contract_notes == FL_CG_MAX_CONTRACT_NOTES)
+	if (!n)
 		return;
-	n = cg->contract_note[cg->n_contract_notes++];
 	if (why)
-		snprintf(n, sizeof cg->contract_note[0], "op %d %s: epilogue "
-			 "over the finished tile, not on the register block: "
-			 "%s", (int)(op - cg->g->ops), fl_op_kind_name(op->kind),
-			 why);
+		snprintf(n, left, "epilogue over the finished tile, not on the "
+			 "register block: %s", why);
 	else
-		snprintf(n, sizeof cg->contract_note[0], "op %d %s: epilogue "
-			 "(%d statement%s) on each register block before it is "
-			 "stored; the finished tile %s", (int)(op - cg->g->ops),
-			 fl_op_kind_name(op->kind), c->n_epi,
-			 c->n_epi == 1 ? "" : "s", c->store_c ?
+		snprintf(n, left, "epilogue (%d statement%s) on each register "
+			 "block before it is stored; the finished tile %s",
+			 c->n_epi, c->n_epi == 1 ? "" : "s", c->store_c ?
 			 "is stored too (read elsewhere)" : "is never stored");
 }
 
