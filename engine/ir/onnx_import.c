@@ -376,19 +376,52 @@ const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
 
 /* --- adding ops --- */
 
-/* "<base>" or, when taken, "<base>.<k>" for the first free k. */
-static void unique_name(char *buf, size_t n, const char *base, bool tensor,
-			const fl_graph *g)
+/* Whether value `name` is one the ONNX graph itself names (an input, an
+ * initializer, a node's output): a name the importer invents must leave
+ * those free, since their tensors may be added later under that name. */
+static bool onnx_names_value(const Onnx__GraphProto *gp, const char *name)
 {
-	snprintf(buf, n, "%s", base);
-	for (int k = 2; (tensor ? fl_graph_find_tensor(g, buf)
-				: fl_graph_find_op(g, buf)) >= 0; k++)
-		snprintf(buf, n, "%s.%d", base, k);
+	if (!gp)
+		return false;
+	for (size_t i = 0; i < gp->n_input; i++)
+		if (gp->input[i]->name && !strcmp(gp->input[i]->name, name))
+			return true;
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name &&
+		    !strcmp(gp->initializer[i]->name, name))
+			return true;
+	for (size_t k = 0; k < gp->n_node; k++)
+		for (size_t j = 0; j < gp->node[k]->n_output; j++)
+			if (!strcmp(gp->node[k]->output[j], name))
+				return true;
+	return false;
+}
+
+static bool name_taken(const fl_onnx_ctx *c, const char *name, bool tensor)
+{
+	if (!tensor)
+		return fl_graph_find_op(c->g, name) >= 0;
+	return fl_graph_find_tensor(c->g, name) >= 0 ||
+	       onnx_names_value(c->graph, name);
+}
+
+void fl_onnx_unique_name(const fl_onnx_ctx *c, char *buf, size_t n,
+			 const char *base, bool tensor)
+{
+	/* base may be buf itself: copied first, cut so that a suffix always
+	 * fits (a cut suffix could repeat a taken name forever) */
+	char stem[256];
+
+	snprintf(stem, sizeof stem, "%.*s", (int)(n - 24),
+		 base && *base ? base : tensor ? "value" : "op");
+	snprintf(buf, n, "%s", stem);
+	for (int k = 2; name_taken(c, buf, tensor); k++)
+		snprintf(buf, n, "%s_%d", stem, k);
 }
 
 static int new_output(fl_onnx_ctx *c, int out, fl_error *err)
 {
-	char name[300];
+	char base[300], name[300];
 	int t;
 
 	if (out >= 0) {
@@ -404,8 +437,8 @@ static int new_output(fl_onnx_ctx *c, int out, fl_error *err)
 			return -1;
 		return t;
 	}
-	snprintf(name, sizeof name, "%s:%d", c->origin, c->n_emitted);
-	unique_name(name, sizeof name, name, true, c->g);
+	snprintf(base, sizeof base, "%s/out", c->origin);
+	fl_onnx_unique_name(c, name, sizeof name, base, true);
 	return fl_graph_add_tensor(c->g, name, NULL, FL_ROLE_TEMP, err);
 }
 
@@ -417,7 +450,7 @@ int fl_onnx_emit(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n_in,
 
 	if (t < 0)
 		return -1;
-	unique_name(name, sizeof name, c->origin, false, c->g);
+	fl_onnx_unique_name(c, name, sizeof name, c->origin, false);
 	op = fl_graph_add_op(c->g, name, kind, in, n_in, &t, 1, err);
 	if (op < 0)
 		return -1;
@@ -468,10 +501,11 @@ int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
 
 int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err)
 {
-	char hint[300];
+	char base[300], name[300];
 
-	snprintf(hint, sizeof hint, "%s.const", c->origin);
-	return fl_graph_add_scalar(c->g, hint, v, err);
+	snprintf(base, sizeof base, "%s.const", c->origin);
+	fl_onnx_unique_name(c, name, sizeof name, base, true);
+	return fl_graph_add_scalar(c->g, name, v, err);
 }
 
 /* --- the model --- */
@@ -881,7 +915,7 @@ static int import_nodes(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
  * a copy op gives it one. */
 static int copy_to_output(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 {
-	char name[300];
+	char base[300], name[300];
 	int x = b->tensor >= 0 ? b->tensor : materialize(c, b, err), t, op;
 	fl_shape shape;
 
@@ -889,12 +923,12 @@ static int copy_to_output(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 		return -1;
 	/* a copy: adding the tensor may move the tensor array */
 	shape = c->g->tensors[x].shape;
-	snprintf(name, sizeof name, "%s.out", b->name);
-	unique_name(name, sizeof name, name, true, c->g);
+	snprintf(base, sizeof base, "%s.out", b->name);
+	fl_onnx_unique_name(c, name, sizeof name, base, true);
 	t = fl_graph_add_tensor(c->g, name, &shape, FL_ROLE_OUTPUT, err);
 	if (t < 0)
 		return -1;
-	unique_name(name, sizeof name, name, false, c->g);
+	fl_onnx_unique_name(c, name, sizeof name, base, false);
 	op = fl_graph_add_op(c->g, name, FL_OP_COPY, &x, 1, &t, 1, err);
 	return op < 0 ? -1 : 0;
 }

@@ -67,6 +67,15 @@ int fl_onnx_declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
  * and returns 1; 0 when it does not apply; -1 on error. */
 int fl_onnx_fold_node(fl_onnx_ctx *c, fl_error *err);
 
+/* A name for a tensor (tensor set) or op the importer invents, in buf
+ * (n >= 64 bytes): base itself when it is free, else "<base>_<k>" for the
+ * first free k >= 2 ("value" or "op" when base is NULL or empty).  A
+ * tensor name is free when no tensor of the graph and no value of the
+ * ONNX graph (c->graph, may be NULL) has it.  base may be buf itself.
+ * Never empty and never taken, so every import has unique names. */
+void fl_onnx_unique_name(const fl_onnx_ctx *c, char *buf, size_t n,
+			 const char *base, bool tensor);
+
 /* Bindings (onnx_import.c). */
 fl_onnx_binding *fl_onnx_lookup(fl_onnx_ctx *c, const char *name);
 int fl_onnx_bind_tensor(fl_onnx_ctx *c, const char *name, int tensor,
