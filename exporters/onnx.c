@@ -5,7 +5,9 @@
  * decides per op), so every op left maps to a fixed short list of ONNX
  * nodes.  The copy also reserves the names the export invents: each one
  * avoids every tensor and op name and is added to the copy as a tensor,
- * so the graph's own name indexes keep them unique.
+ * so the graph's own name indexes keep them unique.  A graph with an
+ * empty or repeated tensor or op name is first copied and those renamed:
+ * every value and node name written is non-empty and unique.
  *
  * Every protobuf-c message, array and string is malloc'd and hung on the
  * model as soon as it exists, so onnx__model_proto__free_unpacked frees
@@ -54,27 +56,93 @@ static const char *tensor_name(const builder *b, int t)
 	return b->g->tensors[t].name;
 }
 
-/* Whether name is a tensor's or an op's (helper values and the nodes
- * computing them share a name, so it must be neither). */
-static bool name_taken(const builder *b, const char *name)
+/* Whether name is a tensor's or an op's of g (helper values and the
+ * nodes computing them share a name, so it must be neither). */
+static bool name_taken(const fl_graph *g, const char *name)
 {
-	return fl_graph_find_tensor(b->g, name) >= 0 ||
-	       fl_graph_find_op(b->g, name) >= 0;
+	return fl_graph_find_tensor(g, name) >= 0 ||
+	       fl_graph_find_op(g, name) >= 0;
 }
 
-/* A name no tensor or op of the graph has, from base ("<base>",
- * "<base>_1", ...), reserved in the copy; a malloc'd string, NULL when
- * out of memory. */
+/* A name no tensor or op of g has, from base ("<base>", "<base>_1",
+ * ...), in buf (n bytes, at least 64; the base is cut so that the
+ * suffix always fits). */
+static void free_name(const fl_graph *g, const char *base, char *buf,
+		      size_t n)
+{
+	snprintf(buf, n, "%.*s", (int)(n - 24), base);
+	for (int k = 1; name_taken(g, buf); k++)
+		snprintf(buf, n, "%.*s_%d", (int)(n - 24), base, k);
+}
+
+/* A free name from base reserved in the copy; a malloc'd string, NULL
+ * when out of memory. */
 static char *fresh_name(builder *b, const char *base)
 {
 	char name[512];
 
-	snprintf(name, sizeof name, "%.400s", base);
-	for (int k = 1; name_taken(b, name); k++)
-		snprintf(name, sizeof name, "%.400s_%d", base, k);
+	free_name(b->g, base, name, sizeof name);
 	if (fl_graph_add_tensor(b->g, name, NULL, FL_ROLE_TEMP, b->err) < 0)
 		return NULL;
 	return dup_str(b, name);
+}
+
+static bool bad_tensor_name(const fl_graph *g, int i)
+{
+	const char *s = g->tensors[i].name;
+
+	return !*s || fl_graph_find_tensor(g, s) != i;
+}
+
+static bool bad_op_name(const fl_graph *g, int i)
+{
+	const char *s = g->ops[i].name;
+
+	return !*s || fl_graph_find_op(g, s) != i;
+}
+
+/* Whether a tensor or op of g has an empty name or one an earlier entry
+ * has: the graph's own indexes refuse both, but a graph built by hand
+ * may hold them, and ONNX needs every value and node name non-empty and
+ * written once (onnx.checker rejects the model otherwise). */
+static bool names_need_repair(const fl_graph *g)
+{
+	for (int i = 0; i < g->n_tensors; i++)
+		if (bad_tensor_name(g, i))
+			return true;
+	for (int i = 0; i < g->n_ops; i++)
+		if (bad_op_name(g, i))
+			return true;
+	return false;
+}
+
+/* Renames every such tensor or op of g: "value" or the op kind when the
+ * name is empty, "<name>_<k>" when it is repeated (the first entry keeps
+ * it). */
+static int repair_names(fl_graph *g, fl_error *err)
+{
+	char name[512];
+
+	for (int i = 0; i < g->n_tensors; i++) {
+		const char *s = g->tensors[i].name;
+
+		if (!bad_tensor_name(g, i))
+			continue;
+		free_name(g, *s ? s : "value", name, sizeof name);
+		if (fl_graph_rename_tensor(g, i, name, err) < 0)
+			return -1;
+	}
+	for (int i = 0; i < g->n_ops; i++) {
+		const char *s = g->ops[i].name;
+
+		if (!bad_op_name(g, i))
+			continue;
+		free_name(g, *s ? s : fl_op_kind_name(g->ops[i].kind), name,
+			  sizeof name);
+		if (fl_graph_rename_op(g, i, name, err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* "<op>/<what>": where the helper values of the current op come from. */
@@ -983,15 +1051,37 @@ static int new_graph_proto(builder *b, Onnx__ModelProto *model,
 	return 0;
 }
 
+/* g opened for the export (see the top of the file), from a copy whose
+ * bad names are repaired when it has any; NULL on error. */
+static fl_graph *export_copy(const fl_graph *g, fl_error *err)
+{
+	fl_open_hooks hooks = {open_without_operator, NULL, NULL};
+	fl_graph *renamed = NULL, *opened;
+
+	if (names_need_repair(g)) {
+		if (!(renamed = fl_graph_copy(g))) {
+			fl_error_set(err, "out of memory");
+			return NULL;
+		}
+		if (repair_names(renamed, err) < 0) {
+			fl_graph_free(renamed);
+			return NULL;
+		}
+	}
+	opened = fl_graph_open_compounds(renamed ? renamed : g, &hooks, NULL,
+					 NULL, err);
+	fl_graph_free(renamed);
+	return opened;
+}
+
 /* The graph proto of g, hung on model->graph. */
 static int build_graph(Onnx__ModelProto *model, const fl_graph *g,
 		       fl_error *err)
 {
-	fl_open_hooks hooks = {open_without_operator, NULL, NULL};
 	builder b = {.err = err};
 	int n_tensors, rc;
 
-	b.g = fl_graph_open_compounds(g, &hooks, NULL, NULL, err);
+	b.g = export_copy(g, err);
 	if (!b.g)
 		return -1;
 	n_tensors = b.g->n_tensors;	/* before names are reserved */

@@ -893,3 +893,37 @@ int fl_graph_permute_ops(fl_graph *g, const int *order, fl_error *err)
 {
 	return apply_order(g, order, err);
 }
+
+/* Renaming changes an entry's hash, so the index of that array is
+ * dropped (the next find rebuilds it). */
+static int rename_entry(fl_graph *g, bool ops, int i, const char *name,
+			fl_error *err)
+{
+	char **slot = ops ? &g->ops[i].name : &g->tensors[i].name;
+	char *d;
+
+	if (!*name || index_find(g, ops, name) >= 0) {
+		fl_error_set(err, "%s name \"%s\" is empty or taken",
+			     ops ? "op" : "tensor", fl_error_name(name));
+		return -1;
+	}
+	if (!(d = strdup(name))) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	free(*slot);
+	*slot = d;
+	index_free(ops ? &g->op_index : &g->tensor_index);
+	return 0;
+}
+
+int fl_graph_rename_tensor(fl_graph *g, int t, const char *name,
+			   fl_error *err)
+{
+	return rename_entry(g, false, t, name, err);
+}
+
+int fl_graph_rename_op(fl_graph *g, int i, const char *name, fl_error *err)
+{
+	return rename_entry(g, true, i, name, err);
+}

@@ -150,6 +150,12 @@ int fl_graph_permute_ops(fl_graph *g, const int *order, fl_error *err);
  * that no tensor is written twice). */
 int fl_graph_relink(fl_graph *g, fl_error *err);
 
+/* Renames tensor t / op i to `name`, which must be non-empty and free
+ * among the tensors / ops; -1 otherwise or when memory runs out. */
+int fl_graph_rename_tensor(fl_graph *g, int t, const char *name,
+			   fl_error *err);
+int fl_graph_rename_op(fl_graph *g, int i, const char *name, fl_error *err);
+
 /* Totals for --check. */
 typedef struct fl_graph_summary {
 	int n_ops, n_compound, n_primitive;
