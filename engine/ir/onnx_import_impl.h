@@ -1,6 +1,7 @@
 /* Internal to the ONNX importer (onnx_import.c, onnx_ops.c, onnx_fold.c):
  * the state of one import and the helpers the per-operator mappings use.
- * Nothing outside engine/ir/onnx_*.c includes this header.
+ * Nothing outside engine/ir/onnx_*.c includes this header but the tests
+ * of its helpers.
  *
  * Every ONNX value name is bound to one of two things: a tensor of the
  * graph (an input, or an op's output), with its ONNX element type, or a
