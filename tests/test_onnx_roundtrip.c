@@ -474,9 +474,13 @@ static void test_onnx_import_unique_name(void **state)
 	assert_string_equal(buf, "Conv_0_2");
 	fl_onnx_unique_name(&c, buf, sizeof buf, "Conv_0/out", false);
 	assert_string_equal(buf, "Conv_0/out");
-	/* a later node's output is not free for a tensor */
+	/* a later node's output is not free for a tensor, nor is a bound
+	 * value (an initializer, say) that is no tensor yet */
 	fl_onnx_unique_name(&c, buf, sizeof buf, "Later/out", true);
 	assert_string_equal(buf, "Later/out_2");
+	assert_int_equal(fl_onnx_bind_tensor(&c, "Bound", -1, 1, &err), 0);
+	fl_onnx_unique_name(&c, buf, sizeof buf, "Bound", true);
+	assert_string_equal(buf, "Bound_2");
 	/* a base too long for buf is cut so that the suffix still fits */
 	memset(longer, 'a', sizeof longer - 1);
 	longer[sizeof longer - 1] = '\0';
@@ -487,6 +491,10 @@ static void test_onnx_import_unique_name(void **state)
 	fl_onnx_unique_name(&c, buf, sizeof buf, buf, true);
 	assert_true(strcmp(buf, longer) != 0 && strlen(buf) < sizeof buf - 1);
 	assert_int_equal(strcmp(buf + strlen(buf) - 2, "_2"), 0);
+	for (int i = 0; i < c.n_bind; i++)
+		free(c.bind[i].name);
+	free(c.bind);
+	free(c.hash);
 	fl_graph_free(c.g);
 }
 

@@ -376,36 +376,36 @@ const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
 
 /* --- adding ops --- */
 
-/* Whether value `name` is one the ONNX graph itself names (an input, an
- * initializer, a node's output): a name the importer invents must leave
- * those free, since their tensors may be added later under that name. */
-static bool onnx_names_value(const Onnx__GraphProto *gp, const char *name)
+/* Whether value `name` is one the ONNX graph itself names: a name the
+ * importer invents must leave those free, since their tensors may be
+ * added later under that name.  Graph inputs, initializers and the
+ * outputs of the nodes imported so far are bound; only the outputs of
+ * the node being imported and of those after it need a look. */
+static bool onnx_names_value(fl_onnx_ctx *c, const char *name)
 {
+	const Onnx__GraphProto *gp = c->graph;
+
+	if (fl_onnx_lookup(c, name))
+		return true;
 	if (!gp)
 		return false;
-	for (size_t i = 0; i < gp->n_input; i++)
-		if (gp->input[i]->name && !strcmp(gp->input[i]->name, name))
-			return true;
-	for (size_t i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name &&
-		    !strcmp(gp->initializer[i]->name, name))
-			return true;
-	for (size_t k = 0; k < gp->n_node; k++)
+	for (size_t k = c->node_index > 0 ? (size_t)c->node_index : 0;
+	     k < gp->n_node; k++)
 		for (size_t j = 0; j < gp->node[k]->n_output; j++)
 			if (!strcmp(gp->node[k]->output[j], name))
 				return true;
 	return false;
 }
 
-static bool name_taken(const fl_onnx_ctx *c, const char *name, bool tensor)
+static bool name_taken(fl_onnx_ctx *c, const char *name, bool tensor)
 {
 	if (!tensor)
 		return fl_graph_find_op(c->g, name) >= 0;
 	return fl_graph_find_tensor(c->g, name) >= 0 ||
-	       onnx_names_value(c->graph, name);
+	       onnx_names_value(c, name);
 }
 
-void fl_onnx_unique_name(const fl_onnx_ctx *c, char *buf, size_t n,
+void fl_onnx_unique_name(fl_onnx_ctx *c, char *buf, size_t n,
 			 const char *base, bool tensor)
 {
 	/* base may be buf itself: copied first, cut so that a suffix always

@@ -71,10 +71,11 @@ int fl_onnx_fold_node(fl_onnx_ctx *c, fl_error *err);
 /* A name for a tensor (tensor set) or op the importer invents, in buf
  * (n >= 64 bytes): base itself when it is free, else "<base>_<k>" for the
  * first free k >= 2 ("value" or "op" when base is NULL or empty).  A
- * tensor name is free when no tensor of the graph and no value of the
- * ONNX graph (c->graph, may be NULL) has it.  base may be buf itself.
- * Never empty and never taken, so every import has unique names. */
-void fl_onnx_unique_name(const fl_onnx_ctx *c, char *buf, size_t n,
+ * tensor name is free when no tensor of the graph, no bound value and no
+ * output of node c->node_index or later of the ONNX graph (c->graph, may
+ * be NULL) has it.  base may be buf itself.  Never empty and never taken,
+ * so every import has unique names. */
+void fl_onnx_unique_name(fl_onnx_ctx *c, char *buf, size_t n,
 			 const char *base, bool tensor);
 
 /* Bindings (onnx_import.c). */
