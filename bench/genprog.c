@@ -92,7 +92,7 @@ static int make_buffers(gp_prog *gp, fl_error *err)
 		memset(gp->bufs[t], 0, bytes);
 		if (x->role == FL_ROLE_INPUT || x->role == FL_ROLE_PARAM ||
 		    x->role == FL_ROLE_CONST) {
-			fl_buf b = {x->shape, gp->bufs[t]};
+			fl_buf b = {.shape = x->shape, .data = gp->bufs[t]};
 
 			fl_interp_fill_input(g, t, FL_INTERP_DEFAULT_SEED, &b);
 		}

@@ -28,7 +28,7 @@
 
 static fl_buf buf(fl_shape s, const float *data)
 {
-	fl_buf b = {s, (float *)data};
+	fl_buf b = {.shape = s, .data = (float *)data};
 
 	return b;
 }

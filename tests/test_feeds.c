@@ -81,8 +81,8 @@ static void remove_dir(char *dir)
 static void test_interp_feeds_by_name(void **state)
 {
 	fl_graph *g = t_load_q(relu_graph);
-	fl_feed feed = {"x", {fl_shape_make(2, (int64_t[]){2, 3}),
-			      (float *)x_vals}};
+	fl_feed feed = {"x", {.shape = fl_shape_make(2, (int64_t[]){2, 3}),
+			      .data = (float *)x_vals}};
 	fl_interp_opts o;
 	fl_error err = {""};
 	fl_values *v;

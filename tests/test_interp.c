@@ -119,7 +119,7 @@ static void test_checksum(void **state)
 {
 	float d[4] = {1, -2, 3, NAN};
 	int64_t dims[1] = {4};
-	fl_buf b = {fl_shape_make(1, dims), d};
+	fl_buf b = {.shape = fl_shape_make(1, dims), .data = d};
 	fl_checksum c = fl_buf_checksum(&b);
 
 	(void)state;

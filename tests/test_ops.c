@@ -24,7 +24,7 @@ static fl_shape shape_of(const int64_t *d, int rank)
 
 static fl_buf buf(fl_shape s, const float *data)
 {
-	fl_buf b = {s, (float *)data};
+	fl_buf b = {.shape = s, .data = (float *)data};
 
 	return b;
 }

@@ -382,6 +382,13 @@ static void setup_arrays(fl_cg_kernel *cg)
 
 		if (t < 0 || t >= cg->g->n_tensors || kt->place == FL_PLACE_GLOBAL)
 			continue;
+		if (fl_dtype_is_int(cg->g->tensors[t].dtype)) {
+			/* locals, registers and scratch are float arrays */
+			snprintf(cg->why[t], sizeof cg->why[t], "%s tensors stay "
+				 "in main memory",
+				 fl_dtype_name(cg->g->tensors[t].dtype));
+			continue;
+		}
 		if (cg->force_global[t]) {
 			if (!cg->why[t][0])
 				snprintf(cg->why[t], sizeof cg->why[t], "gather "

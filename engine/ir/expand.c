@@ -33,6 +33,18 @@ static int copy_tensor(fl_graph *dst, const fl_tensor *t, fl_error *err)
 		return -1;
 	d = &dst->tensors[i];
 	d->declared = t->declared;
+	d->dtype = t->dtype;
+	d->dtype_declared = t->dtype_declared;
+	if (t->ints) {
+		d->ints = malloc((size_t)(t->n_data > 0 ? t->n_data : 1) *
+				 sizeof *d->ints);
+		if (!d->ints) {
+			fl_error_set(err, "out of memory");
+			return -1;
+		}
+		memcpy(d->ints, t->ints, (size_t)t->n_data * sizeof *d->ints);
+		d->n_data = t->n_data;
+	}
 	if (t->data) {
 		d->data = malloc((size_t)(t->n_data > 0 ? t->n_data : 1) *
 				 sizeof *d->data);

@@ -49,6 +49,7 @@ static void tensor_clear(fl_tensor *t)
 {
 	free(t->name);
 	free(t->data);
+	free(t->ints);
 }
 
 static void op_clear(fl_op *op)
@@ -332,13 +333,21 @@ static int copy_tensor(fl_tensor *dst, const fl_tensor *src)
 	*dst = *src;
 	dst->name = strdup(src->name);
 	dst->data = NULL;
+	dst->ints = NULL;
 	if (src->data) {
 		dst->data = malloc((size_t)src->n_data * sizeof(float));
 		if (dst->data)
 			memcpy(dst->data, src->data,
 			       (size_t)src->n_data * sizeof(float));
 	}
-	return dst->name && (!src->data || dst->data) ? 0 : -1;
+	if (src->ints) {
+		dst->ints = malloc((size_t)src->n_data * sizeof(int64_t));
+		if (dst->ints)
+			memcpy(dst->ints, src->ints,
+			       (size_t)src->n_data * sizeof(int64_t));
+	}
+	return dst->name && (!src->data || dst->data) &&
+	       (!src->ints || dst->ints) ? 0 : -1;
 }
 
 static int copy_op(fl_op *dst, const fl_op *src)
@@ -388,6 +397,32 @@ fail:
 	return NULL;
 }
 
+/* Sets the dtypes of op's outputs from its inputs' (fl_op_infer_dtype),
+ * checking those the file declared. */
+static int infer_dtypes(fl_graph *g, const fl_op *op, fl_error *err)
+{
+	fl_dtype in[64], out[8] = {FL_F32};
+
+	for (int k = 0; k < op->n_in && k < 64; k++)
+		in[k] = g->tensors[op->in[k]].dtype;
+	if (fl_op_infer_dtype(op, in, out, err) < 0)
+		return -1;
+	for (int k = 0; k < op->n_out && k < 8; k++) {
+		fl_tensor *t = &g->tensors[op->out[k]];
+
+		if (t->dtype_declared && t->dtype != out[k]) {
+			fl_error_set(err, "out: tensor \"%s\" is declared %s "
+				     "but %s computes %s", fl_error_name(t->name),
+				     fl_dtype_name(t->dtype),
+				     fl_op_kind_name(op->kind),
+				     fl_dtype_name(out[k]));
+			return -1;
+		}
+		t->dtype = out[k];
+	}
+	return 0;
+}
+
 int fl_graph_infer_op(fl_graph *g, int i, fl_error *err)
 {
 	fl_op *op = &g->ops[i];
@@ -432,7 +467,7 @@ int fl_graph_infer_op(fl_graph *g, int i, fl_error *err)
 		in[k] = t->shape;
 	}
 	memset(out, 0, sizeof out);
-	if (info->infer(op, in, out, err) < 0)
+	if (info->infer(op, in, out, err) < 0 || infer_dtypes(g, op, err) < 0)
 		return -1;
 	for (int k = 0; k < op->n_out; k++) {
 		fl_tensor *t = &g->tensors[op->out[k]];
@@ -523,7 +558,9 @@ static int check_sources(const fl_graph *g, fl_error *err)
 				     fl_error_name(x->name));
 			return -1;
 		}
-		if (x->role == FL_ROLE_CONST && !x->data) {
+		if (x->role == FL_ROLE_CONST &&
+		    !(fl_dtype_is_int(x->dtype) ? (void *)x->ints
+						: (void *)x->data)) {
 			fl_error_set(err, "tensors.%s: const tensor has no values",
 				     fl_error_name(x->name));
 			return -1;
@@ -825,7 +862,8 @@ void fl_graph_summarize(const fl_graph *g, fl_graph_summary *s)
 	for (int t = 0; t < g->n_tensors; t++) {
 		const fl_tensor *x = &g->tensors[t];
 		int64_t n = x->shape_known ? fl_shape_numel(&x->shape) : 0;
-		int64_t bytes = n < 0 || n > INT64_MAX / 4 ? -1 : n * 4;
+		int64_t size = fl_dtype_size(x->dtype);
+		int64_t bytes = n < 0 || n > INT64_MAX / size ? -1 : n * size;
 
 		switch (x->role) {
 		case FL_ROLE_INPUT: s->n_inputs++; add_bytes(&s->input_bytes, bytes); break;

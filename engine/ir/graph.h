@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "attrs.h"
+#include "dtype.h"
 #include "fl_error.h"
 #include "ops.h"
 #include "shape.h"
@@ -34,9 +35,14 @@ typedef struct fl_tensor {
 	char *name;
 	fl_shape shape;
 	bool shape_known;	/* declared in the file or inferred */
+	fl_dtype dtype;		/* element type (docs/types.md): given for
+				 * inputs, params and consts, inferred for
+				 * op outputs (fl_op_infer_dtype) */
+	bool dtype_declared;	/* given in the file: inference checks it */
 	bool declared;		/* had an entry under "tensors" */
 	fl_role role;
-	float *data;		/* CONST only: n_data values */
+	float *data;		/* f32 CONST only: n_data values */
+	int64_t *ints;		/* integral CONST only: n_data exact values */
 	int64_t n_data;		/* 1 = one value splatted over the shape */
 	int producer;		/* op index, -1 when none */
 } fl_tensor;

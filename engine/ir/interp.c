@@ -25,8 +25,10 @@ void fl_values_free(fl_values *v)
 {
 	if (!v)
 		return;
-	for (int i = 0; i < v->n; i++)
+	for (int i = 0; i < v->n; i++) {
 		free(v->bufs[i].data);
+		free(v->bufs[i].ints);
+	}
 	free(v->bufs);
 	free(v->op_seconds);
 	free(v);
@@ -58,6 +60,23 @@ static int64_t gather_extent(const fl_graph *g, int t)
 	return extent;
 }
 
+/* Deterministic integers for a typed input: indices in [0, extent) for
+ * a gather's, 0/1 for bool, small values of both signs otherwise (the
+ * type wraps them: u8 sees large ones too). */
+static void fill_ints(const fl_tensor *x, int64_t extent, fl_rng *r,
+		      fl_buf *buf)
+{
+	int64_t n = fl_shape_numel(&x->shape);
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = extent > 0 ? fl_rng_below(r, extent)
+			    : x->dtype == FL_BOOL ? fl_rng_below(r, 2)
+						  : fl_rng_below(r, 201) - 100;
+
+		buf->ints[i] = fl_dtype_wrap(x->dtype, v);
+	}
+}
+
 void fl_interp_fill_input(const fl_graph *g, int t, uint64_t seed,
 			  fl_buf *buf)
 {
@@ -67,10 +86,17 @@ void fl_interp_fill_input(const fl_graph *g, int t, uint64_t seed,
 
 	if (x->role == FL_ROLE_CONST) {
 		for (int64_t i = 0; i < n; i++)
-			buf->data[i] = x->data[x->n_data == 1 ? 0 : i];
+			if (buf->ints)
+				buf->ints[i] = x->ints[x->n_data == 1 ? 0 : i];
+			else
+				buf->data[i] = x->data[x->n_data == 1 ? 0 : i];
 		return;
 	}
 	extent = gather_extent(g, t);
+	if (buf->ints) {
+		fill_ints(x, extent, &r, buf);
+		return;
+	}
 	for (int64_t i = 0; i < n; i++)
 		buf->data[i] = extent > 0 ? (float)fl_rng_below(&r, extent)
 					  : fl_rng_uniform(&r);
@@ -83,9 +109,9 @@ int64_t fl_interp_bytes_needed(const fl_graph *g)
 	for (int t = 0; t < g->n_tensors; t++) {
 		int64_t n = fl_shape_numel(&g->tensors[t].shape);
 
-		if (n < 0 || n > INT64_MAX / 4 || total > INT64_MAX - 4 * n)
+		if (n < 0 || n > INT64_MAX / 8 || total > INT64_MAX - 8 * n)
 			return -1;
-		total += 4 * n;
+		total += (fl_dtype_is_int(g->tensors[t].dtype) ? 8 : 4) * n;
 	}
 	return total;
 }
@@ -94,9 +120,15 @@ static int alloc_buf(const fl_graph *g, int t, fl_buf *b)
 {
 	int64_t n = fl_shape_numel(&g->tensors[t].shape);
 
-	b->shape = g->tensors[t].shape;
-	b->data = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-	return b->data ? 0 : -1;
+	size_t cnt = (size_t)(n > 0 ? n : 1);
+
+	*b = (fl_buf){.shape = g->tensors[t].shape,
+		      .dtype = g->tensors[t].dtype};
+	if (fl_dtype_is_int(b->dtype))
+		b->ints = malloc(cnt * sizeof *b->ints);
+	else
+		b->data = malloc(cnt * sizeof *b->data);
+	return b->data || b->ints ? 0 : -1;
 }
 
 /* Sizes in bytes and as people read them: a 1 MiB limit must not
@@ -158,8 +190,19 @@ static int fill_start_value(const fl_graph *g, int t, const fl_interp_opts *o,
 			     fl_shape_format(&x->shape, want, sizeof want));
 		return -1;
 	}
-	memcpy(b->data, f->buf.data,
-	       (size_t)fl_shape_numel(&x->shape) * sizeof(float));
+	if (f->buf.dtype != x->dtype) {
+		fl_error_set(err, "input \"%s\": given %s values where the "
+			     "graph's tensor is %s", fl_error_name(x->name),
+			     fl_dtype_name(f->buf.dtype),
+			     fl_dtype_name(x->dtype));
+		return -1;
+	}
+	if (b->ints)
+		memcpy(b->ints, f->buf.ints,
+		       (size_t)fl_shape_numel(&x->shape) * sizeof *b->ints);
+	else
+		memcpy(b->data, f->buf.data,
+		       (size_t)fl_shape_numel(&x->shape) * sizeof(float));
 	return 0;
 }
 
@@ -180,7 +223,7 @@ static int run_op(const fl_graph *g, int i, fl_values *v, fl_error *err)
 		}
 		out[k] = v->bufs[op->out[k]];
 	}
-	fl_op_info_of(op->kind)->eval(op, in, out);
+	fl_op_eval(op, in, out);
 	v->op_seconds[i] = fl_now() - t0;
 	return 0;
 }
@@ -232,6 +275,23 @@ oom:
 	return NULL;
 }
 
+/* The checksum of exact values: their sums and the hash of their
+ * 64-bit forms. */
+static fl_checksum int_checksum(const fl_buf *b, int64_t n, fl_checksum c)
+{
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t bits = (uint64_t)b->ints[i];
+
+		for (int k = 0; k < 8; k++) {
+			c.hash ^= (bits >> (8 * k)) & 0xff;
+			c.hash *= 1099511628211ull;
+		}
+		c.sum += (double)b->ints[i];
+		c.abs_sum += fabs((double)b->ints[i]);
+	}
+	return c;
+}
+
 fl_checksum fl_buf_checksum(const fl_buf *b)
 {
 	fl_checksum c;
@@ -239,6 +299,8 @@ fl_checksum fl_buf_checksum(const fl_buf *b)
 
 	memset(&c, 0, sizeof c);
 	c.hash = 1469598103934665603ull;
+	if (b->ints)
+		return int_checksum(b, n, c);
 	for (int64_t i = 0; i < n; i++) {
 		float f = b->data[i];
 		uint32_t bits;

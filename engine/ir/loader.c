@@ -154,37 +154,81 @@ static int parse_role(const cJSON *j, const char *name, fl_role *role,
 	return -1;
 }
 
+static int check_value(const fl_tensor *t, double v, fl_error *err);
+
 /* Flattens nested number arrays into out[0..cap-1]; counts into *n. */
-static int flatten_data(const cJSON *j, float *out, int64_t cap, int64_t *n,
-			const char *name, fl_error *err)
+static int flatten_data(const cJSON *j, double *out, int64_t cap, int64_t *n,
+			const fl_tensor *t, fl_error *err)
 {
 	for (const cJSON *e = j->child; e; e = e->next) {
 		if (cJSON_IsArray(e)) {
-			if (flatten_data(e, out, cap, n, name, err) < 0)
+			if (flatten_data(e, out, cap, n, t, err) < 0)
 				return -1;
 			continue;
 		}
 		if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble)) {
 			fl_error_set(err, "tensors.%s.data[%lld]: expected a number",
-				     fl_error_name(name), (long long)*n);
+				     fl_error_name(t->name), (long long)*n);
 			return -1;
 		}
-		if (!fits_f32(e->valuedouble)) {
-			fl_error_set(err, "tensors.%s.data[%lld]: %g does not "
-				     "fit in f32 (largest magnitude %g)",
-				     fl_error_name(name), (long long)*n,
-				     e->valuedouble, (double)FLT_MAX);
+		if (check_value(t, e->valuedouble, err) < 0) {
+			fl_error_prefix(err, "tensors.%s.data[%lld]",
+					fl_error_name(t->name), (long long)*n);
 			return -1;
 		}
 		if (*n < cap)
-			out[*n] = (float)e->valuedouble;
+			out[*n] = e->valuedouble;
 		(*n)++;
 	}
 	return 0;
 }
 
+/* v fits t's dtype: f32's range, an integral type's exact values. */
+static int check_value(const fl_tensor *t, double v, fl_error *err)
+{
+	if (t->dtype == FL_F32 && !fits_f32(v)) {
+		fl_error_set(err, "%g does not fit in f32 (largest magnitude "
+			     "%g)", v, (double)FLT_MAX);
+		return -1;
+	}
+	if (t->dtype != FL_F32 &&
+	    (v != floor(v) || fl_dtype_from_float(t->dtype, v) != v)) {
+		fl_error_set(err, "%g is not a %s value", v,
+			     fl_dtype_name(t->dtype));
+		return -1;
+	}
+	return 0;
+}
+
+/* Stores n values in t: as floats, or exactly as integers. */
+static int store_values(fl_tensor *t, const double *v, int64_t n)
+{
+	size_t cnt = (size_t)(n > 0 ? n : 1);
+
+	if (t->dtype == FL_F32)
+		t->data = malloc(cnt * sizeof *t->data);
+	else
+		t->ints = malloc(cnt * sizeof *t->ints);
+	if (!t->data && !t->ints)
+		return -1;
+	for (int64_t i = 0; i < n; i++)
+		if (t->data)
+			t->data[i] = (float)v[i];
+		else
+			t->ints[i] = (int64_t)v[i];
+	t->n_data = n;
+	return 0;
+}
+
+static int oom(const fl_tensor *t, fl_error *err)
+{
+	fl_error_set(err, "tensors.%s: out of memory", fl_error_name(t->name));
+	return -1;
+}
+
 static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 {
+	double *vals;
 	const cJSON *value = cJSON_GetObjectItemCaseSensitive(j, "value");
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(j, "data");
 	int64_t numel = fl_shape_numel(&t->shape), n = 0;
@@ -209,19 +253,13 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 				     fl_error_name(t->name));
 			return -1;
 		}
-		if (!fits_f32(value->valuedouble)) {
-			fl_error_set(err, "tensors.%s.value: %g does not fit "
-				     "in f32 (largest magnitude %g)",
-				     fl_error_name(t->name), value->valuedouble,
-				     (double)FLT_MAX);
+		if (check_value(t, value->valuedouble, err) < 0) {
+			fl_error_prefix(err, "tensors.%s.value",
+					fl_error_name(t->name));
 			return -1;
 		}
-		t->data = malloc(sizeof(float));
-		if (!t->data)
-			goto oom;
-		t->data[0] = (float)value->valuedouble;
-		t->n_data = 1;
-		return 0;
+		return store_values(t, &value->valuedouble, 1) < 0 ? oom(t, err)
+								   : 0;
 	}
 	if (!cJSON_IsArray(data)) {
 		fl_error_set(err, "tensors.%s.data: expected a list of numbers",
@@ -235,25 +273,28 @@ static int parse_const(const cJSON *j, fl_tensor *t, fl_error *err)
 			     (long long)numel);
 		return -1;
 	}
-	t->data = malloc((size_t)(numel > 0 ? numel : 1) * sizeof(float));
-	if (!t->data)
-		goto oom;
-	if (flatten_data(data, t->data, numel, &n, t->name, err) < 0)
-		return -1;
+	vals = malloc((size_t)(numel > 0 ? numel : 1) * sizeof *vals);
+	if (!vals)
+		return oom(t, err);
+	if (flatten_data(data, vals, numel, &n, t, err) < 0)
+		goto fail;
 	if (n != numel) {
 		fl_error_set(err, "tensors.%s.data: %lld values for shape with "
 			     "%lld elements", fl_error_name(t->name),
 			     (long long)n,
 			     (long long)numel);
-		return -1;
+		goto fail;
 	}
-	t->n_data = numel;
+	if (store_values(t, vals, numel) < 0) {
+		oom(t, err);
+		goto fail;
+	}
+	free(vals);
 	return 0;
-oom:
-	fl_error_set(err, "tensors.%s: out of memory", fl_error_name(t->name));
+fail:
+	free(vals);
 	return -1;
 }
-
 static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 {
 	const char *name = j->string;
@@ -284,8 +325,9 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 	if (parse_shape(shape, name, &s, err) < 0)
 		return -1;
 	if (dtype && !(cJSON_IsString(dtype) &&
-		       strcmp(dtype->valuestring, "f32") == 0)) {
-		fl_error_set(err, "tensors.%s.dtype: only \"f32\" is supported",
+		       fl_dtype_parse(dtype->valuestring) >= 0)) {
+		fl_error_set(err, "tensors.%s.dtype: expected one of \"f32\", "
+			     "\"bool\", \"i8\", \"u8\", \"i32\", \"i64\"",
 			     fl_error_name(name));
 		return -1;
 	}
@@ -298,6 +340,10 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 		return -1;
 	}
 	g->tensors[t].declared = true;
+	if (dtype) {
+		g->tensors[t].dtype = (fl_dtype)fl_dtype_parse(dtype->valuestring);
+		g->tensors[t].dtype_declared = true;
+	}
 	return parse_const(j, &g->tensors[t], err);
 }
 

@@ -21,6 +21,8 @@
 	{n, k, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary, fl_eval_unary, NULL, NO_ATTRS, d, EXPR(e)}
 #define BINARY(k, n, e, d) \
 	{n, k, FL_CLASS_BINARY, 2, 2, 1, fl_infer_binary, fl_eval_binary, NULL, NO_ATTRS, d, EXPR(e)}
+#define TYPED_BINARY(k, n, e, d) \
+	{n, k, FL_CLASS_BINARY, 2, 2, 1, fl_infer_binary, fl_eval_typed, NULL, NO_ATTRS, d, EXPR(e)}
 #define REDUCE(k, n, i, u, d) \
 	{n, k, FL_CLASS_REDUCE, 1, 1, 1, fl_infer_reduce, fl_eval_reduce, NULL, ATTRS("axes"), d, ACC(i, u)}
 #define OPAQUE(k, n, f, lo, hi, at, c, d) \
@@ -46,8 +48,8 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	UNARY(FL_OP_ROUND, "round", "nearbyintf($0)",
 	      "round to nearest, ties to even"),
 	{"cast", FL_OP_CAST, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
-	 fl_eval_unary, NULL, ATTRS("dtype"), "convert to \"dtype\" (f32)",
-	 EXPR("$0")},
+	 fl_eval_unary, NULL, ATTRS("dtype"),
+	 "convert to \"dtype\" (f32 bool i8 u8 i32 i64)", EXPR("$0")},
 	BINARY(FL_OP_ADD, "add", "$0 + $1", "a+b, broadcasting"),
 	BINARY(FL_OP_SUB, "sub", "$0 - $1", "a-b, broadcasting"),
 	BINARY(FL_OP_MUL, "mul", "$0 * $1", "a*b, broadcasting"),
@@ -58,6 +60,18 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	{"where", FL_OP_WHERE, FL_CLASS_BINARY, 3, 3, 1, fl_infer_where,
 	 fl_eval_where, NULL, NO_ATTRS, "c != 0 ? a : b, broadcasting",
 	 EXPR("$0 != 0.0f ? $1 : $2")},
+	/* results are bool: the interpreter's typed path evaluates them */
+	TYPED_BINARY(FL_OP_EQUAL, "equal", "$0 == $1", "a == b, bool"),
+	TYPED_BINARY(FL_OP_LESS, "less", "$0 < $1", "a < b, bool"),
+	TYPED_BINARY(FL_OP_LESS_EQUAL, "less_equal", "$0 <= $1", "a <= b, bool"),
+	TYPED_BINARY(FL_OP_GREATER, "greater", "$0 > $1", "a > b, bool"),
+	TYPED_BINARY(FL_OP_GREATER_EQUAL, "greater_equal", "$0 >= $1",
+		     "a >= b, bool"),
+	TYPED_BINARY(FL_OP_AND, "and", "$0 && $1", "a and b, bool"),
+	TYPED_BINARY(FL_OP_OR, "or", "$0 || $1", "a or b, bool"),
+	TYPED_BINARY(FL_OP_XOR, "xor", "$0 != $1", "a xor b, bool"),
+	{"not", FL_OP_NOT, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
+	 fl_eval_typed, NULL, NO_ATTRS, "not a, bool", EXPR("!$0")},
 	REDUCE(FL_OP_REDUCE_SUM, "reduce_sum", "0.0f", "$o + $0",
 	       "sum over \"axes\" (kept as 1)"),
 	REDUCE(FL_OP_REDUCE_MAX, "reduce_max", "-INFINITY", "fl_fmaxf($o, $0)",
@@ -174,4 +188,63 @@ fl_op_c fl_op_c_templates(const fl_op *op, char *buf, size_t n)
 	if (!info)
 		return (fl_op_c){NULL};
 	return info->c_of ? info->c_of(op, buf, n) : info->c;
+}
+
+/* Integer forms of the templates whose float form would be wrong on
+ * integers: fabsf, the NaN-aware fl_fmaxf/fl_fminf, -INFINITY as an
+ * identity, and a division that would trap on zero (the reference
+ * gives 0, see ops_typed.c). */
+static const char *int_min_name(fl_dtype dt)
+{
+	switch (dt) {
+	case FL_I8: return "INT8_MIN";
+	case FL_I32: return "INT32_MIN";
+	case FL_I64: return "INT64_MIN";
+	default: return "0";
+	}
+}
+
+static const char *int_max_name(fl_dtype dt)
+{
+	switch (dt) {
+	case FL_I8: return "INT8_MAX";
+	case FL_U8: return "UINT8_MAX";
+	case FL_I32: return "INT32_MAX";
+	case FL_I64: return "INT64_MAX";
+	default: return "1";
+	}
+}
+
+fl_op_c fl_op_c_templates_typed(const fl_op *op, fl_dtype dt, char *buf,
+				size_t n)
+{
+	fl_op_c c = fl_op_c_templates(op, buf, n);
+
+	if (!fl_dtype_is_int(dt))
+		return c;
+	switch (op->kind) {
+	case FL_OP_ABS: c.compute = "($0 < 0 ? -$0 : $0)"; break;
+	case FL_OP_RELU: c.compute = "($0 > 0 ? $0 : 0)"; break;
+	case FL_OP_DIV: c.compute = "($1 == 0 ? 0 : $0 / $1)"; break;
+	case FL_OP_MAX: c.compute = "($0 > $1 ? $0 : $1)"; break;
+	case FL_OP_MIN: c.compute = "($0 < $1 ? $0 : $1)"; break;
+	case FL_OP_REDUCE_SUM: c.init = "0"; break;
+	case FL_OP_REDUCE_MAX:
+		c.init = int_min_name(dt);
+		c.update = "($0 > $o ? $0 : $o)";
+		break;
+	case FL_OP_REDUCE_MIN:
+		c.init = int_max_name(dt);
+		c.update = "($0 < $o ? $0 : $o)";
+		break;
+	default: break;
+	}
+	return c;
+}
+
+fl_dtype fl_op_operand_dtype(const fl_graph *g, const fl_op *op)
+{
+	int k = op->kind == FL_OP_WHERE ? 1 : 0;
+
+	return op->n_in > k ? g->tensors[op->in[k]].dtype : FL_F32;
 }

@@ -8,9 +8,25 @@
  * negative, counted from the end):
  *
  *   unary elementwise  neg abs exp log sqrt rsqrt recip tanh sigmoid relu
- *                      erf square copy round cast     (cast: "dtype":"f32")
+ *                      erf square copy round cast not
+ *                      (cast: "dtype" f32|bool|i8|u8|i32|i64, default
+ *                      f32; float to integer truncates toward zero,
+ *                      anything to bool is x != 0; not: bool -> bool)
  *   binary, numpy broadcasting   add sub mul div max min pow
- *   where(c, a, b)     c != 0 ? a : b, the three broadcast together
+ *   comparisons        equal less less_equal greater greater_equal: two
+ *                      inputs of one dtype, broadcasting, bool result
+ *   logic              and or xor: bool inputs, broadcasting, bool result
+ *   where(c, a, b)     c != 0 ? a : b, the three broadcast together; c of
+ *                      any dtype (bool from ONNX), a and b of one dtype
+ *
+ * Element types (docs/types.md): every tensor has a dtype, f32 unless
+ * said otherwise.  Besides cast, comparisons, logic and where, these
+ * accept bool and integer tensors: neg abs relu square copy add sub mul
+ * div max min (integers, not bool; div truncates toward zero, x/0 = 0),
+ * reduce_sum/max/min (integers), and the data movement ops transpose
+ * reshape concat slice pad broadcast_to custom("copy") and gather's data
+ * (any dtype) and indices (integers or integral floats).  Every other op
+ * computes in f32 and refuses other inputs: cast them first.
  *   reduce_sum/max/min "axes": [..] (default: all axes); reduced dims are
  *                      kept with extent 1
  *   matmul(a, b)       a [..., M, K], b [..., K, N] (rank >= 2 both, batch
@@ -80,6 +96,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtype.h"
 #include "fl_error.h"
 #include "shape.h"
 
@@ -91,6 +108,9 @@ typedef enum fl_op_kind {
 	/* binary / ternary with broadcasting */
 	FL_OP_ADD, FL_OP_SUB, FL_OP_MUL, FL_OP_DIV, FL_OP_MAX, FL_OP_MIN,
 	FL_OP_POW, FL_OP_WHERE,
+	/* comparisons and logic: bool results (docs/types.md) */
+	FL_OP_EQUAL, FL_OP_LESS, FL_OP_LESS_EQUAL, FL_OP_GREATER,
+	FL_OP_GREATER_EQUAL, FL_OP_AND, FL_OP_OR, FL_OP_XOR, FL_OP_NOT,
 	/* reductions */
 	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN,
 	/* opaque */
@@ -120,10 +140,15 @@ typedef enum fl_op_class {
  * the E/B/R/O type partition computes, classify.h). */
 const char *fl_op_class_name(fl_op_class c);
 
-/* A tensor buffer as the reference implementations see it: row-major f32. */
+/* A tensor buffer as the reference implementations see it, row-major:
+ * f32 values in data, every other dtype's values exactly in ints (bool
+ * 0/1, wrapped to the type's range).  A zeroed dtype is f32, so
+ * (fl_buf){shape, data} is a float buffer. */
 typedef struct fl_buf {
 	fl_shape shape;
 	float *data;
+	fl_dtype dtype;
+	int64_t *ints;
 } fl_buf;
 
 struct fl_op;
@@ -140,6 +165,20 @@ typedef int (*fl_infer_fn)(const struct fl_op *op, const fl_shape *in,
  * passed inference. */
 typedef void (*fl_eval_fn)(const struct fl_op *op, const fl_buf *in,
 			   fl_buf *out);
+
+/* Runs op's reference implementation: the op table's (f32 buffers) or,
+ * when any buffer is typed, fl_eval_typed (ops_typed.c).  Every caller
+ * evaluating ops goes through here. */
+void fl_op_eval(const struct fl_op *op, const fl_buf *in, fl_buf *out);
+void fl_eval_typed(const struct fl_op *op, const fl_buf *in, fl_buf *out);
+
+/* The output dtypes of op from its input dtypes (ops_dtype.c): cast
+ * gives its "dtype", comparisons and logic bool, where its branches'
+ * type, gather its data's, data movement and integer-capable arithmetic
+ * their inputs' common type; every other op computes in f32 and refuses
+ * other inputs.  Messages are relative to the op, as inference's. */
+int fl_op_infer_dtype(const struct fl_op *op, const fl_dtype *in,
+		      fl_dtype *out, fl_error *err);
 
 /* Appends primitives computing compound op `op` (which belongs to a graph
  * whose tensors were copied to `dst` with the same indices) to dst,
@@ -206,5 +245,16 @@ bool fl_op_is_compound(fl_op_kind kind);
 /* The C templates of op's scalar body (from its table row; formatted
  * into buf, n bytes, when its attributes decide them). */
 fl_op_c fl_op_c_templates(const struct fl_op *op, char *buf, size_t n);
+
+/* The templates of op computing on operands of dtype dt: the float
+ * ones, with integer forms where those would be wrong on integers (abs,
+ * max, min, a division by zero, the reductions' identities).  C's
+ * conversions on assignment do cast's work. */
+fl_op_c fl_op_c_templates_typed(const struct fl_op *op, fl_dtype dt,
+				char *buf, size_t n);
+
+/* The dtype op computes in: its first input's (where: its branches'). */
+fl_dtype fl_op_operand_dtype(const struct fl_graph *g,
+			     const struct fl_op *op);
 
 #endif

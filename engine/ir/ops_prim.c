@@ -205,10 +205,10 @@ int fl_infer_unary(const fl_op *op, const fl_shape *in, fl_shape *out,
 
 		if (fl_attr_string(&op->attrs, "dtype", "f32", &dtype, err) < 0)
 			return -1;
-		if (strcmp(dtype, "f32") != 0) {
+		if (fl_dtype_parse(dtype) < 0) {
 			fl_error_set(err,
-				     "attrs.dtype: unsupported dtype \"%s\" "
-				     "(only \"f32\")", dtype);
+				     "attrs.dtype: unknown dtype \"%s\" (f32, "
+				     "bool, i8, u8, i32 or i64)", dtype);
 			return -1;
 		}
 	}

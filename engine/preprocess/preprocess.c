@@ -530,6 +530,9 @@ static bool foldable(const pp *p, const fl_op *op)
 			return false;
 		in_total += n;
 	}
+	/* typed results are left to run (fold_eval holds floats only) */
+	if (g->tensors[op->out[0]].dtype != FL_F32)
+		return false;
 	n = fl_shape_numel(&g->tensors[op->out[0]].shape);
 	return n >= 0 && n <= FOLD_MAX_OUT;
 }

@@ -515,6 +515,23 @@ static double copy_once(copy_probe *cp, bool pin)
 	return fl_now() - t0;
 }
 
+/* The interpreter's input values of typed tensor t, packed into mem as
+ * the generated code declares it (mem keeps zeros when memory runs
+ * out: the timing runs do not check values). */
+static void fill_packed(const fl_graph *g, int t, uint64_t seed, fl_buf *b,
+			void *mem)
+{
+	int64_t n = fl_shape_numel(&b->shape);
+
+	b->data = NULL;
+	b->ints = malloc((size_t)(n ? n : 1) * sizeof *b->ints);
+	if (!b->ints)
+		return;
+	fl_interp_fill_input(g, t, seed, b);
+	fl_dtype_pack(b->dtype, b->ints, mem, n);
+	free(b->ints);
+}
+
 /* Every tensor of program i's graph: fed tensors with the interpreter's
  * inputs, the rest zero (the warm-up writes them before they are read). */
 static float **child_buffers(const il_plan *pl, int i)
@@ -528,15 +545,21 @@ static float **child_buffers(const il_plan *pl, int i)
 		void *mem = NULL;
 		fl_buf b;
 
-		if (posix_memalign(&mem, 64, (size_t)(n ? n : 1) * sizeof(float)))
+		size_t bytes = (size_t)(n ? n : 1) *
+			       (size_t)fl_dtype_size(x->dtype);
+
+		if (posix_memalign(&mem, 64, bytes))
 			return NULL;	/* the child exits: no need to free */
 		bufs[t] = mem;
-		memset(mem, 0, (size_t)(n ? n : 1) * sizeof(float));
+		memset(mem, 0, bytes);
 		if (x->role != FL_ROLE_INPUT && x->role != FL_ROLE_PARAM &&
 		    x->role != FL_ROLE_CONST)
 			continue;
-		b.shape = x->shape;
-		b.data = mem;
+		b = (fl_buf){.shape = x->shape, .data = mem, .dtype = x->dtype};
+		if (fl_dtype_is_int(x->dtype)) {
+			fill_packed(g, t, pl->seed, &b, mem);
+			continue;
+		}
 		fl_interp_fill_input(g, t, pl->seed, &b);
 	}
 	return bufs;

@@ -311,6 +311,62 @@ static cmp_result compare(const float *got, const float *want, int64_t n,
 	return c;
 }
 
+/* An integral or bool tensor (generated code's packed C array got,
+ * dtype dt) against the interpreter's exact values: equal or not; the
+ * errors are the differences, for the report. */
+static cmp_result compare_exact(fl_dtype dt, const void *got,
+				const int64_t *want, int64_t n)
+{
+	cmp_result c = {0.0, 0.0, true, -1, 0.0, 0.0, 0.0};
+
+	for (int64_t i = 0; i < n; i++) {
+		int64_t g;
+		double e;
+
+		fl_dtype_unpack(dt, (const char *)got +
+				i * fl_dtype_size(dt), &g, 1);
+		if (g == want[i])
+			continue;
+		e = fabs((double)g - (double)want[i]);
+		c.max_abs = fmax(c.max_abs, e);
+		c.max_rel = INFINITY;
+		if (c.ok || e > c.bad_err) {
+			c.bad = i;
+			c.bad_err = e;
+			c.got = (double)g;
+			c.want = (double)want[i];
+		}
+		c.ok = false;
+	}
+	return c;
+}
+
+/* Buffer got of tensor t against the reference ref, by its dtype. */
+static cmp_result compare_tensor(const run_plan *pl, int t, const void *got,
+				 const fl_buf *ref)
+{
+	int64_t n = fl_shape_numel(&pl->p->graph->tensors[t].shape);
+
+	if (ref->ints)
+		return compare_exact(ref->dtype, got, ref->ints, n);
+	return compare(got, ref->data, n, pl->o.atol, pl->o.rtol);
+}
+
+static bool ref_known(const fl_buf *ref)
+{
+	return ref->data || ref->ints;
+}
+
+/* The reference values of tensor t into its buffer, packed as the
+ * generated code declares it. */
+static void copy_ref(const fl_buf *ref, int64_t n, float *buf)
+{
+	if (ref->ints)
+		fl_dtype_pack(ref->dtype, ref->ints, buf, n);
+	else
+		memcpy(buf, ref->data, (size_t)n * sizeof(float));
+}
+
 static void describe_deviation(const run_plan *pl, int k, int t,
 			       const cmp_result *c, char *msg, size_t n)
 {
@@ -338,17 +394,21 @@ static bool is_fed(fl_role r)
 }
 
 /* Fed tensors (inputs, params, consts) from the reference, every other
- * one NaN, so that reading what nobody wrote shows. */
+ * one NaN (integers: a byte pattern), so that reading what nobody wrote
+ * shows. */
 static void reset_buffers(const run_plan *pl, float *const *bufs)
 {
 	const fl_graph *g = pl->p->graph;
 
 	for (int t = 0; t < g->n_tensors; t++) {
 		int64_t n = numel_of(pl->p, t);
-		const float *src = pl->ref->bufs[t].data;
+		const fl_buf *ref = &pl->ref->bufs[t];
 
-		if (is_fed(g->tensors[t].role) && src)
-			memcpy(bufs[t], src, (size_t)n * sizeof(float));
+		if (is_fed(g->tensors[t].role) && ref_known(ref))
+			copy_ref(ref, n, bufs[t]);
+		else if (fl_dtype_is_int(g->tensors[t].dtype))
+			memset(bufs[t], 0x5b,
+			       (size_t)n * (size_t)fl_dtype_size(g->tensors[t].dtype));
 		else
 			for (int64_t i = 0; i < n; i++)
 				bufs[t][i] = NAN;
@@ -365,7 +425,8 @@ static float **child_buffers(const run_plan *pl)
 		int64_t n = numel_of(pl->p, t);
 		void *mem = NULL;
 
-		if (posix_memalign(&mem, 64, (size_t)(n ? n : 1) * sizeof(float)))
+		if (posix_memalign(&mem, 64, (size_t)(n ? n : 1) *
+				   (size_t)fl_dtype_size(g->tensors[t].dtype)))
 			return NULL;	/* the child exits: no need to free */
 		bufs[t] = mem;
 	}
@@ -385,10 +446,9 @@ static void check_kernel(const run_plan *pl, int k, float *const *bufs,
 		int t = pl->written[k][j];
 		cmp_result c;
 
-		if (!pl->ref->bufs[t].data)
+		if (!ref_known(&pl->ref->bufs[t]))
 			continue;
-		c = compare(bufs[t], pl->ref->bufs[t].data, numel_of(pl->p, t),
-			    pl->o.atol, pl->o.rtol);
+		c = compare_tensor(pl, t, bufs[t], &pl->ref->bufs[t]);
 		sk->max_abs = fmax(sk->max_abs, c.max_abs);
 		sk->max_rel = fmax(sk->max_rel, c.max_rel);
 		if (c.ok || !sk->ok)
@@ -414,9 +474,9 @@ static void child_verify(const run_plan *pl, kernel_fn *kernels,
 		for (int j = 0; j < pl->n_read[k]; j++) {
 			int t = pl->read[k][j];
 
-			if (pl->ref->bufs[t].data)
-				memcpy(bufs[t], pl->ref->bufs[t].data,
-				       (size_t)numel_of(pl->p, t) * sizeof(float));
+			if (ref_known(&pl->ref->bufs[t]))
+				copy_ref(&pl->ref->bufs[t], numel_of(pl->p, t),
+					 bufs[t]);
 		}
 		enter_kernel(rep, k);
 		kernels[k](bufs);
@@ -457,10 +517,9 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 		cmp_result c;
 
 		outs[i].ok = pl->produced[t];
-		if (!pl->ref->bufs[t].data)
+		if (!ref_known(&pl->ref->bufs[t]))
 			continue;
-		c = compare(bufs[t], pl->ref->bufs[t].data, n, pl->o.atol,
-			    pl->o.rtol);
+		c = compare_tensor(pl, t, bufs[t], &pl->ref->bufs[t]);
 		/* c.ok: no element off tolerance, so no NaN or infinity
 		 * where the reference is finite */
 		outs[i].max_abs = c.max_abs;
@@ -468,7 +527,8 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 		outs[i].ok = pl->produced[t] && c.ok;
 		rep->max_abs = fmax(rep->max_abs, c.max_abs);
 		rep->max_rel = fmax(rep->max_rel, c.max_rel);
-		if (!rep->verified || !lost_values(bufs[t], pl->ref->bufs[t].data, n))
+		if (!rep->verified || !pl->ref->bufs[t].data ||
+		    !lost_values(bufs[t], pl->ref->bufs[t].data, n))
 			continue;
 		rep->verified = 0;
 		snprintf(rep->message, sizeof rep->message, "output T%d has "
@@ -1044,12 +1104,12 @@ static int run_child(const run_plan *pl, fl_run_result *r, fl_error *err)
 	return 0;
 }
 
-/* n * 4 bytes added to *sum; false when it overflows. */
-static bool add_floats(int64_t *sum, int64_t n)
+/* n elements of `size` bytes added to *sum; false when it overflows. */
+static bool add_elems(int64_t *sum, int64_t n, int size)
 {
-	if (n < 0 || n > (INT64_MAX - *sum) / (int64_t)sizeof(float))
+	if (n < 0 || n > (INT64_MAX - *sum) / size)
 		return false;
-	*sum += n * (int64_t)sizeof(float);
+	*sum += n * size;
 	return true;
 }
 
@@ -1063,13 +1123,15 @@ int64_t fl_run_bytes_needed(const fl_program *p, const fl_values *ref,
 		int64_t n = numel_of(p, t);
 
 		/* the child allocates at least one element per tensor */
-		if (!add_floats(&t_sum, n ? n : 1))
+		if (!add_elems(&t_sum, n ? n : 1,
+			       fl_dtype_size(g->tensors[t].dtype)))
 			return -1;
-		if (ref && t < ref->n && !ref->bufs[t].data)
+		if (ref && t < ref->n && !ref_known(&ref->bufs[t]))
 			continue;
 		if (ref && t < ref->n)
 			n = fl_shape_numel(&ref->bufs[t].shape);
-		if (!add_floats(&r_sum, n))
+		if (!add_elems(&r_sum, n,
+			       fl_dtype_is_int(g->tensors[t].dtype) ? 8 : 4))
 			return -1;
 	}
 	if (tensors)
@@ -1121,12 +1183,14 @@ static int check_ref(const fl_program *p, const fl_values *ref,
 		return -1;
 	}
 	for (int t = 0; t < g->n_tensors; t++)
-		if (ref->bufs[t].data &&
-		    fl_shape_numel(&ref->bufs[t].shape) != numel_of(p, t)) {
+		if (ref_known(&ref->bufs[t]) &&
+		    (fl_shape_numel(&ref->bufs[t].shape) != numel_of(p, t) ||
+		     ref->bufs[t].dtype != g->tensors[t].dtype)) {
 			fl_error_set(err, "reference value of tensor \"%s\" has "
 				     "the wrong size", g->tensors[t].name);
 			return -1;
-		} else if (!ref->bufs[t].data && is_fed(g->tensors[t].role)) {
+		} else if (!ref_known(&ref->bufs[t]) &&
+			   is_fed(g->tensors[t].role)) {
 			fl_error_set(err, "no reference value for input \"%s\"",
 				     g->tensors[t].name);
 			return -1;

@@ -1,0 +1,293 @@
+/* Reference evaluation on typed buffers (docs/types.md).
+ *
+ * The op library's float implementations (ops_prim.c) see f32 buffers
+ * only.  fl_op_eval sends every op that reads or writes a bool or
+ * integer buffer here instead.  Integral values are held exactly as
+ * int64_t (fl_buf.ints) and wrapped to their type after each op, so a
+ * 64-bit token id or an int32 sum that overflows comes out as C's
+ * fixed-width arithmetic computes it; integer division truncates toward
+ * zero (C and ONNX), dividing by zero gives 0 (generated code does the
+ * same, rather than trap).
+ *
+ * Three families:
+ *   - elementwise ops (cast, comparisons, logic, where, integer
+ *     arithmetic) compute each element from its broadcast operands;
+ *   - reductions combine in int64 and wrap the result;
+ *   - data movement (transpose, reshape, slice, concat, pad,
+ *     broadcast_to, gather, copy) never computes on values, so their
+ *     float implementation runs once per 16-bit plane of the values,
+ *     each plane exact in a float (stored plus one, so that pad's
+ *     inserted zeros stand out and get the pad value). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_impl.h"
+
+#define PLANE_BITS 16
+#define N_PLANES (64 / PLANE_BITS)
+
+static bool buf_is_typed(const fl_buf *b)
+{
+	return fl_dtype_is_int(b->dtype);
+}
+
+void fl_op_eval(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	bool typed = buf_is_typed(&out[0]);
+
+	for (int k = 0; k < op->n_in; k++)
+		typed = typed || buf_is_typed(&in[k]);
+	if (typed)
+		fl_eval_typed(op, in, out);
+	else
+		fl_op_info_of(op->kind)->eval(op, in, out);
+}
+
+static double get_f(const fl_buf *b, int64_t i)
+{
+	return b->dtype == FL_F32 ? b->data[i] : (double)b->ints[i];
+}
+
+static int64_t get_i(const fl_buf *b, int64_t i)
+{
+	return b->dtype == FL_F32 ? fl_dtype_from_float(FL_I64, b->data[i])
+				  : b->ints[i];
+}
+
+static bool get_b(const fl_buf *b, int64_t i)
+{
+	return b->dtype == FL_F32 ? b->data[i] != 0 : b->ints[i] != 0;
+}
+
+/* Two's complement arithmetic without C's undefined signed overflow. */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t wrap_mul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+static int64_t int_div(int64_t a, int64_t b)
+{
+	if (b == 0)
+		return 0;
+	if (b == -1)
+		return wrap_mul(a, -1);
+	return a / b;
+}
+
+static int compare(const fl_buf *a, int64_t i, const fl_buf *b, int64_t j)
+{
+	if (a->dtype == FL_F32 || b->dtype == FL_F32) {
+		double x = get_f(a, i), y = get_f(b, j);
+
+		return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;	/* 2: NaN */
+	}
+	return a->ints[i] < b->ints[j] ? -1 : a->ints[i] > b->ints[j];
+}
+
+static int64_t compare_op(fl_op_kind k, int c)
+{
+	switch (k) {
+	case FL_OP_EQUAL: return c == 0;
+	case FL_OP_LESS: return c == -1;
+	case FL_OP_LESS_EQUAL: return c == -1 || c == 0;
+	case FL_OP_GREATER: return c == 1;
+	default: return c == 1 || c == 0;	/* greater_equal */
+	}
+}
+
+/* Element of an integral result from the operands' elements off[k]. */
+static int64_t int_element(const fl_op *op, const fl_buf *in,
+			   const int64_t *off, fl_dtype to)
+{
+	int64_t a, b;
+
+	switch (op->kind) {
+	case FL_OP_CAST:
+		return in[0].dtype == FL_F32
+			? fl_dtype_from_float(to, in[0].data[off[0]])
+			: in[0].ints[off[0]];
+	case FL_OP_NOT: return !get_b(&in[0], off[0]);
+	case FL_OP_AND: return get_b(&in[0], off[0]) && get_b(&in[1], off[1]);
+	case FL_OP_OR: return get_b(&in[0], off[0]) || get_b(&in[1], off[1]);
+	case FL_OP_XOR: return get_b(&in[0], off[0]) != get_b(&in[1], off[1]);
+	case FL_OP_EQUAL: case FL_OP_LESS: case FL_OP_LESS_EQUAL:
+	case FL_OP_GREATER: case FL_OP_GREATER_EQUAL:
+		return compare_op(op->kind,
+				  compare(&in[0], off[0], &in[1], off[1]));
+	case FL_OP_WHERE:
+		return get_i(&in[get_b(&in[0], off[0]) ? 1 : 2],
+			     off[get_b(&in[0], off[0]) ? 1 : 2]);
+	default:
+		break;
+	}
+	a = get_i(&in[0], off[0]);
+	b = op->n_in > 1 ? get_i(&in[1], off[1]) : 0;
+	switch (op->kind) {
+	case FL_OP_NEG: return wrap_mul(a, -1);
+	case FL_OP_ABS: return a < 0 ? wrap_mul(a, -1) : a;
+	case FL_OP_RELU: return a > 0 ? a : 0;
+	case FL_OP_SQUARE: return wrap_mul(a, a);
+	case FL_OP_ADD: return wrap_add(a, b);
+	case FL_OP_SUB: return wrap_add(a, wrap_mul(b, -1));
+	case FL_OP_MUL: return wrap_mul(a, b);
+	case FL_OP_DIV: return int_div(a, b);
+	case FL_OP_MAX: return a > b ? a : b;
+	case FL_OP_MIN: return a < b ? a : b;
+	default: return a;	/* copy */
+	}
+}
+
+/* Element of an f32 result (cast from an integer, where with float
+ * branches). */
+static float float_element(const fl_op *op, const fl_buf *in,
+			   const int64_t *off)
+{
+	if (op->kind == FL_OP_WHERE)
+		return (float)get_f(&in[get_b(&in[0], off[0]) ? 1 : 2],
+				    off[get_b(&in[0], off[0]) ? 1 : 2]);
+	return (float)get_f(&in[0], off[0]);
+}
+
+static void eval_elementwise(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	int64_t idx[FL_MAX_RANK] = {0}, off[8] = {0}, i = 0;
+
+	do {
+		for (int k = 0; k < op->n_in && k < 8; k++)
+			off[k] = fl_broadcast_offset(&in[k].shape, &out->shape,
+						     idx);
+		if (out->dtype == FL_F32)
+			out->data[i] = float_element(op, in, off);
+		else
+			out->ints[i] = fl_dtype_wrap(
+				out->dtype, int_element(op, in, off, out->dtype));
+		i++;
+	} while (fl_index_next(&out->shape, idx));
+}
+
+/* Sum, max or min over the dims where the output has extent 1 (the
+ * reduced axes are kept with extent 1). */
+static void eval_reduce(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	int64_t n = fl_shape_numel(&out->shape), idx[FL_MAX_RANK] = {0};
+	int64_t i = 0;
+
+	for (int64_t j = 0; j < n; j++)
+		out->ints[j] = op->kind == FL_OP_REDUCE_SUM ? 0
+			       : op->kind == FL_OP_REDUCE_MAX ? INT64_MIN
+							       : INT64_MAX;
+	do {
+		int64_t o = fl_broadcast_offset(&out->shape, &in->shape, idx);
+		int64_t v = in->ints[i++], *acc = &out->ints[o];
+
+		if (op->kind == FL_OP_REDUCE_SUM)
+			*acc = wrap_add(*acc, v);
+		else if (op->kind == FL_OP_REDUCE_MAX ? v > *acc : v < *acc)
+			*acc = v;
+	} while (fl_index_next(&in->shape, idx));
+	for (int64_t j = 0; j < n; j++)
+		out->ints[j] = fl_dtype_wrap(out->dtype, out->ints[j]);
+}
+
+/* The float views of op's inputs for plane p: typed values as their
+ * p-th 16-bit plane plus one; gather's indices as floats (clamped by
+ * gather anyway); f32 inputs as they are.  Returns -1 out of memory. */
+static int plane_inputs(const fl_op *op, const fl_buf *in, int p,
+			fl_buf *fin)
+{
+	for (int k = 0; k < op->n_in; k++) {
+		int64_t n = fl_shape_numel(&in[k].shape);
+
+		fin[k] = (fl_buf){.shape = in[k].shape, .data = in[k].data};
+		if (!buf_is_typed(&in[k]))
+			continue;
+		fin[k].data = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+		if (!fin[k].data)
+			return -1;
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t u = (uint64_t)in[k].ints[i];
+
+			fin[k].data[i] = op->kind == FL_OP_GATHER && k == 1
+				? (float)get_f(&in[k], i)
+				: (float)((u >> (PLANE_BITS * p)) & 0xffff) + 1;
+		}
+	}
+	return 0;
+}
+
+static void free_plane_inputs(const fl_op *op, const fl_buf *in, fl_buf *fin)
+{
+	for (int k = 0; k < op->n_in; k++)
+		if (buf_is_typed(&in[k]))
+			free(fin[k].data);
+}
+
+/* Pad's own value goes where its float implementation inserted 0. */
+static int64_t pad_value(const fl_op *op, fl_dtype dt)
+{
+	double v = 0;
+
+	if (op->kind == FL_OP_PAD)
+		fl_attr_float(&op->attrs, "value", 0, &v, NULL);
+	return fl_dtype_from_float(dt, v);
+}
+
+static void eval_moving(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	const fl_op_info *info = fl_op_info_of(op->kind);
+	int64_t n = fl_shape_numel(&out->shape), fill = pad_value(op, out->dtype);
+	fl_buf fin[64], fout = {.shape = out->shape};
+	fl_op flat = *op;
+	int planes = out->dtype == FL_F32 ? 1 : N_PLANES;
+
+	if (op->n_in > 64 || fl_attrs_copy(&flat.attrs, &op->attrs) < 0)
+		return;
+	if (op->kind == FL_OP_PAD)
+		fl_attrs_set_number(&flat.attrs, "value", 0);
+	fout.data = out->dtype == FL_F32 ? out->data
+		    : malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+	for (int64_t i = 0; out->ints && i < n; i++)
+		out->ints[i] = 0;
+	for (int p = 0; fout.data && p < planes; p++) {
+		if (plane_inputs(op, in, p, fin) == 0) {
+			info->eval(&flat, fin, &fout);
+			for (int64_t i = 0; out->ints && i < n; i++)
+				out->ints[i] = fout.data[i] == 0 ? fill
+					: (int64_t)((uint64_t)out->ints[i] |
+						    (uint64_t)(fout.data[i] - 1)
+							<< (PLANE_BITS * p));
+		}
+		free_plane_inputs(op, in, fin);
+	}
+	if (fout.data != out->data)
+		free(fout.data);
+	fl_attrs_free(&flat.attrs);
+}
+
+static bool moves_data(const fl_op *op)
+{
+	switch (op->kind) {
+	case FL_OP_TRANSPOSE: case FL_OP_RESHAPE: case FL_OP_CONCAT:
+	case FL_OP_SLICE: case FL_OP_PAD: case FL_OP_BROADCAST_TO:
+	case FL_OP_GATHER: case FL_OP_CUSTOM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void fl_eval_typed(const fl_op *op, const fl_buf *in, fl_buf *out)
+{
+	if (moves_data(op))
+		eval_moving(op, in, out);
+	else if (fl_op_info_of(op->kind)->cls == FL_CLASS_REDUCE)
+		eval_reduce(op, in, out);
+	else
+		eval_elementwise(op, in, out);
+}
