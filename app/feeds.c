@@ -15,6 +15,7 @@ void fl_tensor_files_free(fl_tensor_files *f)
 	for (int k = 0; k < f->n; k++) {
 		free((char *)f->t[k].name);
 		free(f->t[k].buf.data);
+		free(f->t[k].buf.ints);
 		free(f->path[k]);
 	}
 	free(f->t);
@@ -59,6 +60,25 @@ static int match_tensor(const fl_graph *g, const int *cand, int n_cand,
 	return -1;
 }
 
+/* Takes v's values into b in b's dtype: floats as floats, integers
+ * exactly (a file's integers when it has them, else its floats
+ * converted as Cast does). */
+static int take_values(fl_buf *b, fl_onnx_values *v)
+{
+	if (!fl_dtype_is_int(b->dtype)) {
+		b->data = v->f;	/* taken over */
+		v->f = NULL;
+		return 0;
+	}
+	b->ints = malloc((size_t)(v->n ? v->n : 1) * sizeof *b->ints);
+	if (!b->ints)
+		return -1;
+	for (int64_t i = 0; i < v->n; i++)
+		b->ints[i] = v->i ? fl_dtype_wrap(b->dtype, v->i[i])
+				  : fl_dtype_from_float(b->dtype, v->f[i]);
+	return 0;
+}
+
 /* Takes the values of one file into f as graph tensor t. */
 static int add_file(fl_tensor_files *f, const fl_graph *g, int t,
 		    fl_onnx_values *v, const char *path, fl_error *err)
@@ -87,9 +107,11 @@ static int add_file(fl_tensor_files *f, const fl_graph *g, int t,
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	f->t[k].buf.shape = x->shape;
-	f->t[k].buf.data = v->f;	/* taken over */
-	v->f = NULL;
+	f->t[k].buf = (fl_buf){.shape = x->shape, .dtype = x->dtype};
+	if (take_values(&f->t[k].buf, v) < 0) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
 	f->n++;
 	return 0;
 }
@@ -163,6 +185,31 @@ static bool within(float got, float want)
 	       FL_EXPECT_ATOL + FL_EXPECT_RTOL * fabs((double)want);
 }
 
+/* Compares an integral or bool output exactly; prints its line; 0 when
+ * it matches. */
+static int compare_exact(const fl_buf *got, const fl_feed *want)
+{
+	int64_t n = fl_shape_numel(&want->buf.shape), bad = 0, first = -1;
+	char sh[128], at[160];
+
+	for (int64_t i = 0; i < n; i++)
+		if (got->ints[i] != want->buf.ints[i] && bad++ == 0)
+			first = i;
+	fl_shape_format(&want->buf.shape, sh, sizeof sh);
+	if (!bad) {
+		printf("expect %s %s: ok (%s, exact)\n", fl_safe_name(want->name),
+		       sh, fl_dtype_name(got->dtype));
+		return 0;
+	}
+	fl_shape_format_index(&want->buf.shape, first, at, sizeof at);
+	printf("expect %s %s: MISMATCH in %lld of %lld elements; first %s: "
+	       "got %lld, want %lld (%s, exact)\n", fl_safe_name(want->name),
+	       sh, (long long)bad, (long long)n, at,
+	       (long long)got->ints[first], (long long)want->buf.ints[first],
+	       fl_dtype_name(got->dtype));
+	return 1;
+}
+
 /* Compares one output; prints its line; 0 when it matches. */
 static int compare_output(const fl_graph *g, const fl_values *v,
 			  const fl_feed *want)
@@ -173,6 +220,8 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 	double max_abs = 0;
 	char sh[128], at[160];
 
+	if (v->bufs[t].ints && want->buf.ints)
+		return compare_exact(&v->bufs[t], want);
 	for (int64_t i = 0; i < n; i++) {
 		float w = want->buf.data[i];
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "onnx_tensor.h"
 #include "output.h"
 
 enum {
@@ -250,6 +251,29 @@ static const char *init_float_named(builder *b, char *name, const fl_shape *s,
 	return t->name;
 }
 
+/* An initializer named `name` (taken) holding integral const t's values
+ * in t's element type (bool and the 8-bit types one byte each). */
+static const char *init_typed_named(builder *b, char *name,
+				    const fl_tensor *t)
+{
+	int64_t n = fl_shape_numel(&t->shape);
+	int size = fl_dtype_size(t->dtype);
+	Onnx__TensorProto *tp = add_initializer(b, name,
+						fl_onnx_from_dtype(t->dtype),
+						t->shape.dim, t->shape.rank, n,
+						(size_t)size);
+
+	if (!tp)
+		return NULL;
+	for (int64_t k = 0; k < n; k++) {
+		uint64_t u = (uint64_t)t->ints[t->n_data == 1 ? 0 : k];
+
+		for (int j = 0; j < size; j++)	/* little-endian */
+			tp->raw_data.data[size * k + j] = (uint8_t)(u >> (8 * j));
+	}
+	return tp->name;
+}
+
 /* A helper float initializer of shape s, every element v. */
 static const char *init_splat(builder *b, const char *what, const fl_shape *s,
 			      float v)
@@ -393,7 +417,10 @@ static const struct {
 	{FL_OP_TANH, "Tanh"}, {FL_OP_SIGMOID, "Sigmoid"}, {FL_OP_RELU, "Relu"},
 	{FL_OP_ERF, "Erf"}, {FL_OP_COPY, "Identity"},
 	{FL_OP_ROUND, "Round"},	/* both round half to even */
-	{FL_OP_CAST, "Identity"},	/* f32 to f32, the only cast */
+	{FL_OP_NOT, "Not"}, {FL_OP_EQUAL, "Equal"}, {FL_OP_LESS, "Less"},
+	{FL_OP_LESS_EQUAL, "LessOrEqual"}, {FL_OP_GREATER, "Greater"},
+	{FL_OP_GREATER_EQUAL, "GreaterOrEqual"}, {FL_OP_AND, "And"},
+	{FL_OP_OR, "Or"}, {FL_OP_XOR, "Xor"},
 	{FL_OP_ADD, "Add"}, {FL_OP_SUB, "Sub"}, {FL_OP_MUL, "Mul"},
 	{FL_OP_DIV, "Div"}, {FL_OP_MAX, "Max"}, {FL_OP_MIN, "Min"},
 	{FL_OP_POW, "Pow"}, {FL_OP_TRANSPOSE, "Transpose"},
@@ -503,6 +530,15 @@ static int export_same_inputs(builder *b, const char *onnx)
 	Onnx__NodeProto *nd = own_node(b, onnx);
 
 	return nd ? same_inputs_attrs(b, nd) : -1;
+}
+
+/* cast: Cast to the ONNX type of its dtype. */
+static int export_cast(builder *b)
+{
+	Onnx__NodeProto *nd = own_node(b, "Cast");
+
+	return nd ? attr_int(b, nd, "to", fl_onnx_from_dtype(
+				     b->g->tensors[b->op->out[0]].dtype)) : -1;
 }
 
 /* rsqrt(x) = Reciprocal(Sqrt(x)) */
@@ -678,6 +714,14 @@ static int export_gather(builder *b)
 	Onnx__NodeProto *clip, *cast, *nd;
 
 	clip_in[0] = in_name(b, 1);
+	/* integer indices: Clip's bounds are floats here */
+	if (b->g->tensors[b->op->in[1]].dtype != FL_F32) {
+		Onnx__NodeProto *f = add_node(b, "Cast", clip_in, 1, NULL);
+
+		if (!f || attr_int(b, f, "to", DT_FLOAT) < 0)
+			return -1;
+		clip_in[0] = f->output[0];
+	}
 	if (!(clip_in[1] = init_splat(b, "min", &scalar, 0)) ||
 	    !(clip_in[2] = init_splat(b, "max", &scalar,
 				      (float)(x->dim[axis] - 1))) ||
@@ -895,6 +939,7 @@ static int export_op(builder *b)
 			return export_same_inputs(b, same_inputs[k].onnx);
 	switch (b->op->kind) {
 	case FL_OP_RSQRT: return export_rsqrt(b);
+	case FL_OP_CAST: return export_cast(b);
 	case FL_OP_SQUARE: return export_square(b);
 	case FL_OP_WHERE: return export_where(b);
 	case FL_OP_REDUCE_SUM: return export_reduce(b, "ReduceSum", true);
@@ -941,7 +986,7 @@ static Onnx__ValueInfoProto *value_info(builder *b, const fl_tensor *t)
 	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
 	tp->tensor_type = tt;
 	tt->has_elem_type = 1;
-	tt->elem_type = DT_FLOAT;
+	tt->elem_type = fl_onnx_from_dtype(t->dtype);
 	tt->shape = sp;
 	if (!(vi->name = dup_str(b, t->name)) ||
 	    (t->shape.rank > 0 &&
@@ -1005,6 +1050,8 @@ static int export_tensors(builder *b, int n_tensors)
 		else if (t->role == FL_ROLE_TEMP && t->producer >= 0)
 			r = add_value_info(b, t, &gp->value_info,
 					   &gp->n_value_info);
+		else if (t->role == FL_ROLE_CONST && t->ints)
+			r = init_typed_named(b, dup_str(b, t->name), t) ? 0 : -1;
 		else if (t->role == FL_ROLE_CONST)
 			r = init_float_named(b, dup_str(b, t->name), &t->shape,
 					     t->data, t->n_data) ? 0 : -1;

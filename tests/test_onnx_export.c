@@ -23,7 +23,9 @@
 /* Operator types of ONNX's default domain up to opset 17 that an export
  * may use.  Gelu (opset 20) is deliberately not here. */
 static const char *const onnx_ops[] = {
-	"Abs", "Add", "AveragePool", "BatchNormalization", "Cast", "Clip",
+	"Abs", "Add", "And", "AveragePool", "BatchNormalization", "Cast",
+	"Clip", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Or",
+	"Xor",
 	"Concat", "Conv", "CumSum", "Div", "Equal", "Erf", "Exp", "Expand",
 	"Elu", "Floor", "Gather", "Gemm", "HardSigmoid", "HardSwish",
 	"Identity", "LayerNormalization",
@@ -136,7 +138,7 @@ static void assert_topological(const Onnx__GraphProto *gp)
 	free(node_names.v);
 }
 
-/* vi is tensor t of g: float, t's static shape. */
+/* vi is tensor t of g: t's element type and static shape. */
 static void assert_value_info(const Onnx__ValueInfoProto *vi,
 			      const fl_tensor *t)
 {
@@ -146,7 +148,7 @@ static void assert_value_info(const Onnx__ValueInfoProto *vi,
 	assert_int_equal(vi->type->value_case,
 			 ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE);
 	tt = vi->type->tensor_type;
-	assert_int_equal(tt->elem_type, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+	assert_int_equal(tt->elem_type, fl_onnx_from_dtype(t->dtype));
 	assert_int_equal(tt->shape->n_dim, t->shape.rank);
 	for (int d = 0; d < t->shape.rank; d++)
 		assert_int_equal(tt->shape->dim[d]->dim_value, t->shape.dim[d]);
@@ -161,8 +163,8 @@ static const Onnx__TensorProto *find_initializer(const Onnx__GraphProto *gp,
 	return NULL;
 }
 
-/* Const t is an initializer holding exactly its values (a splat written
- * out over the shape). */
+/* Const t is an initializer of its element type holding exactly its
+ * values (a splat written out over the shape). */
 static void assert_const_data(const Onnx__GraphProto *gp, const fl_tensor *t)
 {
 	const Onnx__TensorProto *init = find_initializer(gp, t->name);
@@ -173,10 +175,12 @@ static void assert_const_data(const Onnx__GraphProto *gp, const fl_tensor *t)
 		fail_msg("%s: const %s is no initializer", gp->name, t->name);
 	if (fl_onnx_tensor_values(init, NULL, &v, &err) < 0)
 		fail_msg("%s: %s: %s", gp->name, t->name, err.msg);
-	assert_int_equal(v.dtype, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+	assert_int_equal(v.dtype, fl_onnx_from_dtype(t->dtype));
 	assert_true(fl_shape_equal(&v.shape, &t->shape));
 	assert_int_equal(v.n, fl_shape_numel(&t->shape));
-	for (int64_t k = 0; k < v.n; k++)
+	for (int64_t k = 0; t->ints && k < v.n; k++)	/* exact */
+		assert_int_equal(v.i[k], t->ints[t->n_data == 1 ? 0 : k]);
+	for (int64_t k = 0; t->data && k < v.n; k++)
 		if (memcmp(&v.f[k], &t->data[t->n_data == 1 ? 0 : k], 4))
 			fail_msg("%s: %s[%lld] = %g, the graph holds %g",
 				 gp->name, t->name, (long long)k, v.f[k],
@@ -433,6 +437,23 @@ static const op_case op_cases[] = {
 	 OP("hw", "hard_swish", "'t1'", "t2", "") ","
 	 OP("el", "elu", "'t2'", "y", "'alpha':0.5") TAIL,
 	 "HardSigmoid HardSwish Elu", "Min Max Exp"},
+	/* comparisons and logic on typed tensors (docs/types.md) */
+	{HEAD "'i':{'shape':[2,3],'dtype':'i64','role':'input'},"
+	 "'k':{'shape':[3],'dtype':'i64','role':'const','data':[1,5,3000000000]},"
+	 IN("x", "[2,3]") OUT("y", "[2,3]") OPS
+	 OP("a", "equal", "'i','k'", "b1", "") ","
+	 OP("b", "less", "'i','k'", "b2", "") ","
+	 OP("c", "less_equal", "'i','k'", "b3", "") ","
+	 OP("d", "greater", "'x','x'", "b4", "") ","
+	 OP("e", "greater_equal", "'x','x'", "b5", "") ","
+	 OP("f", "and", "'b1','b2'", "b6", "") ","
+	 OP("g", "or", "'b6','b3'", "b7", "") ","
+	 OP("h", "xor", "'b7','b4'", "b8", "") ","
+	 OP("m", "not", "'b8'", "b9", "") ","
+	 OP("n", "xor", "'b9','b5'", "b10", "") ","
+	 OP("p", "cast", "'b10'", "y", "'dtype':'f32'") TAIL,
+	 "Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Cast",
+	 ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

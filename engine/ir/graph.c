@@ -251,6 +251,34 @@ int fl_graph_add_scalar(fl_graph *g, const char *hint, float v, fl_error *err)
 	return t;
 }
 
+int fl_tensor_convert_const(fl_tensor *t, fl_dtype dt, fl_error *err)
+{
+	size_t n = (size_t)(t->n_data > 0 ? t->n_data : 1);
+	float *f = NULL;
+	int64_t *i = NULL;
+
+	if (fl_dtype_is_int(dt))
+		i = malloc(n * sizeof *i);
+	else
+		f = malloc(n * sizeof *f);
+	if (!i && !f) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	for (int64_t k = 0; k < t->n_data; k++)
+		if (i)
+			i[k] = t->ints ? fl_dtype_wrap(dt, t->ints[k])
+				       : fl_dtype_from_float(dt, t->data[k]);
+		else
+			f[k] = t->ints ? (float)t->ints[k] : t->data[k];
+	free(t->data);
+	free(t->ints);
+	t->data = f;
+	t->ints = i;
+	t->dtype = dt;
+	return 0;
+}
+
 static int *dup_ints(const int *v, int n)
 {
 	int *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);

@@ -96,6 +96,11 @@ int fl_graph_add_tensor(fl_graph *g, const char *name, const fl_shape *shape,
 int fl_graph_add_scalar(fl_graph *g, const char *hint, float v,
 			fl_error *err);
 
+/* Converts the values of const tensor t to dtype dt as cast does (f32
+ * to an integer type truncates, see fl_dtype_from_float) and sets its
+ * dtype; -1 when memory runs out. */
+int fl_tensor_convert_const(fl_tensor *t, fl_dtype dt, fl_error *err);
+
 /* Adds an op reading in[0..n_in-1] and writing out[0..n_out-1]; the
  * provenance origin defaults to the op's own name.  Returns the op index or
  * -1.  Does not infer shapes (see fl_graph_infer_op). */

@@ -225,13 +225,20 @@ static int materialize(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 	if (b->tensor < 0)
 		return -1;
 	t = &c->g->tensors[b->tensor];
+	t->n_data = n;
+	if (fl_onnx_to_dtype(b->dtype) > FL_F32 && b->known->i) {
+		t->dtype = (fl_dtype)fl_onnx_to_dtype(b->dtype);
+		t->ints = malloc((size_t)n * sizeof *t->ints);
+		if (t->ints)
+			memcpy(t->ints, b->known->i, (size_t)n * sizeof *t->ints);
+		return t->ints ? b->tensor : (fl_error_set(err, "out of memory"), -1);
+	}
 	t->data = malloc((size_t)n * sizeof(float));
 	if (!t->data) {
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
 	memcpy(t->data, b->known->f, (size_t)n * sizeof(float));
-	t->n_data = n;
 	return b->tensor;
 }
 
@@ -249,10 +256,11 @@ static int data_input(fl_onnx_ctx *c, int k, bool any_type, fl_error *err)
 
 	if (!b)
 		return -1;
-	if (!any_type && !fl_onnx_dtype_is_float(b->dtype)) {
+	/* the op's dtype inference decides whether it takes the type */
+	if (!any_type && fl_onnx_to_dtype(b->dtype) < 0) {
 		fl_error_set(err, "input %d: \"%s\" is a %s tensor on the data "
-			     "path (fuselab computes in float)", k,
-			     fl_error_name(b->name),
+			     "path (fuselab's element types: float, bool, int8, "
+			     "uint8, int32, int64)", k, fl_error_name(b->name),
 			     fl_onnx_dtype_name(b->dtype));
 		return -1;
 	}
@@ -466,6 +474,9 @@ int fl_onnx_emit(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n_in,
 		fl_error_prefix(err, "%s", fl_op_kind_name(kind));
 		return -1;
 	}
+	if (out >= 0)	/* the node's output has the type the op computes */
+		fl_onnx_lookup(c, c->node->output[out])->dtype =
+			fl_onnx_from_dtype(c->g->tensors[t].dtype);
 	return t;
 }
 
@@ -708,6 +719,10 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 	if (t < 0)
 		return -1;
 	c->g->tensors[t].declared = true;
+	/* fuselab's types as they are; the others read as f32 */
+	if (fl_onnx_to_dtype(vi->type->tensor_type->elem_type) >= 0)
+		c->g->tensors[t].dtype = (fl_dtype)fl_onnx_to_dtype(
+			vi->type->tensor_type->elem_type);
 	return fl_onnx_bind_tensor(c, vi->name, t,
 				   vi->type->tensor_type->elem_type, err);
 }
@@ -978,6 +993,7 @@ static int mark_output(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 	/* an opaque op's integer result is never computed: no values to
 	 * misread as floats */
 	if (!fl_onnx_dtype_is_float(b->dtype) &&
+	    fl_onnx_to_dtype(b->dtype) != (int)t->dtype &&
 	    fl_op_computable(&c->g->ops[t->producer])) {
 		fl_error_set(err, "a %s output is not supported",
 			     fl_onnx_dtype_name(b->dtype));

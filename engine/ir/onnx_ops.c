@@ -53,8 +53,13 @@ static int emit_scalar_op(fl_onnx_ctx *c, fl_op_kind kind, int x, float v,
 			  int out, fl_error *err)
 {
 	int s = fl_onnx_scalar(c, v, err);
+	fl_dtype dt = c->g->tensors[x].dtype;
 
-	return s < 0 ? -1 : fl_onnx_emit2(c, kind, x, s, out, err);
+	/* the constant in x's type: ops take operands of one dtype */
+	if (s < 0 || (dt != FL_F32 &&
+		      fl_tensor_convert_const(&c->g->tensors[s], dt, err) < 0))
+		return -1;
+	return fl_onnx_emit2(c, kind, x, s, out, err);
 }
 
 static int tensor_rank(const fl_onnx_ctx *c, int t)
@@ -78,7 +83,12 @@ static const struct {
 	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
 	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
 	{"Round", FL_OP_ROUND},	/* both round half to even */
+	{"Not", FL_OP_NOT},
 }, binaries[] = {
+	{"Equal", FL_OP_EQUAL}, {"Less", FL_OP_LESS},
+	{"LessOrEqual", FL_OP_LESS_EQUAL}, {"Greater", FL_OP_GREATER},
+	{"GreaterOrEqual", FL_OP_GREATER_EQUAL}, {"And", FL_OP_AND},
+	{"Or", FL_OP_OR}, {"Xor", FL_OP_XOR},
 	{"Add", FL_OP_ADD}, {"Sub", FL_OP_SUB}, {"Mul", FL_OP_MUL},
 	{"Div", FL_OP_DIV}, {"Pow", FL_OP_POW}, {"Max", FL_OP_MAX},
 	{"Min", FL_OP_MIN}, {"Sum", FL_OP_ADD}, {"Mean", FL_OP_ADD},
@@ -352,63 +362,30 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
 	return emit_attrs(c, FL_OP_GELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
-/* Float data cast to an integer type or bool: indices and conditions, as
- * exporters write them for Gather (Clip, then Cast to int64) and Where
- * (Cast to bool).  fuselab keeps the floats: its gather floors an index
- * (as Cast truncates, for the non-negative indices a Clip leaves) and
- * its where tests c != 0 (as Cast to bool does).  The result is bound
- * with the integer type and marked lax, so that only index and
- * condition inputs accept it. */
-static int cast_to_index(fl_onnx_ctx *c, int to, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err);
-	fl_onnx_binding *y;
-
-	if (x < 0 || fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0)
-		return -1;
-	y = fl_onnx_lookup(c, c->node->output[0]);
-	y->dtype = to;
-	y->lax = true;
-	return 0;
-}
-
-static bool dtype_is_index(int dtype)
-{
-	return dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
-	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
-	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-}
-
-/* Cast to float; a float input is an identity.  Casting data to another
- * type is outside fuselab (it computes in float), but for indices. */
+/* Cast between fuselab's element types (docs/types.md): float (and
+ * double) to float is a copy, anything else fuselab's cast; the 16-bit
+ * floats, strings and the other integer widths are refused. */
 static int map_cast(fl_onnx_ctx *c, fl_error *err)
 {
 	int to = (int)fl_onnx_attr_int(c, "to", 0), x;
+	int dt = fl_onnx_to_dtype(to);
 	fl_onnx_binding *b = fl_onnx_input(c, 0, err);
 	fl_attrs a = {0};
 
 	if (!b)
 		return -1;
-	if (dtype_is_index(to) && fl_onnx_dtype_is_float(b->dtype))
-		return cast_to_index(c, to, err);
-	if (b->lax) {
-		fl_error_set(err, "input 0: \"%s\" was cast from float to %s "
-			     "for an index or a condition; casting it again is "
-			     "not supported", fl_error_name(b->name),
-			     fl_onnx_dtype_name(b->dtype));
+	if (dt < 0) {
+		fl_error_set(err, "Cast to %s is not supported (fuselab's "
+			     "element types: float, bool, int8, uint8, int32, "
+			     "int64)", fl_onnx_dtype_name(to));
 		return -1;
 	}
-	if (!fl_onnx_dtype_is_float(to)) {
-		fl_error_set(err, "Cast to %s on the data path (fuselab "
-			     "computes in float)", fl_onnx_dtype_name(to));
-		return -1;
-	}
-	x = fl_onnx_data_any(c, 0, err);
+	x = fl_onnx_data(c, 0, err);
 	if (x < 0)
 		return -1;
-	if (fl_onnx_dtype_is_float(b->dtype))
+	if (c->g->tensors[x].dtype == (fl_dtype)dt)
 		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
-	if (fl_attrs_set_string(&a, "dtype", "f32") < 0) {
+	if (fl_attrs_set_string(&a, "dtype", fl_dtype_name((fl_dtype)dt)) < 0) {
 		fl_attrs_free(&a);
 		return oom(err);
 	}
@@ -1445,8 +1422,13 @@ static int map_gather(fl_onnx_ctx *c, fl_error *err)
 					     (long long)ext, (long long)ext);
 				return -1;
 			}
-			t->data[k] = (float)(idx->i[k] < 0 ? idx->i[k] + ext
-							   : idx->i[k]);
+			if (t->ints)
+				t->ints[k] = idx->i[k] < 0 ? idx->i[k] + ext
+							   : idx->i[k];
+			else
+				t->data[k] = (float)(idx->i[k] < 0
+						     ? idx->i[k] + ext
+						     : idx->i[k]);
 		}
 	}
 	if (fl_attrs_set_number(&a, "axis", ax) < 0) {
@@ -1602,7 +1584,11 @@ static const struct {
 	{"Reciprocal", map_unary}, {"Exp", map_unary}, {"Log", map_unary},
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
 	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
-	{"Round", map_unary},
+	{"Round", map_unary}, {"Not", map_unary},
+	{"Equal", map_binary}, {"Less", map_binary},
+	{"LessOrEqual", map_binary}, {"Greater", map_binary},
+	{"GreaterOrEqual", map_binary}, {"And", map_binary},
+	{"Or", map_binary}, {"Xor", map_binary},
 	{"Add", map_binary}, {"Sub", map_binary}, {"Mul", map_binary},
 	{"Div", map_binary}, {"Pow", map_binary}, {"Max", map_binary},
 	{"Min", map_binary}, {"Sum", map_binary}, {"Mean", map_binary},

@@ -52,6 +52,35 @@ const char *fl_onnx_dtype_name(int dtype)
 	return buf;
 }
 
+static const struct {
+	int onnx;
+	fl_dtype dt;
+} fl_types[] = {
+	{ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, FL_F32},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, FL_BOOL},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT8, FL_I8},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, FL_U8},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT32, FL_I32},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__INT64, FL_I64},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, FL_F32},
+};
+
+int fl_onnx_to_dtype(int dtype)
+{
+	for (size_t k = 0; k < sizeof fl_types / sizeof fl_types[0]; k++)
+		if (fl_types[k].onnx == dtype)
+			return (int)fl_types[k].dt;
+	return -1;
+}
+
+int fl_onnx_from_dtype(fl_dtype dt)
+{
+	for (size_t k = 0; k < sizeof fl_types / sizeof fl_types[0]; k++)
+		if (fl_types[k].dt == dt)
+			return fl_types[k].onnx;
+	return ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+}
+
 bool fl_onnx_dtype_supported(int dtype)
 {
 	int k = dtype_row(dtype);

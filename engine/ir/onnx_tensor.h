@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtype.h"
 #include "fl_error.h"
 #include "onnx.pb-c.h"
 #include "shape.h"
@@ -33,6 +34,13 @@ typedef struct fl_onnx_values {
 
 /* "float", "int64", ... ("type 42" for one ONNX does not define). */
 const char *fl_onnx_dtype_name(int dtype);
+
+/* The fuselab dtype of ONNX element type `dtype` (float and double:
+ * f32; bool, int8, uint8, int32, int64: their own), -1 for the others. */
+int fl_onnx_to_dtype(int dtype);
+
+/* The ONNX element type of fuselab dtype dt. */
+int fl_onnx_from_dtype(fl_dtype dt);
 
 /* True for the element types decoded at all (numbers and bool). */
 bool fl_onnx_dtype_supported(int dtype);
