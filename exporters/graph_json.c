@@ -58,6 +58,22 @@ static int put_const(cJSON *o, const fl_tensor *t, bool *ok, fl_error *err)
 	return 0;
 }
 
+/* An integral const's values, as JSON numbers (exact up to 2^53, what a
+ * JSON reader's doubles hold). */
+static void put_int_const(cJSON *o, const fl_tensor *t, bool *ok)
+{
+	cJSON *data;
+
+	if (t->n_data == 1) {
+		put(o, "value", cJSON_CreateNumber((double)t->ints[0]), ok);
+		return;
+	}
+	data = cJSON_CreateArray();
+	for (int64_t i = 0; i < t->n_data; i++)
+		append(data, cJSON_CreateNumber((double)t->ints[i]), ok);
+	put(o, "data", data, ok);
+}
+
 /* One entry of "tensors", or nothing (*entry NULL) for an intermediate
  * whose shape is not known yet. */
 static int tensor_json(const fl_tensor *t, cJSON **entry, bool *ok,
@@ -76,9 +92,11 @@ static int tensor_json(const fl_tensor *t, cJSON **entry, bool *ok,
 	o = cJSON_CreateObject();
 	*entry = o;
 	put(o, "shape", shape_json(&t->shape, ok), ok);
-	put(o, "dtype", cJSON_CreateString("f32"), ok);
+	put(o, "dtype", cJSON_CreateString(fl_dtype_name(t->dtype)), ok);
 	if (t->role != FL_ROLE_TEMP)
 		put(o, "role", cJSON_CreateString(fl_role_name(t->role)), ok);
+	if (t->role == FL_ROLE_CONST && t->ints)
+		put_int_const(o, t, ok);
 	if (t->role == FL_ROLE_CONST && t->data)
 		return put_const(o, t, ok, err);
 	return 0;

@@ -65,6 +65,7 @@ FL_SUITE_DECL(fuzz_regressions);
 FL_SUITE_DECL(conformance);
 FL_SUITE_DECL(differential);
 FL_SUITE_DECL(graph_json);
+FL_SUITE_DECL(types);
 
 struct suite {
 	const struct CMUnitTest *tests;
@@ -179,6 +180,7 @@ int main(int argc, char **argv)
 		{fl_suite_custom, &fl_suite_custom_n},
 		{fl_suite_differential, &fl_suite_differential_n},
 		{fl_suite_graph_json, &fl_suite_graph_json_n},
+		{fl_suite_types, &fl_suite_types_n},
 		{fl_suite_signals, &fl_suite_signals_n},
 		{fl_suite_errors, &fl_suite_errors_n},
 		{fl_suite_robustness, &fl_suite_robustness_n},

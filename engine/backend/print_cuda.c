@@ -198,7 +198,9 @@ static __isl_give isl_printer *print_acc_start(__isl_take isl_printer *p,
 
 	if (b->init[k])
 		return isl_printer_print_str(p,
-			fl_op_c_templates(b->upd[k]->op, buf, sizeof buf).init);
+			fl_op_c_templates_typed(b->upd[k]->op,
+				fl_op_operand_dtype(cg->g, b->upd[k]->op), buf,
+				sizeof buf).init);
 	return print_acc_element(p, cg, b, k);
 }
 
@@ -228,7 +230,9 @@ static __isl_give isl_printer *print_acc_loop(__isl_take isl_printer *p,
 	p = line(p, "{");
 	p = isl_printer_indent(p, 2);
 	for (int k = 0; k < b->n; k++) {
-		snprintf(buf, sizeof buf, "float fl_acc%d = ", k);
+		snprintf(buf, sizeof buf, "%s fl_acc%d = ", fl_dtype_c_type(
+				 cp->cg->g->tensors[b->upd[k]->op->out[0]].dtype),
+			 k);
 		p = isl_printer_start_line(p);
 		p = isl_printer_print_str(p, buf);
 		p = print_acc_start(p, cp->cg, b, k);
@@ -263,6 +267,10 @@ static __isl_give isl_printer *print_partials(__isl_take isl_printer *p,
 	p = line(p, "{");
 	p = isl_printer_indent(p, 2);
 	for (int k = 0; k < b->n; k++) {
+		/* the warp, block and atomic combines are float code */
+		if (fl_dtype_is_int(cp->cg->g->tensors[b->upd[k]->op->out[0]].dtype))
+			fl_cg_fail(cp->cg, "CUDA: a reduction shared out among "
+				   "threads must be f32 (docs/types.md)");
 		snprintf(buf, sizeof buf, "float fl_acc%d = fl_identity(%s);",
 			 k, combine_name(b->upd[k]));
 		p = line(p, buf);
@@ -1002,8 +1010,8 @@ char *fl_codegen_cuda_kernel(const fl_program *p, int i,
  * rule: a NaN operand yields the other), isl's integer helpers, and the
  * block-level reduction. */
 static const char cuda_prologue[] =
-	"#include <cuda_runtime.h>\n#include <math.h>\n#include <stdio.h>\n"
-	"#include <stdlib.h>\n\n"
+	"#include <cuda_runtime.h>\n#include <math.h>\n#include <stdint.h>\n"
+	"#include <stdio.h>\n#include <stdlib.h>\n\n"
 	"/* each phase declares every global tensor of its kernel */\n"
 	"#pragma nv_diag_suppress 177\n\n"
 	"#define restrict __restrict__\n"
@@ -1086,8 +1094,8 @@ static const char cuda_runtime_text[] =
 	"static void fl_cuda_setup(void)\n{\n  cudaError_t e;\n\n"
 	"  if (fl_dbufs)\n    return;\n"
 	"  for (int t = 0; t < FL_N_TENSORS; t++)\n"
-	"    if ((e = cudaMalloc((void **)&fl_dev[t], (size_t)(fl_numel[t] ? "
-	"fl_numel[t] : 1) * sizeof(float))) != cudaSuccess)\n"
+	"    if ((e = cudaMalloc((void **)&fl_dev[t], (size_t)(fl_bytes[t] ? "
+	"fl_bytes[t] : 8))) != cudaSuccess)\n"
 	"      fl_cuda_fail(\"allocating the device copy of a tensor\", e);\n"
 	"  if ((e = cudaMalloc((void **)&fl_dbufs, (FL_N_TENSORS + 1) * "
 	"sizeof(float *))) != cudaSuccess ||\n"
@@ -1102,7 +1110,7 @@ static const char cuda_runtime_text[] =
 	"{\n  cudaError_t e;\n\n  fl_cuda_setup();\n"
 	"  for (int i = 0; i < n && !fl_device_resident; i++)\n"
 	"    if ((e = cudaMemcpy(fl_dev[used[i]], bufs[used[i]], "
-	"(size_t)fl_numel[used[i]] * sizeof(float), cudaMemcpyHostToDevice))"
+	"(size_t)fl_bytes[used[i]], cudaMemcpyHostToDevice))"
 	" != cudaSuccess)\n      fl_cuda_fail(\"uploading a tensor\", e);\n"
 	"  if ((e = cudaEventRecord(fl_ev[0])) != cudaSuccess)\n"
 	"    fl_cuda_fail(\"recording an event\", e);\n}\n\n"
@@ -1118,7 +1126,7 @@ static const char cuda_runtime_text[] =
 	"  fl_device_seconds = ms * 1e-3;\n"
 	"  for (int i = 0; i < n && !fl_device_resident; i++)\n"
 	"    if ((e = cudaMemcpy(bufs[written[i]], fl_dev[written[i]], "
-	"(size_t)fl_numel[written[i]] * sizeof(float), cudaMemcpyDeviceToHost))"
+	"(size_t)fl_bytes[written[i]], cudaMemcpyDeviceToHost))"
 	" != cudaSuccess)\n      fl_cuda_fail(\"downloading a tensor\", e);\n"
 	"}\n\n"
 	"extern \"C\" const char *fl_device_name(void)\n{\n"
@@ -1139,13 +1147,15 @@ static void cuda_header(fl_strbuf *out, const fl_program *p)
 			 "device copy of each. */\n%s", name,
 			 fl_strategy_name(p->strategy), p->n_kernels,
 			 p->n_kernels == 1 ? "" : "s", cuda_prologue);
+	/* bytes, each tensor in its element type (docs/types.md) */
 	fl_strbuf_printf(out, "#define FL_N_TENSORS %d\n"
-			 "static const long long fl_numel[FL_N_TENSORS + 1] = {",
+			 "static const long long fl_bytes[FL_N_TENSORS + 1] = {",
 			 g->n_tensors);
 	for (int t = 0; t < g->n_tensors; t++)
 		fl_strbuf_printf(out, "%s%lldLL", t == 0 ? "\n  " :
 				 t % 8 ? ", " : ",\n  ",
-				 (long long)fl_shape_numel(&g->tensors[t].shape));
+				 (long long)fl_shape_numel(&g->tensors[t].shape) *
+				 fl_dtype_size(g->tensors[t].dtype));
 	fl_strbuf_printf(out, "%s0\n};\n\n%s", g->n_tensors ? ",\n  " : "  ",
 			 cuda_runtime_text);
 }
