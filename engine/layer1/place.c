@@ -314,12 +314,14 @@ static void box_sizes(__isl_keep isl_fixed_box *box, fl_kernel_tensor *kt)
 	isl_multi_val_free(mv);
 }
 
-/* Bytes of tensor t, INT64_MAX when that does not fit (huge extents). */
+/* Bytes of tensor t in its element type, INT64_MAX when that does not
+ * fit (huge extents). */
 static int64_t tensor_bytes(const fl_graph *g, int t)
 {
 	int64_t n = fl_shape_numel(&g->tensors[t].shape);
+	int64_t size = fl_dtype_size(g->tensors[t].dtype);
 
-	return n < 0 || n > INT64_MAX / 4 ? INT64_MAX : 4 * n;
+	return n < 0 || n > INT64_MAX / size ? INT64_MAX : size * n;
 }
 
 /* Why tensor t lives in main memory because of its role or of another

@@ -831,7 +831,8 @@ static void place_edge(const l2_pass *l2, int ki, fl_kernel_tensor *kt)
 {
 	const fl_kernel *k = &l2->st->program->kernels[ki];
 	const fl_graph *g = l2->st->graph;
-	int64_t bytes = (int64_t)sizeof(float), kib = l2->capacity / 1024;
+	int64_t bytes = fl_dtype_size(g->tensors[kt->tensor].dtype);
+	int64_t kib = l2->capacity / 1024;
 	char buf[64], sz[96];
 	const char *who = needed_outside(l2, ki, kt->tensor, buf, sizeof buf);
 	isl_fixed_box *box;
@@ -871,7 +872,8 @@ static void place_edge(const l2_pass *l2, int ki, fl_kernel_tensor *kt)
 	}
 	kt->place = FL_PLACE_TILE_LOCAL;
 	kt->box_isl = box;
-	kt->bytes_kept = tensor_elems(g, kt->tensor) * (int64_t)sizeof(float);
+	kt->bytes_kept = tensor_elems(g, kt->tensor) *
+			 fl_dtype_size(g->tensors[kt->tensor].dtype);
 	snprintf(kt->why, sizeof kt->why, "stitched edge: per-tile "
 		 "footprint %.40s = %lld B <= capacity %lld KiB", sz,
 		 (long long)bytes, (long long)kib);

@@ -145,14 +145,16 @@ static int64_t unit_bytes(const par_ctx *c, int u, const int *ops, int n,
 			if (seen[t] == u || (p >= 0 && c->unit_of[p] == u))
 				continue;
 			seen[t] = u;
-			b += 4 * tensor_numel(g, t);
+			b += fl_dtype_size(g->tensors[t].dtype) *
+				     tensor_numel(g, t);
 		}
 		for (int k = 0; k < o->n_out; k++) {
 			int t = o->out[k];
 
 			if (c->ext_read[t] ||
 			    g->tensors[t].role == FL_ROLE_OUTPUT)
-				b += 4 * tensor_numel(g, t);
+				b += fl_dtype_size(g->tensors[t].dtype) *
+				     tensor_numel(g, t);
 		}
 	}
 	return b;
