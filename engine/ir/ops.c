@@ -126,6 +126,18 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 		 "x * hard_sigmoid(x) (alpha 1/6, beta 1/2)"),
 	COMPOUND(FL_OP_ELU, "elu", elu, 1, 1, ATTRS("alpha"),
 		 "x > 0 ? x : alpha*(e^x - 1)"),
+	COMPOUND(FL_OP_LSTM, "lstm", lstm, 3, 7,
+		 ATTRS("direction", "hidden_size", "activations", "clip",
+		       "input_forget", "output"),
+		 "ONNX LSTM cell over the time loop (gates i,o,f,c)"),
+	COMPOUND(FL_OP_GRU, "gru", gru, 3, 5,
+		 ATTRS("direction", "hidden_size", "activations", "clip",
+		       "linear_before_reset", "output"),
+		 "ONNX GRU cell over the time loop (gates z,r,h)"),
+	COMPOUND(FL_OP_RNN, "rnn", rnn, 3, 5,
+		 ATTRS("direction", "hidden_size", "activations", "clip",
+		       "output"),
+		 "ONNX simple RNN cell over the time loop"),
 };
 
 const fl_op_info *fl_op_info_of(fl_op_kind kind)
