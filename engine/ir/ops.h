@@ -42,7 +42,8 @@
  *                      = x's; or "opaque": any number of inputs, out shape
  *                      "shape" *required*, no implementation (imported
  *                      operators fuselab does not know: the graph loads,
- *                      partitions and shows, but cannot be run)
+ *                      partitions and shows, but cannot be run);
+ *                      "reason" (optional) says why it is opaque
  *
  * Compound ops (opened into primitives by the partition stage):
  *   softmax(x), log_softmax(x)        "axis" (default -1)
