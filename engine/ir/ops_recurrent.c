@@ -712,12 +712,17 @@ static void direction_params(cell_emit *ce)
 			ce->rb = -1;
 		}
 	}
+	/* only the peepholes some step reads: every op emitted must be
+	 * read (no forget gate with input_forget, no o when only the last
+	 * c of a single step is wanted) */
+	bool used[3] = {true, s->out != OUT_C || s->T > 1, !s->input_forget};
+
 	for (int k = 0; k < 3; k++) {
 		static const char *const names[] = {"p_i", "p_o", "p_f"};
 
-		ce->p[k] = s->has_p ? vector_part(ce, IN_P, names[k], k * H,
-						  (k + 1) * H)
-				    : -1;
+		ce->p[k] = s->has_p && used[k]
+			? vector_part(ce, IN_P, names[k], k * H, (k + 1) * H)
+			: -1;
 	}
 }
 
@@ -808,10 +813,11 @@ static int peephole(cell_emit *ce, int64_t t, const char *what, int pre,
 				 p, c));
 }
 
-/* One lstm step: the new h; *c becomes the new cell state. */
-static int lstm_step(cell_emit *ce, int64_t t, int h, int *c)
+/* The cell half of an lstm step: *c becomes the new cell state; returns
+ * the step's gate pre-activations [B, 4H] for lstm_hidden. */
+static int lstm_cell(cell_emit *ce, int64_t t, int h, int *c)
 {
-	int xw, hr, gates, i, f, g, o, cn;
+	int xw, hr, gates, i, f, g;
 	char n[128];
 
 	step_products(ce, t, h, &xw, &hr);
@@ -829,18 +835,26 @@ static int lstm_step(cell_emit *ce, int64_t t, int h, int *c)
 				       gate_cols(ce, t, "f.pre", gates, 2),
 				       ce->p[2], *c));
 	g = emit_gate(ce, t, "g", 1, gate_cols(ce, t, "g.pre", gates, 3));
-	cn = emit_bin(ce, FL_OP_ADD, step_name(ce, t, "c", n, sizeof n),
+	*c = emit_bin(ce, FL_OP_ADD, step_name(ce, t, "c", n, sizeof n),
 		      emit_bin(ce, FL_OP_MUL, step_name(ce, t, "fc", n, sizeof n),
 			       f, *c),
 		      emit_bin(ce, FL_OP_MUL, step_name(ce, t, "ig", n, sizeof n),
 			       i, g));
-	o = emit_gate(ce, t, "o", 0,
-		      peephole(ce, t, "o", gate_cols(ce, t, "o.pre", gates, 1),
-			       ce->p[1], cn));
-	*c = cn;
+	return gates;
+}
+
+/* The hidden half: h = o * h(c), o from the gates and the new c. */
+static int lstm_hidden(cell_emit *ce, int64_t t, int gates, int c)
+{
+	char n[128];
+	int o = emit_gate(ce, t, "o", 0,
+			  peephole(ce, t, "o",
+				   gate_cols(ce, t, "o.pre", gates, 1),
+				   ce->p[1], c));
+
 	/* "clip" bounds the gates' inputs, not the cell state */
 	return emit_bin(ce, FL_OP_MUL, step_name(ce, t, "h", n, sizeof n), o,
-			emit_act(ce, t, "h.act", 2, cn, false));
+			emit_act(ce, t, "h.act", 2, c, false));
 }
 
 /* The gru candidate's pre-activation from the reset gate rg. */
@@ -904,6 +918,21 @@ static int rnn_step(cell_emit *ce, int64_t t, int h)
 				  step_name(ce, t, "pre", n, sizeof n), xw, hr));
 }
 
+/* One step of the cell: the new h (-1 for an lstm's last step when only
+ * c is wanted: every op emitted must be read, so o and h are not). */
+static int cell_step(cell_emit *ce, int64_t t, bool last, int h, int *c)
+{
+	const cell_spec *s = ce->s;
+	int gates;
+
+	if (s->cell == CELL_GRU)
+		return gru_step(ce, t, h);
+	if (s->cell == CELL_RNN)
+		return rnn_step(ce, t, h);
+	gates = lstm_cell(ce, t, h, c);
+	return last && s->out == OUT_C ? -1 : lstm_hidden(ce, t, gates, *c);
+}
+
 /* The tensor of direction d for the op's output: y as [T, 1, B, H]
  * (the h_t in time order), or the last h or c as [1, B, H]. */
 static int unroll_direction(cell_emit *ce, int d, int *hs)
@@ -923,9 +952,7 @@ static int unroll_direction(cell_emit *ce, int d, int *hs)
 	for (int64_t k = 0; k < s->T; k++) {
 		int64_t t = back ? s->T - 1 - k : k;
 
-		h = s->cell == CELL_LSTM ? lstm_step(ce, t, h, &c)
-		    : s->cell == CELL_GRU ? gru_step(ce, t, h)
-					  : rnn_step(ce, t, h);
+		h = cell_step(ce, t, k + 1 == s->T, h, &c);
 		if (s->out == OUT_Y)
 			hs[t] = emit_reshape(ce, step_name(ce, t, "y", n, sizeof n),
 					     h, 4, y_dims);
