@@ -37,11 +37,11 @@
  * into y (or gives the last h or c).  Everything emitted is a primitive,
  * so the partition stage shows the cell's matmuls and its elementwise
  * cell math fusing. */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ops_impl.h"
 
