@@ -13,6 +13,7 @@
 
 #include "graph.h"
 #include "interp.h"
+#include "onnx.h"
 #include "onnx.pb-c.h"
 #include "onnx_import.h"
 #include "ops.h"
@@ -255,9 +256,35 @@ static float *reference(fl_op_kind kind, const char *direction,
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #define SH(r, ...) fl_shape_make(r, DIMS(__VA_ARGS__))
 
+/* Every tensor of g has a name of its own, and g exports to ONNX and
+ * imports again (an intermediate named "" would be an absent output). */
+static void assert_names_round_trip(const fl_graph *g)
+{
+	fl_error err = {""};
+	uint8_t *bytes = NULL;
+	size_t n = 0;
+	fl_graph *back;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		assert_true(g->tensors[t].name[0] != '\0');
+		for (int u = t + 1; u < g->n_tensors; u++)
+			assert_string_not_equal(g->tensors[t].name,
+						g->tensors[u].name);
+	}
+	if (fl_export_onnx_bytes(g, &bytes, &n, &err) < 0)
+		fail_msg("export: %s", err.msg);
+	back = fl_onnx_load_bytes(bytes, n, "back.onnx", NULL, NULL, NULL,
+				  &err);
+	if (!back)
+		fail_msg("import of the export: %s", err.msg);
+	fl_graph_free(back);
+	free(bytes);
+}
+
 /* Bidirectional LSTM with B and initial_c missing before P: they are
  * zeros; Y, Y_h (sliced out of Y: the reverse direction's last state is
- * at time 0) and Y_c equal the reference's y, h and c. */
+ * at time 0) and Y_c equal the reference's y, h and c; the graph exports
+ * and imports again. */
 static void test_onnx_recurrent_lstm_bidirectional(void **state)
 {
 	static const float zero[2 * 40] = {0};
@@ -285,6 +312,7 @@ static void test_onnx_recurrent_lstm_bidirectional(void **state)
 	attr_str(&b, "direction", "bidirectional");
 	attr_int(&b, "hidden_size", 5);
 	g = load_ok(&b);
+	assert_names_round_trip(g);
 	v = fl_interp_run(g, NULL, &err);
 	if (!v)
 		fail_msg("run: %s", err.msg);

@@ -380,10 +380,15 @@ const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
 static void unique_name(char *buf, size_t n, const char *base, bool tensor,
 			const fl_graph *g)
 {
-	snprintf(buf, n, "%s", base);
+	char stem[280];	/* room for ".<k>" in the callers' 300 */
+
+	/* callers pass buf as base: snprintf's source must not overlap its
+	 * destination (glibc empties it, and every temp was named "") */
+	snprintf(stem, sizeof stem, "%s", base);
+	snprintf(buf, n, "%s", stem);
 	for (int k = 2; (tensor ? fl_graph_find_tensor(g, buf)
 				: fl_graph_find_op(g, buf)) >= 0; k++)
-		snprintf(buf, n, "%s.%d", base, k);
+		snprintf(buf, n, "%s.%d", stem, k);
 }
 
 static int new_output(fl_onnx_ctx *c, int out, fl_error *err)
