@@ -406,6 +406,52 @@ static void test_onnx_recurrent_gru_batch_first(void **state)
 	fl_graph_free(g);
 }
 
+/* ONNX's test_lstm_with_peepholes feeds sequence_lens at run time, so
+ * its import is opaque; its data still checks the peepholes: the same
+ * cell as an lstm op on X, W, R, B, initial_h, initial_c and P gives
+ * ONNX's Y_h (P is 0.1 throughout there: their order is checked by
+ * test_recurrent_lstm_ref). */
+static void test_onnx_recurrent_peepholes_match_onnx(void **state)
+{
+	static const char graph[] =
+		"{\"format\":\"fuselab-graph/1\",\"name\":\"peep\","
+		"\"tensors\":{"
+		"\"X\":{\"shape\":[1,2,4],\"role\":\"input\"},"
+		"\"W\":{\"shape\":[1,12,4],\"role\":\"input\"},"
+		"\"R\":{\"shape\":[1,12,3],\"role\":\"input\"},"
+		"\"B\":{\"shape\":[1,24],\"role\":\"input\"},"
+		"\"initial_h\":{\"shape\":[1,2,3],\"role\":\"input\"},"
+		"\"initial_c\":{\"shape\":[1,2,3],\"role\":\"input\"},"
+		"\"P\":{\"shape\":[1,9],\"role\":\"input\"},"
+		"\"Y_h\":{\"shape\":[1,2,3],\"role\":\"output\"}},"
+		"\"ops\":[{\"name\":\"cell\",\"op\":\"lstm\",\"in\":[\"X\","
+		"\"W\",\"R\",\"B\",\"initial_h\",\"initial_c\",\"P\"],"
+		"\"out\":\"Y_h\",\"attrs\":{\"output\":\"h\"}}]}";
+	static const char data[] = "/usr/share/libonnx-testdata/data/node/"
+				   "test_lstm_with_peepholes/test_data_set_0";
+	char dir[256], cmd[2048], *out = NULL;
+	const char *path;
+
+	(void)state;
+	t_make_dir(dir, sizeof dir);
+	path = t_write_graph(dir, "peep.json", graph);
+	/* every input but sequence_lens (input_4), renumbered */
+	snprintf(cmd, sizeof cmd, "mkdir %s/in %s/out && n=0 && "
+		 "for i in 0 1 2 3 5 6 7; do cp %s/input_$i.pb "
+		 "%s/in/input_$n.pb; n=$((n+1)); done && "
+		 "cp %s/output_0.pb %s/out/", dir, dir, data, dir, data, dir);
+	if (t_run(cmd, &out) != 0)
+		fail_msg("%s", out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "--batch --inputs %s/in --expect %s/out %s",
+		 dir, dir, path);
+	if (t_fuselab(cmd, &out) != 0)
+		fail_msg("%s", out);
+	t_assert_contains(out, "expect Y_h [1,2,3]: ok");
+	free(out);
+	t_remove_dir(dir);
+}
+
 /* ------------------------------------------------------------------ */
 /* The opaque fallback and errors                                       */
 
@@ -507,5 +553,6 @@ static void test_onnx_recurrent_bad_attributes(void **state)
 FL_SUITE(onnx_recurrent,
 	 cmocka_unit_test(test_onnx_recurrent_lstm_bidirectional),
 	 cmocka_unit_test(test_onnx_recurrent_gru_batch_first),
+	 cmocka_unit_test(test_onnx_recurrent_peepholes_match_onnx),
 	 cmocka_unit_test(test_onnx_recurrent_opaque),
 	 cmocka_unit_test(test_onnx_recurrent_bad_attributes));
