@@ -433,6 +433,15 @@ static const op_case op_cases[] = {
 	 OP("hw", "hard_swish", "'t1'", "t2", "") ","
 	 OP("el", "elu", "'t2'", "y", "'alpha':0.5") TAIL,
 	 "HardSigmoid HardSwish Elu", "Min Max Exp"},
+	/* the recurrent cells, opened: each step's matmuls and cell math */
+	{HEAD IN("x", "[2,1,3]") PARAM("wl", "[1,8,3]") PARAM("rl", "[1,8,2]")
+	 PARAM("wg", "[1,6,3]") PARAM("rg", "[1,6,2]") PARAM("wr", "[1,2,3]")
+	 PARAM("rr", "[1,2,2]") OUT("yl", "[2,1,1,2]") ","
+	 OUT("hg", "[1,1,2]") "," OUT("yr", "[2,1,1,2]") OPS
+	 OP("ls", "lstm", "'x','wl','rl'", "yl", "") ","
+	 OP("gr", "gru", "'x','wg','rg'", "hg", "'output':'h'") ","
+	 OP("rn", "rnn", "'x','wr','rr'", "yr", "'direction':'reverse'") TAIL,
+	 "MatMul Sigmoid Tanh Slice Concat", "LSTM GRU RNN"},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])
