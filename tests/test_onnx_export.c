@@ -454,6 +454,15 @@ static const op_case op_cases[] = {
 	 OP("p", "cast", "'b10'", "y", "'dtype':'f32'") TAIL,
 	 "Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Cast",
 	 ""},
+	/* the recurrent cells, opened: each step's matmuls and cell math */
+	{HEAD IN("x", "[2,1,3]") PARAM("wl", "[1,8,3]") PARAM("rl", "[1,8,2]")
+	 PARAM("wg", "[1,6,3]") PARAM("rg", "[1,6,2]") PARAM("wr", "[1,2,3]")
+	 PARAM("rr", "[1,2,2]") OUT("yl", "[2,1,1,2]") ","
+	 OUT("hg", "[1,1,2]") "," OUT("yr", "[2,1,1,2]") OPS
+	 OP("ls", "lstm", "'x','wl','rl'", "yl", "") ","
+	 OP("gr", "gru", "'x','wg','rg'", "hg", "'output':'h'") ","
+	 OP("rn", "rnn", "'x','wr','rr'", "yr", "'direction':'reverse'") TAIL,
+	 "MatMul Sigmoid Tanh Slice Concat", "LSTM GRU RNN"},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

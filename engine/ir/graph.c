@@ -778,9 +778,18 @@ const char *fl_op_source_note(const fl_op *op, char *buf, size_t n)
 	return buf;
 }
 
+/* The "reason" an opaque custom op gives for being opaque, or NULL. */
+static const char *opaque_reason(const fl_op *op)
+{
+	const fl_attr *a = fl_attrs_find(&op->attrs, "reason");
+
+	return a && a->kind == FL_ATTR_STRING ? a->str : NULL;
+}
+
 int fl_graph_check_computable(const fl_graph *g, const char *doing,
 			      fl_error *err)
 {
+	const char *why;
 	char note[96];
 	int n = 0, first = -1;
 
@@ -792,12 +801,14 @@ int fl_graph_check_computable(const fl_graph *g, const char *doing,
 		}
 	if (!n)
 		return 0;
+	why = opaque_reason(&g->ops[first]);
 	fl_error_set(err, "cannot %s: op \"%s\"%s is an opaque custom "
-		     "op (an operator fuselab has no implementation of)%s; "
+		     "op (an operator fuselab has no implementation of%s%s)%s; "
 		     "the graph can be explored, partitioned and exported as "
 		     "pictures, but not run", doing,
 		     fl_error_name(g->ops[first].name),
 		     fl_op_source_note(&g->ops[first], note, sizeof note),
+		     why ? ": " : "", why ? why : "",
 		     n > 1 ? " and so are others" : "");
 	return -1;
 }

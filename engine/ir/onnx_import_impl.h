@@ -51,6 +51,11 @@ typedef int (*fl_onnx_map_fn)(fl_onnx_ctx *c, fl_error *err);
 /* onnx_ops.c: the mapping of op_type (default domain), or NULL. */
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
 
+/* onnx_recurrent.c: LSTM, GRU and RNN. */
+int fl_onnx_map_lstm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_gru(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_rnn(fl_onnx_ctx *c, fl_error *err);
+
 /* onnx_custom.c: a node with no mapping, as opaque `custom` ops (one per
  * output read later); errors name the problem only. */
 int fl_onnx_import_custom(fl_onnx_ctx *c, fl_error *err);

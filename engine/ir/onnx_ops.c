@@ -1617,6 +1617,8 @@ static const struct {
 	{"ReduceL2", map_reduce}, {"ReduceLogSum", map_reduce},
 	{"ReduceLogSumExp", map_reduce}, {"Split", map_split},
 	{"Tile", map_tile},
+	{"LSTM", fl_onnx_map_lstm}, {"GRU", fl_onnx_map_gru},
+	{"RNN", fl_onnx_map_rnn},
 };
 
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type)

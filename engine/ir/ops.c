@@ -105,7 +105,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	OPAQUE(FL_OP_BROADCAST_TO, "broadcast_to", broadcast_to, 1, 1,
 	       ATTRS("shape"), EXPR("$0"), "stretch to \"shape\""),
 	{"custom", FL_OP_CUSTOM, FL_CLASS_CUSTOM, 0, -1, 1, fl_infer_custom,
-	 fl_eval_custom, NULL, ATTRS("fn", "shape"),
+	 fl_eval_custom, NULL, ATTRS("fn", "shape", "reason"),
 	 "an op the engine cannot model (\"fn\": cumsum|copy|opaque)", NO_C},
 	COMPOUND(FL_OP_SOFTMAX, "softmax", softmax, 1, 1, ATTRS("axis"),
 		 "exp(x-max)/sum along \"axis\""),
@@ -140,6 +140,18 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 		 "x * hard_sigmoid(x) (alpha 1/6, beta 1/2)"),
 	COMPOUND(FL_OP_ELU, "elu", elu, 1, 1, ATTRS("alpha"),
 		 "x > 0 ? x : alpha*(e^x - 1)"),
+	COMPOUND(FL_OP_LSTM, "lstm", lstm, 3, 7,
+		 ATTRS("direction", "hidden_size", "activations", "clip",
+		       "input_forget", "output"),
+		 "ONNX LSTM cell over the time loop (gates i,o,f,c)"),
+	COMPOUND(FL_OP_GRU, "gru", gru, 3, 5,
+		 ATTRS("direction", "hidden_size", "activations", "clip",
+		       "linear_before_reset", "output"),
+		 "ONNX GRU cell over the time loop (gates z,r,h)"),
+	COMPOUND(FL_OP_RNN, "rnn", rnn, 3, 5,
+		 ATTRS("direction", "hidden_size", "activations", "clip",
+		       "output"),
+		 "ONNX simple RNN cell over the time loop"),
 };
 
 const fl_op_info *fl_op_info_of(fl_op_kind kind)

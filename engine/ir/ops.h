@@ -58,7 +58,8 @@
  *                      = x's; or "opaque": any number of inputs, out shape
  *                      "shape" *required*, no implementation (imported
  *                      operators fuselab does not know: the graph loads,
- *                      partitions and shows, but cannot be run)
+ *                      partitions and shows, but cannot be run);
+ *                      "reason" (optional) says why it is opaque
  *
  * Compound ops (opened into primitives by the partition stage):
  *   softmax(x), log_softmax(x)        "axis" (default -1)
@@ -88,6 +89,26 @@
  *   hard_swish(x)                     x * hard_sigmoid(x) with alpha 1/6
  *   elu(x)                            x > 0 ? x : alpha*(e^x - 1);
  *                                     "alpha" 1
+ *
+ * Recurrent cells (ONNX's LSTM, GRU, RNN; ops_recurrent.c), opened by
+ * unrolling the time loop: per step matmuls of x_t with W^T and h_{t-1}
+ * with R^T, bias adds, the gates' nonlinearities and the cell update.
+ * x [T,B,I] (time first), D = 2 when bidirectional else 1, G gates:
+ *   lstm(x, w, r[, b[, h0[, c0[, p]]]])  G = 4 in ONNX order i,o,f,c;
+ *                                     w [D,G*H,I], r [D,G*H,H], b
+ *                                     [D,2*G*H] (Wb then Rb), h0 and c0
+ *                                     [D,B,H], p [D,3*H] peepholes i,o,f
+ *   gru(x, w, r[, b[, h0]])           G = 3, order z,r,h;
+ *                                     "linear_before_reset" (false)
+ *   rnn(x, w, r[, b[, h0]])           G = 1, h = f(x W^T + h R^T + b)
+ *   common: "direction" "forward" (default) | "reverse" |
+ *   "bidirectional"; "hidden_size" (optional, must match r); "output"
+ *   "y" (default: every step's h, [T,D,B,H]) | "h" (last h, [D,B,H]) |
+ *   "c" (lstm: last cell state, [D,B,H]); "activations" comma-separated
+ *   names among sigmoid, tanh, relu, one set per direction (defaults
+ *   "sigmoid,tanh,tanh", "sigmoid,tanh", "tanh"); "clip" (> 0, bounds
+ *   the gates' pre-activations); lstm's "input_forget" (false: f = 1-i
+ *   when true).  A missing optional input is zero.
  */
 #ifndef FL_OPS_H
 #define FL_OPS_H
@@ -123,6 +144,7 @@ typedef enum fl_op_kind {
 	FL_OP_QUANTIZE, FL_OP_BIAS_ADD, FL_OP_DENSE, FL_OP_REDUCE_MEAN,
 	FL_OP_VARIANCE, FL_OP_ATTENTION, FL_OP_HARD_SIGMOID, FL_OP_HARD_SWISH,
 	FL_OP_ELU,
+	FL_OP_LSTM, FL_OP_GRU, FL_OP_RNN,
 	FL_OP_COUNT
 } fl_op_kind;
 

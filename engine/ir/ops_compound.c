@@ -1522,3 +1522,51 @@ int fl_expand_attention(fl_graph *dst, const fl_op *op, fl_error *err)
 		  e_reduce(&e, FL_OP_REDUCE_SUM, "sum", ex, mask, rank));
 	return e_finish(&e, e_matmul(&e, "pv", p, op->in[2], false));
 }
+
+/* ------------------------------------------------------------------ */
+/* The emitter for expansions kept in files of their own (ops_impl.h):  */
+/* the same functions behind an opaque handle.                          */
+
+struct fl_emitter {
+	emitter e;
+};
+
+fl_emitter *fl_emit_begin(fl_graph *g, const fl_op *op, fl_error *err)
+{
+	fl_emitter *em = malloc(sizeof *em);
+
+	if (!em) {
+		fl_error_set(err, "out of memory");
+		return NULL;
+	}
+	if (e_begin(&em->e, g, op, err) < 0) {
+		free(em);
+		return NULL;
+	}
+	return em;
+}
+
+int fl_emit_op(fl_emitter *em, fl_op_kind kind, const char *step,
+	       const int *in, int n_in, fl_attrs *attrs)
+{
+	return e_op(&em->e, kind, step, in, n_in, attrs);
+}
+
+int fl_emit_const(fl_emitter *em, const char *cname, double v)
+{
+	return e_const(&em->e, cname, v);
+}
+
+int fl_emit_matmul(fl_emitter *em, const char *step, int a, int b,
+		   bool transpose_b)
+{
+	return e_matmul(&em->e, step, a, b, transpose_b);
+}
+
+int fl_emit_finish(fl_emitter *em, int t)
+{
+	int rc = e_finish(&em->e, t);
+
+	free(em);
+	return rc;
+}

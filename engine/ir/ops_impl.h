@@ -58,4 +58,26 @@ FL_DECLARE_COMPOUND(hard_sigmoid)
 FL_DECLARE_COMPOUND(hard_swish)
 FL_DECLARE_COMPOUND(elu)
 
+/* The emitter of ops_compound.c for expansions in other files: begin
+ * checks op (its inference runs first, so bad attributes are reported
+ * before anything is emitted); fl_emit_op appends `kind` reading in[]
+ * (attrs moved into the op, may be NULL) into a new temp tensor named
+ * "<op>.<step>" and returns it, or -1 (after a failure every call returns
+ * -1, so calls nest and are checked once); fl_emit_const is a rank-0
+ * constant; fl_emit_finish makes the last emitted op, which wrote t,
+ * write op's output, and frees the emitter (also on failure). */
+typedef struct fl_emitter fl_emitter;
+fl_emitter *fl_emit_begin(fl_graph *g, const fl_op *op, fl_error *err);
+int fl_emit_op(fl_emitter *em, fl_op_kind kind, const char *step,
+	       const int *in, int n_in, fl_attrs *attrs);
+int fl_emit_const(fl_emitter *em, const char *cname, double v);
+int fl_emit_matmul(fl_emitter *em, const char *step, int a, int b,
+		   bool transpose_b);
+int fl_emit_finish(fl_emitter *em, int t);
+
+/* ops_recurrent.c */
+FL_DECLARE_COMPOUND(lstm)
+FL_DECLARE_COMPOUND(gru)
+FL_DECLARE_COMPOUND(rnn)
+
 #endif
