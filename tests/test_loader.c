@@ -328,7 +328,7 @@ static void test_roles_and_consts(void **state)
 		     "tensors.x.value: only const tensors carry values");
 	t_load_fails(HEAD "\"tensors\":{\"x\":{\"shape\":[2],\"dtype\":\"f16\","
 		     "\"role\":\"input\"}},\"ops\":[]}",
-		     "tensors.x.dtype: only \"f32\"");
+		     "tensors.x.dtype: expected one of \"f32\", \"bool\"");
 	t_load_fails(HEAD "\"tensors\":{\"x\":{\"shape\":[2],\"role\":\"input\"},"
 		     "\"y\":{\"shape\":[2],\"role\":\"output\"}},\"ops\":["
 		     "{\"name\":\"a\",\"op\":\"relu\",\"in\":[\"x\"],\"out\":\"h\"}]}",
