@@ -653,9 +653,10 @@ static int export_pool(builder *b)
  * inferred one, so -1 entries are resolved). */
 static int export_to_shape(builder *b, const char *onnx)
 {
-	const fl_shape *s = shape_of(b, b->op->out[0]);
+	/* a copy: naming the helper adds a tensor, which may move them */
+	const fl_shape s = *shape_of(b, b->op->out[0]);
 	const char *in[2] = {in_name(b, 0),
-			     init_int64(b, "shape", s->dim, s->rank, false)};
+			     init_int64(b, "shape", s.dim, s.rank, false)};
 
 	return in[1] && add_node(b, onnx, in, 2, out_name(b)) ? 0 : -1;
 }
@@ -707,8 +708,9 @@ static int export_pad(builder *b)
  * non-negative, where truncating is flooring.  NaN: see onnx.h. */
 static int export_gather(builder *b)
 {
-	const fl_shape *x = shape_of(b, b->op->in[0]);
-	int axis = fl_axis_normalize(op_int(b, "axis", 0), x->rank);
+	/* a copy: helpers add tensors, which may move them */
+	const fl_shape x = *shape_of(b, b->op->in[0]);
+	int axis = fl_axis_normalize(op_int(b, "axis", 0), x.rank);
 	fl_shape scalar = fl_shape_scalar();
 	const char *clip_in[3], *in[2] = {in_name(b, 0)};
 	Onnx__NodeProto *clip, *cast, *nd;
@@ -724,7 +726,7 @@ static int export_gather(builder *b)
 	}
 	if (!(clip_in[1] = init_splat(b, "min", &scalar, 0)) ||
 	    !(clip_in[2] = init_splat(b, "max", &scalar,
-				      (float)(x->dim[axis] - 1))) ||
+				      (float)(x.dim[axis] - 1))) ||
 	    !(clip = add_node(b, "Clip", clip_in, 3, NULL)) ||
 	    !(cast = add_node(b, "Cast", (const char *[]){clip->output[0]}, 1,
 			      NULL)) ||
