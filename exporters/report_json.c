@@ -594,10 +594,10 @@ static cJSON *ops_json(const fl_session *s, const int *k_of)
 	return a;
 }
 
-/* f32 tensors: 4 bytes an element (the loader accepts f32 only). */
+/* Bytes of t in its element type (docs/types.md). */
 static double tensor_bytes(const fl_tensor *t)
 {
-	return (double)fl_shape_numel(&t->shape) * 4.0;
+	return (double)fl_shape_numel(&t->shape) * fl_dtype_size(t->dtype);
 }
 
 /* "stitched_edge": {"from": G, "to": G} when layer 2 stitched the edge

@@ -904,8 +904,11 @@ static void inputs_text(const fl_graph *gr, const fl_op *op, char *buf,
 		char sh[96];
 
 		fl_shape_format(&t->shape, sh, sizeof sh);
-		used += (size_t)snprintf(buf + used, n - used, "%s%s %s",
-					 k ? ", " : "", t->name, sh);
+		/* "ids i64[2,3]": the dtype when it is not the usual f32 */
+		used += (size_t)snprintf(buf + used, n - used, "%s%s %s%s",
+					 k ? ", " : "", t->name,
+					 t->dtype == FL_F32 ? ""
+						: fl_dtype_name(t->dtype), sh);
 	}
 }
 

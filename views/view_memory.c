@@ -64,8 +64,9 @@ static const char *human(int64_t b, char *buf, size_t n)
 static int64_t tensor_bytes(const fl_graph *g, int t)
 {
 	int64_t n = fl_shape_numel(&g->tensors[t].shape);
+	int64_t size = fl_dtype_size(g->tensors[t].dtype);
 
-	return n < 0 || n > INT64_MAX / 4 ? -1 : 4 * n;
+	return n < 0 || n > INT64_MAX / size ? -1 : size * n;
 }
 
 /* Bytes of one tile's footprint box of kt (f32 elements). */

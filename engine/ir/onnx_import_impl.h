@@ -20,10 +20,6 @@ typedef struct fl_onnx_binding {
 	int tensor;		/* graph tensor, or -1 */
 	int dtype;		/* ONNX element type */
 	fl_onnx_values *known;	/* value known at import, or NULL */
-	bool lax;		/* an integer or bool type holding the float
-				 * it was cast from (not yet truncated or
-				 * made 0/1): only index and condition inputs,
-				 * which do that themselves, may read it */
 } fl_onnx_binding;
 
 typedef struct fl_onnx_ctx {

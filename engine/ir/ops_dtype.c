@@ -4,8 +4,6 @@
  * few families; an op no family names computes in f32 only, so an op
  * added to the library later is safe (it refuses integers) until its
  * author says otherwise here. */
-#include <string.h>
-
 #include "ops_impl.h"
 
 static int refuse(const fl_op *op, int k, const fl_dtype *in, const char *why,

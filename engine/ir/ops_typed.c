@@ -18,9 +18,7 @@
  *     float implementation runs once per 16-bit plane of the values,
  *     each plane exact in a float (stored plus one, so that pad's
  *     inserted zeros stand out and get the pad value). */
-#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ops_impl.h"
 
@@ -201,10 +199,14 @@ static void eval_reduce(const fl_op *op, const fl_buf *in, fl_buf *out)
 static int plane_inputs(const fl_op *op, const fl_buf *in, int p,
 			fl_buf *fin)
 {
+	/* all set first: free_plane_inputs frees the typed ones' views */
+	for (int k = 0; k < op->n_in; k++)
+		fin[k] = (fl_buf){.shape = in[k].shape,
+				  .data = buf_is_typed(&in[k]) ? NULL
+							     : in[k].data};
 	for (int k = 0; k < op->n_in; k++) {
 		int64_t n = fl_shape_numel(&in[k].shape);
 
-		fin[k] = (fl_buf){.shape = in[k].shape, .data = in[k].data};
 		if (!buf_is_typed(&in[k]))
 			continue;
 		fin[k].data = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));

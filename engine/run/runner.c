@@ -840,6 +840,12 @@ oom:
 
 /* Global bytes read + written by kernel k: each global tensor counted
  * once, whether it is read, written or both. */
+/* Bytes of tensor t in its element type. */
+static int64_t bytes_of(const fl_program *p, int t)
+{
+	return numel_of(p, t) * fl_dtype_size(p->graph->tensors[t].dtype);
+}
+
 static int64_t kernel_bytes(const fl_program *p, int k)
 {
 	const fl_kernel *kn = &p->kernels[k];
@@ -850,15 +856,15 @@ static int64_t kernel_bytes(const fl_program *p, int k)
 			const fl_op *op = &p->graph->ops[kn->ops[i]];
 
 			for (int j = 0; j < op->n_in; j++)
-				b += numel_of(p, op->in[j]) * 4;
-			b += numel_of(p, op->out[0]) * 4;
+				b += bytes_of(p, op->in[j]);
+			b += bytes_of(p, op->out[0]);
 		}
 		return b;
 	}
 	for (int i = 0; i < kn->n_tensors; i++)
 		if (kn->tensors[i].place == FL_PLACE_GLOBAL &&
 		    (kn->tensors[i].read || kn->tensors[i].written))
-			b += numel_of(p, kn->tensors[i].tensor) * 4;
+			b += bytes_of(p, kn->tensors[i].tensor);
 	return b;
 }
 
