@@ -8,7 +8,8 @@
  * not stay tile-local the attempt is redone with it in global memory --
  * until one settles; only that one is printed.  Gives: the function
  * "void <name>(float *const *bufs)" where bufs[t] is graph tensor t
- * (row-major f32), read through "T<t>" pointers with their row shapes;
+ * (row-major, in its element type: docs/types.md), read through "T<t>"
+ * pointers of that C type with their row shapes;
  * the comment above it lists its ops with their provenance and every
  * tensor kept off main memory, or kept in it against layer 1's placement,
  * with the reason.
