@@ -589,7 +589,8 @@ static void test_onnx_import_custom_and_provenance(void **state)
 }
 
 /* The model of test_onnx_import_opaque_ops: x[N,3,8,8] -> Relu r ->
- * Resize (scales 1,1,2,2) up -> Tanh t -> ArgMax am (int64 output);
+ * Resize (scales 1,1,2,2) up -> Tanh t -> ArgMax am (int64 output,
+ * computed: docs/types.md);
  * TopK on t with two outputs, the second never read; If on a bool input
  * whose branch reads r from the outer graph, its output's shape in
  * value_info with the symbolic N -> Sigmoid bo. */
@@ -664,7 +665,7 @@ static const fl_op *op_named(const fl_graph *g, const char *name)
 
 /* Operators fuselab cannot model become opaque custom ops: one per output
  * read later, shaped by the model's declarations (symbolic dims from
- * --input-shape) or by fuselab's rules (Resize, ArgMax); control flow
+ * --input-shape) or by fuselab's rules (Resize); control flow
  * reads the outer values of its branches.  The graph partitions and
  * generates its kernels' code to read, but the interpreter, the compile
  * pass and the ONNX export refuse it, naming the op. */
@@ -693,14 +694,15 @@ static void test_onnx_import_opaque_ops(void **state)
 	g = load(&b, &o, &info, &err);
 	if (!g)
 		fail_msg("%s", err.msg);
-	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 4);
-	assert_int_equal(fl_onnx_info_custom_count(&info), 4);
+	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 3);
+	assert_int_equal(fl_onnx_info_custom_count(&info), 3);
 	op = op_named(g, "up");
 	assert_string_equal(op->prov.source_op, "Resize");
 	assert_int_equal(op->n_in, 2);	/* r and the scales; no roi */
 	assert_false(fl_op_computable(op));
 	assert_shape(tensor(g, "up"), 4, up_shape);
 	assert_shape(tensor(g, "am"), 4, (const int64_t[]){2, 1, 16, 16});
+	assert_int_equal(tensor(g, "am")->dtype, FL_I64);
 	assert_shape(tensor(g, "tv"), 4, (const int64_t[]){2, 3, 16, 4});
 	assert_int_equal(fl_graph_find_tensor(g, "ti"), -1);
 	op = op_named(g, "iff");
@@ -759,8 +761,8 @@ static void test_onnx_import_cli_opaque_ops(void **state)
 	write_model(&b, path);
 	snprintf(args, sizeof args, "--check --input-shape x=2,3,8,8 %s", path);
 	assert_int_equal(t_fuselab(args, &out), 0);
-	t_assert_contains(out, "4 nodes became custom ops: Resize x1, "
-			  "ArgMax x1, TopK x1, If x1");
+	t_assert_contains(out, "3 nodes became custom ops: Resize x1, "
+			  "TopK x1, If x1");
 	free(out);
 	snprintf(args, sizeof args, "--batch --stage layer1 --events "
 		 "--input-shape x=2,3,8,8 %s", path);

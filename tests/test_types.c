@@ -277,7 +277,8 @@ static void test_types_printed_declarations(void **state)
 }
 
 /* An ONNX model with int64 inputs (token ids and a position): Equal,
- * Where on the bool mask, Cast of the ids to float, Gather by the ids;
+ * Where on the bool mask, Cast of the ids to float, Gather by the ids,
+ * ArgMin (built from primitives) of the result;
  * numpy computes the expected outputs, as ONNX defines the ops. */
 static void test_types_onnx_int64_model(void **state)
 {
@@ -299,14 +300,16 @@ static void test_types_onnx_int64_model(void **state)
 		 " h.make_node(\"Cast\", [\"ids\"], [\"fid\"], to=T.FLOAT),\n"
 		 " h.make_node(\"Where\", [\"m\", \"zero\", \"fid\"], [\"y\"]),\n"
 		 " h.make_node(\"Add\", [\"ids\", \"pos\"], [\"s\"]),\n"
-		 " h.make_node(\"Gather\", [\"emb\", \"ids\"], [\"e\"])]\n"
+		 " h.make_node(\"Gather\", [\"emb\", \"ids\"], [\"e\"]),\n"
+		 " h.make_node(\"ArgMin\", [\"y\"], [\"am\"], axis=1)]\n"
 		 "g = h.make_graph(nodes, \"ids\",\n"
 		 " [h.make_tensor_value_info(\"ids\", T.INT64, [2, 3]),\n"
 		 "  h.make_tensor_value_info(\"pos\", T.INT64, [3])],\n"
 		 " [h.make_tensor_value_info(\"m\", T.BOOL, [2, 3]),\n"
 		 "  h.make_tensor_value_info(\"y\", T.FLOAT, [2, 3]),\n"
 		 "  h.make_tensor_value_info(\"s\", T.INT64, [2, 3]),\n"
-		 "  h.make_tensor_value_info(\"e\", T.FLOAT, [2, 3, 2])],\n"
+		 "  h.make_tensor_value_info(\"e\", T.FLOAT, [2, 3, 2]),\n"
+		 "  h.make_tensor_value_info(\"am\", T.INT64, [2, 1])],\n"
 		 " [nh.from_array(np.array(0, dtype=np.int64), \"pad\"),\n"
 		 "  nh.from_array(np.array(0.5, dtype=np.float32), \"zero\"),\n"
 		 "  nh.from_array(np.arange(10, dtype=np.float32).reshape(5, 2), \"emb\")])\n"
@@ -316,8 +319,10 @@ static void test_types_onnx_int64_model(void **state)
 		 "ids = np.array([[0, 4, 2], [3, 0, 1]], dtype=np.int64)\n"
 		 "pos = np.array([5000000000, 1, 2], dtype=np.int64)\n"
 		 "mask = ids == 0\n"
-		 "outs = [mask, np.where(mask, np.float32(0.5), ids.astype(np.float32)),\n"
-		 " ids + pos, np.arange(10, dtype=np.float32).reshape(5, 2)[ids]]\n"
+		 "y = np.where(mask, np.float32(0.5), ids.astype(np.float32))\n"
+		 "outs = [mask, y, ids + pos,\n"
+		 " np.arange(10, dtype=np.float32).reshape(5, 2)[ids],\n"
+		 " np.expand_dims(np.argmin(y, axis=1), 1)]\n"
 		 "for k, a in enumerate([ids, pos]):\n"
 		 "  open(\"d/input_%%d.pb\" %% k, \"wb\").write(nh.from_array(a).SerializeToString())\n"
 		 "for k, a in enumerate(outs):\n"
@@ -335,6 +340,7 @@ static void test_types_onnx_int64_model(void **state)
 	t_assert_contains(out, "expect s [2,3]: ok (i64, exact)");
 	t_assert_contains(out, "expect y [2,3]: ok (max abs error 0");
 	t_assert_contains(out, "expect e [2,3,2]: ok (max abs error 0");
+	t_assert_contains(out, "expect am [2,1]: ok (i64, exact)");
 	if (strstr(out, "verified no"))
 		fail_msg("a strategy did not verify:\n%s", out);
 	free(out);

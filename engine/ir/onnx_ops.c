@@ -1390,6 +1390,77 @@ static int wrap_negative(fl_onnx_ctx *c, int idx, int64_t ext, fl_error *err)
 	return fl_onnx_emit(c, FL_OP_WHERE, in, 3, NULL, TMP, err);
 }
 
+/* An i64 const [1,..,n,..,1] (n at dim ax of rank dims) holding 0..n-1:
+ * each position's index along ax, broadcast over the others. */
+static int iota_along(fl_onnx_ctx *c, int rank, int ax, int64_t n,
+		      fl_error *err)
+{
+	char base[300], name[300];
+	fl_shape s = {.rank = rank};
+	fl_tensor *t;
+	int k;
+
+	for (int d = 0; d < rank; d++)
+		s.dim[d] = d == ax ? n : 1;
+	snprintf(base, sizeof base, "%s.iota", c->origin);
+	fl_onnx_unique_name(c, name, sizeof name, base, true);
+	k = fl_graph_add_tensor(c->g, name, &s, FL_ROLE_CONST, err);
+	if (k < 0)
+		return -1;
+	t = &c->g->tensors[k];
+	t->dtype = FL_I64;
+	t->n_data = n;
+	t->ints = malloc((size_t)n * sizeof *t->ints);
+	if (!t->ints)
+		return oom(err);
+	for (int64_t i = 0; i < n; i++)
+		t->ints[i] = i;
+	return k;
+}
+
+/* ArgMax, ArgMin as primitives on fuselab's types (docs/types.md): the
+ * extreme m along the axis, e = (x == m), and the smallest index where e
+ * holds -- reduce_min(where(e, iota, n)) -- or with select_last_index
+ * the largest, reduce_max(where(e, iota, -1)); an int64 result, the
+ * axis dropped unless keepdims. */
+static int map_arg_extreme(fl_onnx_ctx *c, fl_error *err)
+{
+	bool max = !strcmp(c->node->op_type, "ArgMax");
+	bool last = fl_onnx_attr_int(c, "select_last_index", 0) != 0;
+	int x = fl_onnx_data(c, 0, err), in[3], ax, m, r;
+	int64_t axes[1], n;
+	fl_shape s;
+
+	if (x < 0)
+		return -1;
+	s = *shape_of(c, x);
+	ax = fl_axis_normalize(fl_onnx_attr_int(c, "axis", 0), s.rank);
+	if (ax < 0) {
+		fl_error_set(err, "attribute axis: out of range");
+		return -1;
+	}
+	axes[0] = ax;
+	n = s.dim[ax];
+	if ((m = emit_ints(c, max ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN, x,
+			   "axes", axes, 1, TMP, err)) < 0 ||
+	    (in[0] = fl_onnx_emit2(c, FL_OP_EQUAL, x, m, TMP, err)) < 0 ||
+	    (in[1] = iota_along(c, s.rank, ax, n, err)) < 0 ||
+	    (in[2] = fl_onnx_scalar(c, last ? -1.0f : (float)n, err)) < 0 ||
+	    fl_tensor_convert_const(&c->g->tensors[in[2]], FL_I64, err) < 0 ||
+	    (r = fl_onnx_emit(c, FL_OP_WHERE, in, 3, NULL, TMP, err)) < 0)
+		return -1;
+	if (fl_onnx_attr_int(c, "keepdims", 1))
+		return emit_ints(c, last ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN,
+				 r, "axes", axes, 1, OUT, err) < 0 ? -1 : 0;
+	if ((r = emit_ints(c, last ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN, r,
+			   "axes", axes, 1, TMP, err)) < 0)
+		return -1;
+	for (int d = ax; d + 1 < s.rank; d++)
+		s.dim[d] = s.dim[d + 1];
+	s.rank--;
+	return fl_onnx_reshape(c, r, &s, OUT, err) < 0 ? -1 : 0;
+}
+
 /* Gather; known indices are made non-negative here, since fuselab's
  * gather clamps where ONNX counts from the end. */
 static int map_gather(fl_onnx_ctx *c, fl_error *err)
@@ -1585,6 +1656,7 @@ static const struct {
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
 	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
 	{"Round", map_unary}, {"Not", map_unary},
+	{"ArgMax", map_arg_extreme}, {"ArgMin", map_arg_extreme},
 	{"Equal", map_binary}, {"Less", map_binary},
 	{"LessOrEqual", map_binary}, {"Greater", map_binary},
 	{"GreaterOrEqual", map_binary}, {"And", map_binary},
