@@ -135,7 +135,8 @@ if [ $rc -ne 0 ]; then
 	fi
 	exit 0
 fi
-custom=$(grep -m1 'became custom ops:' "$log" | sed 's/.*became custom ops: *//')
+custom=$(grep -m1 -E 'cannot be modelled and (is|are) opaque:' "$log" |
+	sed 's/.* opaque: *//')
 if [ -n "$custom" ]; then
 	printf 'SKIP\t%s\tunsupported op: %s (an opaque custom op: imports, cannot run)\n' "$t" \
 		"$custom" > "$res"

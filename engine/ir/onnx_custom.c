@@ -3,7 +3,9 @@
  * fusion wall with no implementation, so that the model still loads,
  * partitions and shows (only running it is refused, naming the op).
  *
- * Contract (called by onnx_import.c for a node with no mapping):
+ * Contract (called by onnx_import.c for a node with no mapping, of a
+ * domain fuselab does not know, or whose mapping reported a form it
+ * cannot model, fl_onnx_cannot_model):
  *   - inputs: every input known at import as integers (Resize's sizes,
  *     TopK's k) or empty (Resize's roi) is an operand, not data, and is
  *     left out; every other
@@ -17,7 +19,9 @@
  *     same names), else the shape fuselab infers for a few common
  *     operators (Resize, Upsample, ArgMax, ArgMin, and elementwise ones
  *     such as Floor, CumSum or IsNaN); with neither, an
- *     error that says how to add the shapes (ONNX shape inference);
+ *     error that says how to add the shapes (ONNX shape inference) or
+ *     names the symbolic dim nothing gives; inside an inlined If branch
+ *     every output counts as read (the outer graph may read it);
  *   - an output keeps the model's element type, so an integer result
  *     (ArgMax) feeds only index inputs, as any integer tensor does.
  * Every op records the node's name and op type (provenance), and the
@@ -171,6 +175,9 @@ static bool output_used(const fl_onnx_ctx *c, const char *name)
 {
 	const Onnx__GraphProto *gp = c->graph;
 
+	if (c->depth > 0)
+		return true;	/* in an inlined branch: the outer graph
+				 * may read it */
 	for (size_t k = 0; k < gp->n_output; k++)
 		if (gp->output[k]->name && !strcmp(gp->output[k]->name, name))
 			return true;
@@ -186,7 +193,7 @@ static bool output_used(const fl_onnx_ctx *c, const char *name)
  * graph input declaring it; -1 when none does. */
 static int64_t param_value(const fl_onnx_ctx *c, const char *param)
 {
-	const Onnx__GraphProto *gp = c->graph;
+	const Onnx__GraphProto *gp = c->main_graph;
 
 	for (size_t k = 0; k < gp->n_input; k++) {
 		const Onnx__ValueInfoProto *vi = gp->input[k];
@@ -344,6 +351,9 @@ static int inferred_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 	return 0;
 }
 
+static void no_shape_error(const fl_onnx_ctx *c, const char *name,
+			   fl_error *err);
+
 static int output_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 			fl_error *err)
 {
@@ -360,17 +370,53 @@ static int output_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 		if (s->dim[d] < 1)
 			rc = 0;
 	if (rc == 0) {
-		fl_error_set(err, "%s is not supported, and its output %s "
-			     "has no shape in the model: fuselab keeps such an "
-			     "operator as an opaque custom op when the model "
-			     "declares its output shapes (run ONNX shape "
-			     "inference on the model, onnx.shape_inference."
-			     "infer_shapes, and give dynamic dims with "
-			     "--input-shape)", fl_error_name(c->node->op_type),
-			     fl_error_name(name));
+		no_shape_error(c, name, err);
 		return -1;
 	}
 	return 0;
+}
+
+/* The first symbolic dim of value `name`'s declared shape, or NULL. */
+static const char *symbolic_dim(const fl_onnx_ctx *c, const char *name)
+{
+	const Onnx__ValueInfoProto *vi = fl_onnx_declared_value(c->graph, name);
+	const Onnx__TensorShapeProto *sp = vi && vi->type &&
+		vi->type->tensor_type ? vi->type->tensor_type->shape : NULL;
+
+	for (size_t d = 0; sp && d < sp->n_dim; d++)
+		if (sp->dim[d]->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+		    sp->dim[d]->dim_param)
+			return sp->dim[d]->dim_param;
+	return NULL;
+}
+
+/* An opaque op needs its output's extents; a symbolic dim (ONNX shape
+ * inference names unknown ones unk__N) that no input's --input-shape
+ * gives is named, as the advice to run shape inference would not help. */
+static void no_shape_error(const fl_onnx_ctx *c, const char *name,
+			   fl_error *err)
+{
+	const char *param = symbolic_dim(c, name);
+
+	if (param) {
+		fl_error_set(err, "%s is not supported, and its output %s "
+			     "has no shape in the model: it declares the "
+			     "symbolic dim \"%s\", which no graph input's "
+			     "--input-shape gives, and fuselab keeps such an "
+			     "operator as an opaque custom op only with its "
+			     "output's extents", fl_error_name(c->node->op_type),
+			     fl_error_name(name), fl_error_name(param));
+		return;
+	}
+	fl_error_set(err, "%s is not supported, and its output %s "
+		     "has no shape in the model: fuselab keeps such an "
+		     "operator as an opaque custom op when the model "
+		     "declares its output shapes (run ONNX shape "
+		     "inference on the model, onnx.shape_inference."
+		     "infer_shapes, and give dynamic dims with "
+		     "--input-shape)", fl_error_name(c->node->op_type),
+		     fl_error_name(name));
 }
 
 /* ---- the ops -------------------------------------------------------------- */

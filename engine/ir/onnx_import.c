@@ -6,17 +6,22 @@
  * model's graph outputs, and whose const tensors hold the initializers'
  * real data; or NULL and "<source>: <node or tensor>: <what>".
  *
- * The steps: unpack the protobuf, check the model (a graph, opsets of
- * known domains only), bind initializers as known values, create the
- * graph inputs (dynamic dims from --input-shape), then walk the nodes in
+ * The steps: unpack the protobuf, check the model (a graph, a version
+ * of the default domain; other declared domains are ignored until a
+ * node uses one), bind initializers as known values, create the graph
+ * inputs (dynamic dims from --input-shape), then walk the nodes in
  * their order (ONNX stores them topologically; an input not produced by
  * an earlier node is an error, which also catches cycles): fold it when
- * its inputs are known (onnx_fold.c), map it (onnx_ops.c) or make it
- * opaque `custom` ops (onnx_custom.c); finally mark the outputs and
- * validate. */
+ * its inputs are known (onnx_fold.c), map it (onnx_ops.c, com.microsoft
+ * ones onnx_msft.c, If onnx_control.c, which may import a branch's
+ * nodes in place) or make it opaque `custom` ops (onnx_custom.c): an
+ * unknown op, an unknown domain, or a form its mapping reports it
+ * cannot model (fl_onnx_cannot_model; only malformed input is an
+ * error); finally mark the outputs and validate. */
 #include "onnx_import_impl.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +486,9 @@ static bool domain_is_default(const char *d)
 	return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
+/* The version of the default domain; other domains are not checked
+ * here: a model may declare domains no node uses (Silero VAD declares
+ * eight), and a node of a domain fuselab does not know becomes opaque. */
 static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 		       fl_error *err)
 {
@@ -488,14 +496,8 @@ static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 	for (size_t k = 0; k < m->n_opset_import; k++) {
 		const Onnx__OperatorSetIdProto *o = m->opset_import[k];
 
-		if (!domain_is_default(o->domain)) {
-			fl_error_set(err, "opset_import[%zu]: unknown operator "
-				     "set domain \"%s\" (fuselab knows the "
-				     "default domain \"\" / \"ai.onnx\")", k,
-				     fl_error_name(o->domain));
-			return -1;
-		}
-		c->opset = o->version;
+		if (domain_is_default(o->domain))
+			c->opset = o->version;
 	}
 	if (c->opset < 0) {
 		fl_error_set(err, "opset_import: no version of the default "
@@ -753,6 +755,10 @@ static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
 		n->uses[c->g->ops[k].kind] = true;
 		n->custom += c->g->ops[k].kind == FL_OP_CUSTOM;
 	}
+	if (*c->reason && !n->reason && !(n->reason = strdup(c->reason))) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -829,31 +835,75 @@ static void set_origin(fl_onnx_ctx *c, int index)
 			 n->op_type ? n->op_type : "node", index);
 }
 
+int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+	va_end(ap);
+	c->cannot_model = true;
+	fl_error_set(err, "%s is not supported", c->reason);
+	return -1;
+}
+
+/* Whether a failed mapping may fall back to an opaque op: it refused a
+ * form it cannot model before adding anything for the node (consts it
+ * materialised from known inputs stay, harmless and still valid). */
+static bool may_be_opaque(const fl_onnx_ctx *c)
+{
+	if (!c->cannot_model || c->g->n_ops != c->first_op)
+		return false;
+	for (size_t k = 0; k < c->node->n_output; k++)
+		if (c->node->output[k] && *c->node->output[k] &&
+		    fl_onnx_lookup((fl_onnx_ctx *)c, c->node->output[k]))
+			return false;
+	return true;
+}
+
+/* Maps the node with its domain's mapping (none: opaque); a mapping
+ * that finds a form it cannot model makes the node opaque instead. */
+static int map_node(fl_onnx_ctx *c, fl_error *err)
+{
+	const char *domain = c->node->domain;
+	fl_onnx_map_fn map = NULL;
+
+	if (domain_is_default(domain) && !strcmp(c->node->op_type, "If"))
+		map = fl_onnx_import_if;
+	else if (domain_is_default(domain))
+		map = fl_onnx_mapping(c->node->op_type);
+	else if (!strcmp(domain, "com.microsoft"))
+		map = fl_onnx_msft_mapping(c->node->op_type);
+	else
+		snprintf(c->reason, sizeof c->reason, "domain %s",
+			 fl_error_name(domain));
+	if (!map)
+		return fl_onnx_import_custom(c, err);
+	if (map(c, err) == 0)
+		return 0;
+	if (!may_be_opaque(c))
+		return -1;
+	return fl_onnx_import_custom(c, err);
+}
+
 static int import_node(fl_onnx_ctx *c, fl_error *err)
 {
-	fl_onnx_map_fn map;
-	int first = c->g->n_ops, rc;
+	int rc = 0;
 
+	c->first_op = c->g->n_ops;
+	c->cannot_model = false;
+	c->reason[0] = '\0';
 	if (!c->node->op_type || !*c->node->op_type) {
 		fl_error_set(err, "no op_type");
 		return -1;
 	}
-	if (!domain_is_default(c->node->domain)) {
-		fl_error_set(err, "operator domain \"%s\" is not supported",
-			     fl_error_name(c->node->domain));
+	if (domain_is_default(c->node->domain))
+		rc = fl_onnx_fold_node(c, err);
+	if (rc < 0 || (rc == 0 && map_node(c, err) < 0))
 		return -1;
-	}
-	rc = fl_onnx_fold_node(c, err);
-	if (rc < 0)
-		return -1;
-	if (rc == 0) {
-		map = fl_onnx_mapping(c->node->op_type);
-		if ((map ? map(c, err) : fl_onnx_import_custom(c, err)) < 0)
-			return -1;
-	}
 	if (check_outputs(c, err) < 0)
 		return -1;
-	return record(c, first, rc == 1, err);
+	return record(c, c->first_op, rc == 1, err);
 }
 
 static int import_nodes(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
@@ -873,6 +923,44 @@ static int import_nodes(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 		}
 	}
 	return 0;
+}
+
+/* The state of the node being imported, kept across a sub-graph. */
+typedef struct node_state {
+	const Onnx__NodeProto *node;
+	const Onnx__GraphProto *graph;
+	int node_index, n_emitted, first_op;
+	bool cannot_model;
+	char origin[256], reason[96];
+} node_state;
+
+int fl_onnx_import_subgraph(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+			    fl_error *err)
+{
+	node_state s = {c->node, c->graph, c->node_index, c->n_emitted,
+			c->first_op, c->cannot_model, "", ""};
+	int rc;
+
+	if (c->depth >= 16) {
+		fl_error_set(err, "sub-graphs nested more than 16 deep");
+		return -1;
+	}
+	memcpy(s.origin, c->origin, sizeof s.origin);
+	memcpy(s.reason, c->reason, sizeof s.reason);
+	c->graph = gp;
+	c->depth++;
+	rc = bind_initializers(c, gp, err) < 0 || import_nodes(c, gp, err) < 0
+		? -1 : 0;
+	c->depth--;
+	c->node = s.node;
+	c->graph = s.graph;
+	c->node_index = s.node_index;
+	c->n_emitted = s.n_emitted;
+	c->first_op = s.first_op;
+	c->cannot_model = s.cannot_model;
+	memcpy(c->origin, s.origin, sizeof c->origin);
+	memcpy(c->reason, s.reason, sizeof c->reason);
+	return rc;
 }
 
 /* --- outputs --- */
@@ -1002,6 +1090,7 @@ static int import_model(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 		return -1;
 	}
 	c->graph = gp;
+	c->main_graph = gp;
 	if (read_opsets(c, m, err) < 0 || bind_initializers(c, gp, err) < 0 ||
 	    add_inputs(c, gp, o, err) < 0 || import_nodes(c, gp, err) < 0 ||
 	    mark_outputs(c, gp, err) < 0)
@@ -1089,8 +1178,10 @@ void fl_onnx_info_free(fl_onnx_info *info)
 	for (int k = 0; k < info->n_opsets; k++)
 		free(info->opsets[k].domain);
 	free(info->opsets);
-	for (int k = 0; k < info->n_types; k++)
+	for (int k = 0; k < info->n_types; k++) {
 		free(info->types[k].op_type);
+		free(info->types[k].reason);
+	}
 	free(info->types);
 	memset(info, 0, sizeof *info);
 }
