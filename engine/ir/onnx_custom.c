@@ -376,7 +376,8 @@ static int output_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 	return 0;
 }
 
-/* The first symbolic dim of value `name`'s declared shape, or NULL. */
+/* The first symbolic dim of value `name`'s declared shape that no
+ * input gives, or NULL. */
 static const char *symbolic_dim(const fl_onnx_ctx *c, const char *name)
 {
 	const Onnx__ValueInfoProto *vi = fl_onnx_declared_value(c->graph, name);
@@ -386,7 +387,8 @@ static const char *symbolic_dim(const fl_onnx_ctx *c, const char *name)
 	for (size_t d = 0; sp && d < sp->n_dim; d++)
 		if (sp->dim[d]->value_case ==
 			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-		    sp->dim[d]->dim_param)
+		    sp->dim[d]->dim_param &&
+		    param_value(c, sp->dim[d]->dim_param) < 1)
 			return sp->dim[d]->dim_param;
 	return NULL;
 }

@@ -9,7 +9,8 @@
  * The steps: unpack the protobuf, check the model (a graph, a version
  * of the default domain; other declared domains are ignored until a
  * node uses one), bind initializers as known values, create the graph
- * inputs (dynamic dims from --input-shape), then walk the nodes in
+ * inputs (dynamic dims from --input-shape, given for the input or, by
+ * the dim's name, for another input), then walk the nodes in
  * their order (ONNX stores them topologically; an input not produced by
  * an earlier node is an error, which also catches cycles): fold it when
  * its inputs are known (onnx_fold.c), map it (onnx_ops.c, com.microsoft
@@ -647,6 +648,56 @@ static int input_type_supported(const Onnx__ValueInfoProto *vi,
 	return -1;
 }
 
+/* The value --input-shape gives symbolic dim `param` through another
+ * graph input declaring the same name (batch "N" on several inputs), or
+ * -1. */
+static int64_t given_param(const Onnx__GraphProto *gp,
+			   const fl_onnx_import_opts *o, const char *param)
+{
+	for (size_t k = 0; k < gp->n_input; k++) {
+		const Onnx__ValueInfoProto *vi = gp->input[k];
+		const fl_onnx_input_shape *given =
+			vi->name ? given_shape(o, vi->name) : NULL;
+		const Onnx__TensorShapeProto *sp = given && vi->type &&
+			vi->type->tensor_type ? vi->type->tensor_type->shape
+					      : NULL;
+
+		if (!sp || (int)sp->n_dim != given->shape.rank)
+			continue;
+		for (size_t d = 0; d < sp->n_dim; d++)
+			if (sp->dim[d]->value_case ==
+				    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+			    sp->dim[d]->dim_param &&
+			    !strcmp(sp->dim[d]->dim_param, param))
+				return given->shape.dim[d];
+	}
+	return -1;
+}
+
+/* Fills the symbolic dims of input vi (shape s, dynamic) that other
+ * inputs' --input-shape give; true when none is left. */
+static bool resolve_by_name(const Onnx__GraphProto *gp,
+			    const fl_onnx_import_opts *o,
+			    const Onnx__ValueInfoProto *vi, fl_shape *s)
+{
+	const Onnx__TensorShapeProto *sp = vi->type->tensor_type->shape;
+
+	if (!sp)
+		return false;
+	for (int d = 0; d < s->rank; d++) {
+		const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+
+		if (s->dim[d] >= 1)
+			continue;
+		if (dim->value_case !=
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+		    !dim->dim_param ||
+		    (s->dim[d] = given_param(gp, o, dim->dim_param)) < 1)
+			return false;
+	}
+	return true;
+}
+
 static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 		     const fl_onnx_import_opts *o, fl_error *err)
 {
@@ -666,7 +717,7 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 			return -1;
 		}
 		s = given->shape;
-	} else if (dynamic) {
+	} else if (dynamic && !resolve_by_name(c->graph, o, vi, &s)) {
 		fl_error_set(err, "dynamic dimensions: give them with "
 			     "--input-shape %s=d1,d2,...",
 			     fl_error_name(vi->name));
