@@ -191,6 +191,26 @@ def case_if_else_output(out):
     save(out, m, [("x", x)], [("y", x)])
 
 
+def case_if_opaque_branch(out):
+    """An opaque op inside the branch taken: counted for its own type,
+    not for If; its output read only by the outer graph."""
+    then_g = branch("then", [
+        h.make_node("Frobnicate", ["x"], ["f"], domain="com.example",
+                    name="frob"),
+        h.make_node("Relu", ["x"], ["t"], name="then_relu")],
+        [vi("t", [2, 3])])
+    then_g.value_info.append(vi("f", [2, 3]))
+    nodes = [h.make_node("Constant", [], ["cond"],
+                         value=h.make_tensor("c", T.BOOL, [], [True])),
+             h.make_node("If", ["cond"], ["y"], then_branch=then_g,
+                         else_branch=branch("else", [], [vi("x", [2, 3])]),
+                         name="iff"),
+             h.make_node("Add", ["y", "f"], ["z"], name="add")]
+    m = model(nodes, [vi("x", [2, 3])], [vi("z", [2, 3])],
+              domains=["com.example"])
+    save(out, m)
+
+
 def case_pad_modes(out):
     x = rand(1, 2, 4, 5)
     p_reflect = np.array([0, 0, 2, 1, 0, 0, 1, 3], np.int64)

@@ -106,7 +106,8 @@ static void test_onnx_import_user_symbolic_opaque(void **state)
 
 /* If on a shape test folded at import is inlined (branch initializers,
  * outer values, the else branch returning an outer value that is also
- * a graph output). */
+ * a graph output, an opaque op in the branch read by the outer graph,
+ * counted for its own op type). */
 static void test_onnx_import_user_if_inlined(void **state)
 {
 	char dir[64], *out;
@@ -114,6 +115,9 @@ static void test_onnx_import_user_if_inlined(void **state)
 	(void)state;
 	numbers_match("if_known", "--input-shape x=1,4", 1);
 	numbers_match("if_else_output", "", 1);
+	check_prints("if_opaque_branch", "", 0,
+		     "1 op cannot be modelled and is opaque: Frobnicate x1 "
+		     "(domain com.example)\n");
 	make_model("if_known", dir, sizeof dir);
 	run_model(dir, "--batch --input-shape x=1,4", 0, &out);
 	if (strstr(out, "opaque"))

@@ -20,8 +20,8 @@
  *     operators (Resize, Upsample, ArgMax, ArgMin, and elementwise ones
  *     such as Floor, CumSum or IsNaN); with neither, an
  *     error that says how to add the shapes (ONNX shape inference) or
- *     names the symbolic dim nothing gives; inside an inlined If branch
- *     every output counts as read (the outer graph may read it);
+ *     names the symbolic dim nothing gives (fl_onnx_output_read tells
+ *     which outputs are read, also inside an inlined If branch);
  *   - an output keeps the model's element type, so an integer result
  *     (ArgMax) feeds only index inputs, as any integer tensor does.
  * Every op records the node's name and op type (provenance), and the
@@ -169,18 +169,28 @@ static bool graph_reads(const Onnx__GraphProto *gp, const char *name,
 	return false;
 }
 
-/* Whether the current node's output `name` is read by a later node or
- * is a graph output. */
-static bool output_used(const fl_onnx_ctx *c, const char *name)
+static bool is_output(const Onnx__GraphProto *gp, const char *name)
 {
-	const Onnx__GraphProto *gp = c->graph;
-
-	if (c->depth > 0)
-		return true;	/* in an inlined branch: the outer graph
-				 * may read it */
 	for (size_t k = 0; k < gp->n_output; k++)
 		if (gp->output[k]->name && !strcmp(gp->output[k]->name, name))
 			return true;
+	return false;
+}
+
+bool fl_onnx_output_read(const fl_onnx_ctx *c, const char *name)
+{
+	const Onnx__GraphProto *gp = c->graph;
+
+	if (!name || !*name)
+		return false;
+	/* in an inlined branch: a read anywhere in the model is one of
+	 * this value (ONNX names are assigned once), or the branch or the
+	 * model gives it out */
+	if (c->depth > 0)
+		return is_output(gp, name) || is_output(c->main_graph, name) ||
+		       graph_reads(c->main_graph, name, 0);
+	if (is_output(gp, name))
+		return true;
 	for (size_t i = (size_t)c->node_index + 1; i < gp->n_node; i++)
 		if (node_reads(gp->node[i], name, 0))
 			return true;
@@ -461,7 +471,7 @@ int fl_onnx_import_custom(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	for (size_t k = 0; k < c->node->n_output; k++) {
 		if (!c->node->output[k] || !*c->node->output[k] ||
-		    !output_used(c, c->node->output[k]))
+		    !fl_onnx_output_read(c, c->node->output[k]))
 			continue;
 		/* a node nothing reads adds no op */
 		if (emit_output(c, &ci, (int)k, err) < 0)

@@ -87,6 +87,9 @@ int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
 /* onnx_custom.c: a node with no mapping, as opaque `custom` ops (one per
  * output read later); errors name the problem only. */
 int fl_onnx_import_custom(fl_onnx_ctx *c, fl_error *err);
+/* Whether the node's output `name` is read by a later node (at any
+ * depth of sub-graphs) or is a graph output. */
+bool fl_onnx_output_read(const fl_onnx_ctx *c, const char *name);
 
 /* The value info the model declares for value `name` (value_info or a
  * graph output), or NULL; its shape, *dynamic set when a dim has no value

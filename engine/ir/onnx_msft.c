@@ -113,28 +113,10 @@ static int map_layernorm(fl_onnx_ctx *c, fl_error *err)
 	return fl_onnx_mapping("LayerNormalization")(c, err);
 }
 
-/* Whether output k of the node is read: by a later node of its graph or
- * as a graph output (inside an inlined branch, always: the outer graph
- * may read it). */
 static bool output_read(const fl_onnx_ctx *c, int k)
 {
-	const Onnx__GraphProto *gp = c->graph;
-	const char *name = (size_t)k < c->node->n_output ? c->node->output[k]
-							 : NULL;
-
-	if (!name || !*name)
-		return false;
-	if (c->depth > 0)
-		return true;
-	for (size_t i = 0; i < gp->n_output; i++)
-		if (gp->output[i]->name && !strcmp(gp->output[i]->name, name))
-			return true;
-	for (size_t i = (size_t)c->node_index + 1; i < gp->n_node; i++)
-		for (size_t j = 0; j < gp->node[i]->n_input; j++)
-			if (gp->node[i]->input[j] &&
-			    !strcmp(gp->node[i]->input[j], name))
-				return true;
-	return false;
+	return (size_t)k < c->node->n_output &&
+	       fl_onnx_output_read(c, c->node->output[k]);
 }
 
 static int map_skip_layernorm(fl_onnx_ctx *c, fl_error *err)
