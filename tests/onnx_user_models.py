@@ -211,6 +211,25 @@ def case_if_opaque_branch(out):
     save(out, m)
 
 
+def case_later_output(out):
+    """A later output fuselab's mapping does not compute, read by a node
+    or given out: the whole node is opaque (its first output too); the
+    same op type with only output 0 read is mapped."""
+    x = rand(2, 8)
+    nodes = [h.make_node("LayerNormalization", ["x", "g"], ["ln", "mean"],
+                         axis=-1, name="ln_mean"),
+             h.make_node("Relu", ["mean"], ["mr"], name="relu"),
+             h.make_node("LayerNormalization", ["x", "g"], ["ln2", "unused"],
+                         axis=-1, name="ln_plain"),
+             h.make_node("Dropout", ["x"], ["d", "mask"], name="drop")]
+    m = model(nodes, [vi("x", [2, 8])],
+              [vi("ln", [2, 8]), vi("mr", [2, 1]), vi("ln2", [2, 8]),
+               vi("mask", [2, 8], T.BOOL)],
+              [nh.from_array(np.ones(8, np.float32), "g")],
+              value_info=[vi("mean", [2, 1])])
+    save(out, m)
+
+
 def case_pad_modes(out):
     x = rand(1, 2, 4, 5)
     p_reflect = np.array([0, 0, 2, 1, 0, 0, 1, 3], np.int64)

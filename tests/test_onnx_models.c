@@ -126,6 +126,20 @@ static void test_onnx_import_user_if_inlined(void **state)
 	t_remove_dir(dir);
 }
 
+/* A node whose later output is read but not computed by its mapping
+ * (LayerNormalization's Mean, Dropout's mask) is opaque as a whole,
+ * where it was an error; with only output 0 read it is mapped. */
+static void test_onnx_import_user_later_outputs(void **state)
+{
+	(void)state;
+	check_prints("later_output", "", 0,
+		     "3 ops cannot be modelled and are opaque: "
+		     "LayerNormalization x2 (output 1 is read), Dropout x1 "
+		     "(output 1 is read)\n");
+	check_prints("later_output", "", 0,
+		     "LayerNormalization     x2    -> layernorm, custom x2");
+}
+
 /* Pad's reflect and edge modes compute numpy's np.pad; a mode fuselab
  * cannot model is opaque, named with its mode. */
 static void test_onnx_import_user_pad_modes(void **state)
@@ -160,6 +174,7 @@ FL_SUITE(onnx_models,
 	 cmocka_unit_test(test_onnx_import_user_symbolic_dims),
 	 cmocka_unit_test(test_onnx_import_user_symbolic_opaque),
 	 cmocka_unit_test(test_onnx_import_user_if_inlined),
+	 cmocka_unit_test(test_onnx_import_user_later_outputs),
 	 cmocka_unit_test(test_onnx_import_user_pad_modes),
 	 cmocka_unit_test(test_onnx_import_user_msft_ops),
 	 cmocka_unit_test(test_onnx_import_user_msft_opaque));

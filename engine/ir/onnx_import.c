@@ -16,9 +16,11 @@
  * its inputs are known (onnx_fold.c), map it (onnx_ops.c, com.microsoft
  * ones onnx_msft.c, If onnx_control.c, which may import a branch's
  * nodes in place) or make it opaque `custom` ops (onnx_custom.c): an
- * unknown op, an unknown domain, or a form its mapping reports it
- * cannot model (fl_onnx_cannot_model; only malformed input is an
- * error); finally mark the outputs and validate. */
+ * unknown op, an unknown domain, a form its mapping reports it cannot
+ * model (fl_onnx_cannot_model), or a later output that something reads
+ * and the mapping does not compute (the mapping is undone: a snapshot
+ * of graph and bindings is taken for such nodes only); only malformed
+ * input is an error; finally mark the outputs and validate. */
 #include "onnx_import_impl.h"
 
 #include <ctype.h>
@@ -912,8 +914,85 @@ static bool may_be_opaque(const fl_onnx_ctx *c)
 	return true;
 }
 
+/* The graph and bindings before a node whose mapping may have to be
+ * undone (rare: a node with a later output that something reads). */
+typedef struct snapshot {
+	fl_graph *g;
+	int n_bind, n_tensors;
+} snapshot;
+
+/* Output k >= 1 of the node that something reads and the mapping left
+ * unbound (it computes output 0 only), or -1. */
+static int unbound_read_output(fl_onnx_ctx *c)
+{
+	for (size_t k = 1; k < c->node->n_output; k++)
+		if (fl_onnx_output_read(c, c->node->output[k]) &&
+		    !fl_onnx_lookup(c, c->node->output[k]))
+			return (int)k;
+	return -1;
+}
+
+static int take_snapshot(fl_onnx_ctx *c, snapshot *s, fl_error *err)
+{
+	s->g = fl_graph_copy(c->g);
+	s->n_bind = c->n_bind;
+	s->n_tensors = c->g->n_tensors;
+	if (!s->g) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Back to snapshot s: its graph, the bindings made since dropped, and
+ * known values made const tensors since (materialised) known only. */
+static int restore_snapshot(fl_onnx_ctx *c, snapshot *s, fl_error *err)
+{
+	for (int k = s->n_bind; k < c->n_bind; k++) {
+		free(c->bind[k].name);
+		fl_onnx_values_delete(c->bind[k].known);
+	}
+	c->n_bind = s->n_bind;
+	for (int k = 0; k < c->n_bind; k++)
+		if (c->bind[k].tensor >= s->n_tensors)
+			c->bind[k].tensor = -1;
+	fl_graph_free(c->g);
+	c->g = s->g;
+	s->g = NULL;
+	if (rehash(c) < 0) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs map; when it leaves a later output that something reads
+ * unbound, undoes it and makes the node opaque (all its outputs). */
+static int map_whole_node(fl_onnx_ctx *c, fl_onnx_map_fn map, fl_error *err)
+{
+	snapshot s = {NULL, 0, 0};
+	bool later = false;
+	int rc, k;
+
+	for (size_t j = 1; j < c->node->n_output && !later; j++)
+		later = fl_onnx_output_read(c, c->node->output[j]);
+	if (later && take_snapshot(c, &s, err) < 0)
+		return -1;
+	rc = map(c, err);
+	if (rc == 0 && later && (k = unbound_read_output(c)) >= 0) {
+		if (restore_snapshot(c, &s, err) < 0)
+			return -1;
+		snprintf(c->reason, sizeof c->reason, "output %d is read", k);
+		c->first_op = c->g->n_ops;
+		return fl_onnx_import_custom(c, err);
+	}
+	fl_graph_free(s.g);
+	return rc;
+}
+
 /* Maps the node with its domain's mapping (none: opaque); a mapping
- * that finds a form it cannot model makes the node opaque instead. */
+ * that finds a form it cannot model, or that does not compute a later
+ * output something reads, makes the node opaque instead. */
 static int map_node(fl_onnx_ctx *c, fl_error *err)
 {
 	const char *domain = c->node->domain;
@@ -930,7 +1009,7 @@ static int map_node(fl_onnx_ctx *c, fl_error *err)
 			 fl_error_name(domain));
 	if (!map)
 		return fl_onnx_import_custom(c, err);
-	if (map(c, err) == 0)
+	if (map_whole_node(c, map, err) == 0)
 		return 0;
 	if (!may_be_opaque(c))
 		return -1;

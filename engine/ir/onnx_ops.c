@@ -5,8 +5,9 @@
  * ops of the op library, emitted through fl_onnx_emit so that they carry
  * the node's provenance and have their shapes inferred at once, and binds
  * the node's outputs (output 0; the optional extra outputs of Dropout,
- * LayerNormalization, BatchNormalization and MaxPool are left unbound, so
- * a node that reads one gets an "undefined input" error).  Inputs that
+ * LayerNormalization, BatchNormalization and MaxPool are left unbound,
+ * and onnx_import.c makes a node whose unbound output is read opaque as
+ * a whole).  Inputs that
  * must be known at import (shapes, axes, pads, ...) are read with
  * fl_onnx_input_ints; an op type missing here becomes a `custom` op in
  * onnx_import.c, and so does a node whose mapping finds a form it cannot
