@@ -116,8 +116,6 @@ if [ $rc -ne 0 ]; then
 		r="unsupported type: $msg" ;;
 	*"must be known at import"*)
 		r="unsupported: a shape input computed at run time ($op)" ;;
-	*"unknown operator set domain"*)
-		r="unsupported: operator set domain ${msg#*domain }" ;;
 	*"fuselab needs extents >= 1"*)
 		r="unsupported: an empty (0-extent) tensor" ;;
 	*"dynamic dimensions"*)
@@ -201,7 +199,6 @@ cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
 		-e 's/^(unsupported op): .*/\1/' \
 		-e 's/^(unsupported (type|attribute or form)): .*/\1/' \
 		-e 's/^(unsupported: a shape input computed at run time).*/\1/' \
-		-e 's/^(unsupported: operator set domain).*/\1/' \
 		-e 's/^unsupported: output [0-9]+ of .*/unsupported: a later output of a node/' |
 		sort | uniq -c | sort -rn
 	echo

@@ -247,10 +247,15 @@ def case_pad_modes(out):
 
 
 def case_pad_wrap(out):
-    """A mode fuselab cannot model: opaque, named in the summary."""
-    nodes = [h.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pw")]
-    m = model(nodes, [vi("x", [2, 3])], [vi("y", [2, 5])],
-              [nh.from_array(np.array([0, 1, 0, 1], np.int64), "p")])
+    """Modes fuselab cannot model: opaque, each named once in the
+    summary."""
+    nodes = [h.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pw"),
+             h.make_node("Pad", ["y", "p"], ["z"], mode="wrap", name="pw2"),
+             h.make_node("Pad", ["z", "p"], ["w"], mode="mirror",
+                         name="pm")]
+    m = model(nodes, [vi("x", [2, 3])], [vi("w", [2, 9])],
+              [nh.from_array(np.array([0, 1, 0, 1], np.int64), "p")],
+              value_info=[vi("y", [2, 5]), vi("z", [2, 7])])
     save(out, m)
 
 

@@ -928,7 +928,8 @@ static void test_onnx_import_bad_models(void **state)
 	/* a model without the default domain (a declared domain that no
 	 * node uses is ignored: test_onnx_import_user_unused_domains) */
 	b.opset.domain = "com.example";
-	expect_error(&b, "opset_import: no version of the default domain");
+	expect_error(&b, "node r (Relu): opset_import: the model declares no "
+		     "version of the default domain");
 
 	model_init(&b, 13);
 	input(&b, "x", xd, 1);

@@ -141,14 +141,14 @@ static void test_onnx_import_user_later_outputs(void **state)
 }
 
 /* Pad's reflect and edge modes compute numpy's np.pad; a mode fuselab
- * cannot model is opaque, named with its mode. */
+ * cannot model is opaque, each mode named once. */
 static void test_onnx_import_user_pad_modes(void **state)
 {
 	(void)state;
 	numbers_match("pad_modes", "", 2);
 	check_prints("pad_wrap", "", 0,
-		     "1 op cannot be modelled and is opaque: Pad x1 (mode "
-		     "wrap)");
+		     "3 ops cannot be modelled and are opaque: Pad x3 (mode "
+		     "wrap; mode mirror)\n");
 }
 
 /* The com.microsoft operators ONNX Runtime's optimizer writes compute

@@ -489,9 +489,11 @@ static bool domain_is_default(const char *d)
 	return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
-/* The version of the default domain; other domains are not checked
- * here: a model may declare domains no node uses (Silero VAD declares
- * eight), and a node of a domain fuselab does not know becomes opaque. */
+/* The version of the default domain (-1 when the model declares none:
+ * then a node of the default domain is an error); other domains are not
+ * checked here: a model may declare domains no node uses (Silero VAD
+ * declares eight), and a node of a domain fuselab does not know becomes
+ * opaque. */
 static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 		       fl_error *err)
 {
@@ -502,12 +504,7 @@ static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 		if (domain_is_default(o->domain))
 			c->opset = o->version;
 	}
-	if (c->opset < 0) {
-		fl_error_set(err, "opset_import: no version of the default "
-			     "domain");
-		return -1;
-	}
-	if (c->opset < 1 || c->opset > 18) {
+	if (c->opset != -1 && (c->opset < 1 || c->opset > 18)) {
 		fl_error_set(err, "opset_import: version %lld of the default "
 			     "domain; fuselab reads opsets 1 to 18",
 			     (long long)c->opset);
@@ -789,11 +786,31 @@ static fl_onnx_op_count *count_of(fl_onnx_info *info, const char *op_type)
 	return n;
 }
 
+/* Adds why a node of n's type is opaque to n's reasons, "; " between
+ * different ones. */
+static int add_reason(fl_onnx_op_count *n, const char *reason)
+{
+	size_t len = n->reason ? strlen(n->reason) : 0;
+	char *r;
+
+	if (n->reason && strstr(n->reason, reason))
+		return 0;
+	r = realloc(n->reason, len + strlen(reason) + 3);
+	if (!r)
+		return -1;
+	if (len)
+		strcpy(r + len, "; ");
+	strcpy(r + (len ? len + 2 : 0), reason);
+	n->reason = r;
+	return 0;
+}
+
 /* How the current node was imported: folded, custom, or into the ops
  * from first on. */
 static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
 {
 	fl_onnx_op_count *n;
+	bool made_custom = false;
 
 	if (!c->info)
 		return 0;
@@ -806,9 +823,10 @@ static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
 	n->folded += folded;
 	for (int k = first; k < c->g->n_ops; k++) {
 		n->uses[c->g->ops[k].kind] = true;
+		made_custom |= c->g->ops[k].kind == FL_OP_CUSTOM;
 		n->custom += c->g->ops[k].kind == FL_OP_CUSTOM;
 	}
-	if (*c->reason && !n->reason && !(n->reason = strdup(c->reason))) {
+	if (made_custom && *c->reason && add_reason(n, c->reason) < 0) {
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
@@ -1025,6 +1043,11 @@ static int import_node(fl_onnx_ctx *c, fl_error *err)
 	c->reason[0] = '\0';
 	if (!c->node->op_type || !*c->node->op_type) {
 		fl_error_set(err, "no op_type");
+		return -1;
+	}
+	if (domain_is_default(c->node->domain) && c->opset < 0) {
+		fl_error_set(err, "opset_import: the model declares no "
+			     "version of the default domain");
 		return -1;
 	}
 	if (domain_is_default(c->node->domain))

@@ -47,8 +47,9 @@ typedef struct fl_onnx_op_count {
 	int nodes;		/* nodes of this type in the graph */
 	int folded;		/* computed at import (shape sub-graphs) */
 	int custom;		/* became `custom` ops */
-	char *reason;		/* why they did (the first node's: "mode
-				 * cubic"), or NULL */
+	char *reason;		/* why they did, when the importer says
+				 * ("mode cubic", different ones joined
+				 * by "; "), or NULL */
 	bool uses[FL_OP_COUNT];	/* fuselab ops its other nodes became */
 } fl_onnx_op_count;
 
