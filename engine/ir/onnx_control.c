@@ -46,6 +46,8 @@ static int bind_output(fl_onnx_ctx *c, int k, const char *from,
 	const char *to = c->node->output[k];
 	fl_onnx_binding *b = from ? fl_onnx_lookup(c, from) : NULL;
 	fl_onnx_values *v;
+	fl_onnx_binding *bound;
+	bool lax;
 	int dtype;
 
 	if (!to || !*to)
@@ -59,10 +61,14 @@ static int bind_output(fl_onnx_ctx *c, int k, const char *from,
 		v = copy_values(b->known, err);
 		return v ? fl_onnx_bind_known(c, to, v, err) : -1;
 	}
+	/* b may move as the copy adds a binding */
 	dtype = b->dtype;
+	lax = b->lax;
 	if (fl_onnx_emit1(c, FL_OP_COPY, b->tensor, k, err) < 0)
 		return -1;
-	fl_onnx_lookup(c, to)->dtype = dtype;
+	bound = fl_onnx_lookup(c, to);
+	bound->dtype = dtype;
+	bound->lax = lax;
 	return 0;
 }
 
