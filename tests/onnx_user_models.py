@@ -191,6 +191,21 @@ def case_if_else_output(out):
     save(out, m, [("x", x)], [("y", x)])
 
 
+def case_if_runtime(out):
+    """An If on a run-time condition (Silero VAD tests its sample-rate
+    input): opaque, its output shaped by what the branches declare."""
+    then_g = branch("then", [h.make_node("Neg", ["x"], ["t"])],
+                    [vi("t", [2, 3])])
+    else_g = branch("else", [h.make_node("Relu", ["x"], ["e"])],
+                    [vi("e", [2, 3])])
+    nodes = [h.make_node("If", ["cond"], ["r"], then_branch=then_g,
+                         else_branch=else_g, name="iff"),
+             h.make_node("Tanh", ["r"], ["y"], name="tanh")]
+    m = model(nodes, [vi("x", [2, 3]), vi("cond", [], T.BOOL)],
+              [h.make_tensor_value_info("y", T.FLOAT, None)])
+    save(out, m)
+
+
 def case_if_opaque_branch(out):
     """An opaque op inside the branch taken: counted for its own type,
     not for If; its output read only by the outer graph."""

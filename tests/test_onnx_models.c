@@ -107,7 +107,8 @@ static void test_onnx_import_user_symbolic_opaque(void **state)
 /* If on a shape test folded at import is inlined (branch initializers,
  * outer values, the else branch returning an outer value that is also
  * a graph output, an opaque op in the branch read by the outer graph,
- * counted for its own op type). */
+ * counted for its own op type); an If decided at run time is opaque,
+ * shaped by its branches' declared outputs. */
 static void test_onnx_import_user_if_inlined(void **state)
 {
 	char dir[64], *out;
@@ -115,6 +116,9 @@ static void test_onnx_import_user_if_inlined(void **state)
 	(void)state;
 	numbers_match("if_known", "--input-shape x=1,4", 1);
 	numbers_match("if_else_output", "", 1);
+	check_prints("if_runtime", "", 0,
+		     "1 op cannot be modelled and is opaque: If x1 (condition "
+		     "computed at run time)\n");
 	check_prints("if_opaque_branch", "", 0,
 		     "1 op cannot be modelled and is opaque: Frobnicate x1 "
 		     "(domain com.example)\n");

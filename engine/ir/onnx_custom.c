@@ -17,8 +17,9 @@
  *     the model declares for it (value_info or graph output; symbolic
  *     dims take the values --input-shape gave the inputs declaring the
  *     same names), else the shape fuselab infers for a few common
- *     operators (Resize, Upsample, ArgMax, ArgMin, and elementwise ones
- *     such as Floor, CumSum or IsNaN); with neither, an
+ *     operators (Resize, Upsample, ArgMax, ArgMin, elementwise ones
+ *     such as Floor, CumSum or IsNaN, and If, whose branches declare
+ *     their outputs' shapes); with neither, an
  *     error that says how to add the shapes (ONNX shape inference) or
  *     names the symbolic dim nothing gives (fl_onnx_output_read tells
  *     which outputs are read, also inside an inlined If branch);
@@ -332,6 +333,31 @@ static bool listed(const char *const *list, const char *op)
 	return false;
 }
 
+/* An If decided at run time: output k has the shape both branches
+ * declare for their output k, when they agree and it is static. */
+static int if_shape(const fl_onnx_ctx *c, int k, fl_shape *s, int *dtype)
+{
+	static const char *const names[2] = {"then_branch", "else_branch"};
+	fl_shape b[2];
+
+	for (int i = 0; i < 2; i++) {
+		const Onnx__AttributeProto *a = fl_onnx_attr(c, names[i]);
+		bool dynamic;
+		fl_error ignore;
+
+		if (!a || !a->g || a->g->n_output <= (size_t)k ||
+		    fl_onnx_declared_shape(a->g->output[k], &b[i], &dynamic,
+					   &ignore) < 0 ||
+		    dynamic)
+			return 0;
+		*dtype = a->g->output[k]->type->tensor_type->elem_type;
+	}
+	if (b[0].rank != b[1].rank || !fl_shape_equal(&b[0], &b[1]))
+		return 0;
+	*s = b[0];
+	return 1;
+}
+
 /* The shape fuselab infers for output k of a few common operators: 1
  * when it does, 0 when it does not. */
 static int inferred_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
@@ -339,6 +365,8 @@ static int inferred_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 {
 	const char *op = c->node->op_type;
 
+	if (!strcmp(op, "If"))
+		return if_shape(c, k, s, dtype);
 	if (k != 0 || !fl_onnx_has_input(c, 0))
 		return 0;
 	if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
