@@ -67,6 +67,10 @@ def layernorm(x, g, b, eps):
     return (x - m) / np.sqrt(v + eps) * g + b
 
 
+def rmsnorm(x, g, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+
 def conv(x, w, b, pad):
     n, c, hh, ww = x.shape
     k, _, r, s = w.shape
@@ -294,6 +298,10 @@ def case_msft(out):
         n("SkipLayerNormalization", ["x", "skip", "g", "be", "bias"],
           ["sln", "", "", "sln_sum"], epsilon=1e-4),
         n("SkipLayerNormalization", ["x", "skip", "g"], ["sln2"]),
+        n("SimplifiedLayerNormalization", ["x", "g"], ["rms"],
+          epsilon=1e-3),
+        n("SkipSimplifiedLayerNormalization", ["x", "skip", "g"],
+          ["srms", "", "", "srms_sum"]),
         n("FusedMatMul", ["x", "wm"], ["fmm"], transB=1, alpha=0.5),
         n("FusedConv", ["xc", "wc", "bc"], ["fc_leaky"], pads=[1, 1, 1, 1],
           activation="LeakyRelu", activation_params=[0.2]),
@@ -317,6 +325,9 @@ def case_msft(out):
         "sln": layernorm(s, g, be, 1e-4),
         "sln_sum": s,
         "sln2": layernorm(x + skip, g, 0, 1e-12),
+        "rms": rmsnorm(x, g, 1e-3),
+        "srms": rmsnorm(x + skip, g, 1e-5),
+        "srms_sum": x + skip,
         "fmm": 0.5 * (x @ wm.T),
         "fc_leaky": np.where(c > 0, c, 0.2 * c),
         "fc_clip": np.clip(c, -0.5, 0.7),

@@ -15,6 +15,13 @@
  *                                3 is that sum; outputs 1 and 2 (mean,
  *                                inverse std, for training) cannot be
  *                                modelled when something reads them
+ *   SimplifiedLayerNormalization(X, scale)   rmsnorm over the last axis
+ *                                (epsilon 1e-5); output 0 only
+ *   SkipSimplifiedLayerNormalization(input, skip, gamma)   rmsnorm (epsilon
+ *                                1e-5) of input + skip; output 3 is that
+ *                                sum; a bias input cannot be modelled
+ *                                (ONNX Runtime's versions disagree on
+ *                                whether it is added)
  *   FusedMatMul(A, B)            alpha * (A or A^T) (B or B^T) over the
  *                                last two dims (transA, transB, alpha);
  *                                transBatchA/B cannot be modelled
@@ -148,6 +155,61 @@ static int map_skip_layernorm(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	if (output_read(c, 3) &&
 	    fl_onnx_emit1(c, FL_OP_COPY, sum, 3, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* rmsnorm of x over the last axis, times gamma (input k), into out. */
+static int emit_rmsnorm(fl_onnx_ctx *c, int x, int k, int out, fl_error *err)
+{
+	int in[2] = {x, -1};
+	fl_attrs a = {0};
+	int y;
+
+	if ((in[1] = fl_onnx_data(c, k, err)) < 0)
+		return -1;
+	if (fl_attrs_set_number(&a, "eps",
+				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	y = fl_onnx_emit(c, FL_OP_RMSNORM, in, 2, &a, out, err);
+	fl_attrs_free(&a);
+	return y;
+}
+
+static int map_simplified_layernorm(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err);
+	int64_t axis = fl_onnx_attr_int(c, "axis", -1);
+
+	if (x < 0)
+		return -1;
+	if (axis != -1 && axis != c->g->tensors[x].shape.rank - 1)
+		return fl_onnx_cannot_model(c, err, "axis %lld",
+					    (long long)axis);
+	if (output_read(c, 1))
+		return fl_onnx_cannot_model(c, err, "output inv_std_var");
+	return emit_rmsnorm(c, x, 1, OUT, err) < 0 ? -1 : 0;
+}
+
+/* The optional bias is left out: ONNX Runtime's versions disagree on
+ * whether it is added. */
+static int map_skip_simplified_layernorm(fl_onnx_ctx *c, fl_error *err)
+{
+	int x, skip;
+
+	if (fl_onnx_has_input(c, 3))
+		return fl_onnx_cannot_model(c, err, "input bias");
+	if (output_read(c, 1) || output_read(c, 2))
+		return fl_onnx_cannot_model(c, err, "output mean or "
+					    "inv_std_var");
+	if ((x = fl_onnx_data(c, 0, err)) < 0 ||
+	    (skip = fl_onnx_data(c, 1, err)) < 0 ||
+	    (x = fl_onnx_emit2(c, FL_OP_ADD, x, skip, TMP, err)) < 0 ||
+	    emit_rmsnorm(c, x, 2, OUT, err) < 0)
+		return -1;
+	if (output_read(c, 3) && fl_onnx_emit1(c, FL_OP_COPY, x, 3, err) < 0)
 		return -1;
 	return 0;
 }
@@ -295,6 +357,8 @@ static const struct {
 	{"BiasGelu", map_bias_gelu}, {"QuickGelu", map_quick_gelu},
 	{"LayerNormalization", map_layernorm},
 	{"SkipLayerNormalization", map_skip_layernorm},
+	{"SimplifiedLayerNormalization", map_simplified_layernorm},
+	{"SkipSimplifiedLayerNormalization", map_skip_simplified_layernorm},
 	{"FusedMatMul", map_fused_matmul}, {"FusedConv", map_fused_conv},
 };
 
