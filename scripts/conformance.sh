@@ -110,7 +110,8 @@ msg=$(grep -m1 '^fuselab: ' "$log" | sed -e 's/^fuselab: //' \
 if [ $rc -ne 0 ]; then
 	op=$(printf '%s\n' "$msg" | sed -n 's/^(\([A-Za-z0-9]*\)).*/\1/p')
 	case $msg in
-	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*)
+	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*|\
+	*"cannot be modelled, and its output"*)
 		r="unsupported op: $op" ;;
 	*"on the data path"*|*"element type"*"not supported"*)
 		r="unsupported type: $msg" ;;

@@ -249,6 +249,17 @@ def case_later_output(out):
     save(out, m)
 
 
+def case_runtime_shape(out):
+    """A Reshape to a shape given at run time: opaque, shaped as the
+    model declares (out_decl) or an error naming why (no declaration)."""
+    nodes = [h.make_node("Reshape", ["x", "shp"], ["y"], name="rs")]
+    m = model(nodes, [vi("x", [2, 3]), vi("shp", [2], T.INT64)],
+              [vi("y", [3, 2])])
+    save(out, m)
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    onnx.save(m, os.path.join(out, "undeclared.onnx"))
+
+
 def case_pad_modes(out):
     x = rand(1, 2, 4, 5)
     p_reflect = np.array([0, 0, 2, 1, 0, 0, 1, 3], np.int64)

@@ -144,6 +144,27 @@ static void test_onnx_import_user_later_outputs(void **state)
 		     "LayerNormalization     x2    -> layernorm, custom x2");
 }
 
+/* An operand computed at run time (Reshape's shape from an input) makes
+ * the node opaque when the model declares its output's shape, else the
+ * error names why it cannot be modelled. */
+static void test_onnx_import_user_runtime_operand(void **state)
+{
+	char dir[64], args[256], *out;
+
+	(void)state;
+	check_prints("runtime_shape", "", 0,
+		     "1 op cannot be modelled and is opaque: Reshape x1 (input "
+		     "1 computed at run time)\n");
+	make_model("runtime_shape", dir, sizeof dir);
+	snprintf(args, sizeof args, "--check %s/undeclared.onnx", dir);
+	assert_int_equal(t_fuselab(args, &out), 2);
+	t_assert_contains(out, "node rs (Reshape): Reshape (input 1 computed "
+			  "at run time) cannot be modelled, and its output y "
+			  "has no shape in the model");
+	free(out);
+	t_remove_dir(dir);
+}
+
 /* Pad's reflect and edge modes compute numpy's np.pad; a mode fuselab
  * cannot model is opaque, each mode named once. */
 static void test_onnx_import_user_pad_modes(void **state)
@@ -198,6 +219,7 @@ FL_SUITE(onnx_models,
 	 cmocka_unit_test(test_onnx_import_user_symbolic_opaque),
 	 cmocka_unit_test(test_onnx_import_user_if_inlined),
 	 cmocka_unit_test(test_onnx_import_user_later_outputs),
+	 cmocka_unit_test(test_onnx_import_user_runtime_operand),
 	 cmocka_unit_test(test_onnx_import_user_pad_modes),
 	 cmocka_unit_test(test_onnx_import_user_msft_ops),
 	 cmocka_unit_test(test_onnx_import_user_msft_ops_run),

@@ -438,25 +438,30 @@ static void no_shape_error(const fl_onnx_ctx *c, const char *name,
 			   fl_error *err)
 {
 	const char *param = symbolic_dim(c, name);
+	char what[200];
 
+	/* "X is not supported", or why its mapping could not model it */
+	if (*c->reason)
+		snprintf(what, sizeof what, "%s (%s) cannot be modelled",
+			 fl_error_name(c->node->op_type), c->reason);
+	else
+		snprintf(what, sizeof what, "%s is not supported",
+			 fl_error_name(c->node->op_type));
 	if (param) {
-		fl_error_set(err, "%s is not supported, and its output %s "
-			     "has no shape in the model: it declares the "
-			     "symbolic dim \"%s\", which no graph input's "
-			     "--input-shape gives, and fuselab keeps such an "
-			     "operator as an opaque custom op only with its "
-			     "output's extents", fl_error_name(c->node->op_type),
+		fl_error_set(err, "%s, and its output %s has no shape in the "
+			     "model: it declares the symbolic dim \"%s\", "
+			     "which no graph input's --input-shape gives, and "
+			     "fuselab keeps such an operator as an opaque "
+			     "custom op only with its output's extents", what,
 			     fl_error_name(name), fl_error_name(param));
 		return;
 	}
-	fl_error_set(err, "%s is not supported, and its output %s "
-		     "has no shape in the model: fuselab keeps such an "
-		     "operator as an opaque custom op when the model "
-		     "declares its output shapes (run ONNX shape "
-		     "inference on the model, onnx.shape_inference."
+	fl_error_set(err, "%s, and its output %s has no shape in the model: "
+		     "fuselab keeps such an operator as an opaque custom op "
+		     "when the model declares its output shapes (run ONNX "
+		     "shape inference on the model, onnx.shape_inference."
 		     "infer_shapes, and give dynamic dims with "
-		     "--input-shape)", fl_error_name(c->node->op_type),
-		     fl_error_name(name));
+		     "--input-shape)", what, fl_error_name(name));
 }
 
 /* ---- the ops -------------------------------------------------------------- */

@@ -287,6 +287,11 @@ int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
 	if (!b)
 		return -1;
 	if (!b->known) {
+		/* a shape or an amount computed at run time: fuselab's ops
+		 * are static, so the node cannot be modelled */
+		snprintf(c->reason, sizeof c->reason, "input %d computed at "
+			 "run time", k);
+		c->cannot_model = true;
 		fl_error_set(err, "input %d: \"%s\" must be known at import "
 			     "(a constant, or computed from shapes only)", k,
 			     fl_error_name(b->name));

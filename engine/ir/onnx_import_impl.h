@@ -125,7 +125,8 @@ int fl_onnx_data(fl_onnx_ctx *c, int k, fl_error *err);
 /* Like fl_onnx_data, but integer and bool tensors are accepted (gather
  * indices, where's condition: fuselab keeps them as integral floats). */
 int fl_onnx_data_any(fl_onnx_ctx *c, int k, fl_error *err);
-/* Integer values of input k, which must be known at import; at most max. */
+/* Integer values of input k, which must be known at import (else the
+ * node cannot be modelled, as with fl_onnx_cannot_model); at most max. */
 int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
 		       int *n, fl_error *err);
 /* Shape of the graph tensor (or known value) of input k. */
