@@ -128,6 +128,11 @@ def case_symbolic(out):
     m = model(nodes, [vi("x", ["N", 3, "unk__0", "unk__1"])], outs,
               [nh.from_array(w, "w"), nh.from_array(b, "b")])
     save(out, m, [("x", x)], [("y", y), ("m", y.mean((2, 3), keepdims=True))])
+    # what following the advice gives: ONNX shape inference's value_info,
+    # symbolic dims and all
+    inferred = onnx.shape_inference.infer_shapes(m)
+    assert len(inferred.graph.value_info) > 0
+    onnx.save(inferred, os.path.join(out, "inferred.onnx"))
 
 
 def case_shared_param(out):
