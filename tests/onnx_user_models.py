@@ -287,9 +287,15 @@ def case_pad_wrap(out):
     nodes = [h.make_node("Pad", ["x", "p"], ["y"], mode="wrap", name="pw"),
              h.make_node("Pad", ["y", "p"], ["z"], mode="wrap", name="pw2"),
              h.make_node("Pad", ["z", "p"], ["w"], mode="mirror",
-                         name="pm")]
-    m = model(nodes, [vi("x", [2, 3])], [vi("w", [2, 9])],
-              [nh.from_array(np.array([0, 1, 0, 1], np.int64), "p")],
+                         name="pm"),
+             # an initializer made a const tensor, then the Pad undone
+             h.make_node("Pad", ["ci", "p"], ["cw"], mode="wrap",
+                         name="pc"),
+             h.make_node("Add", ["ci", "x"], ["s"], name="add")]
+    m = model(nodes, [vi("x", [2, 3])],
+              [vi("w", [2, 9]), vi("cw", [2, 5]), vi("s", [2, 3])],
+              [nh.from_array(np.array([0, 1, 0, 1], np.int64), "p"),
+               nh.from_array(rand(2, 3), "ci")],
               value_info=[vi("y", [2, 5]), vi("z", [2, 7])])
     save(out, m)
 

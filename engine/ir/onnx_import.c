@@ -18,8 +18,8 @@
  * nodes in place) or make it opaque `custom` ops (onnx_custom.c): an
  * unknown op, an unknown domain, a form its mapping reports it cannot
  * model (fl_onnx_cannot_model), or a later output that something reads
- * and the mapping does not compute (the mapping is undone: a snapshot
- * of graph and bindings is taken for such nodes only); only malformed
+ * and the mapping does not compute (the mapping is undone: what it
+ * appended to the graph and the bindings is dropped); only malformed
  * input is an error; finally mark the outputs and validate. */
 #include "onnx_import_impl.h"
 
@@ -923,25 +923,11 @@ int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
 	return -1;
 }
 
-/* Whether a failed mapping may fall back to an opaque op: it refused a
- * form it cannot model before adding anything for the node (consts it
- * materialised from known inputs stay, harmless and still valid). */
-static bool may_be_opaque(const fl_onnx_ctx *c)
-{
-	if (!c->cannot_model || c->g->n_ops != c->first_op)
-		return false;
-	for (size_t k = 0; k < c->node->n_output; k++)
-		if (c->node->output[k] && *c->node->output[k] &&
-		    fl_onnx_lookup((fl_onnx_ctx *)c, c->node->output[k]))
-			return false;
-	return true;
-}
-
-/* The graph and bindings before a node whose mapping may have to be
- * undone (rare: a node with a later output that something reads). */
+/* The counts of graph and bindings before a node whose mapping may
+ * have to be undone (a node with a later output that something reads):
+ * everything the mapping adds is appended after them. */
 typedef struct snapshot {
-	fl_graph *g;
-	int n_bind, n_tensors;
+	int n_bind, n_tensors, n_ops;
 } snapshot;
 
 /* Output k >= 1 of the node that something reads and the mapping left
@@ -955,21 +941,17 @@ static int unbound_read_output(fl_onnx_ctx *c)
 	return -1;
 }
 
-static int take_snapshot(fl_onnx_ctx *c, snapshot *s, fl_error *err)
+static snapshot take_snapshot(const fl_onnx_ctx *c)
 {
-	s->g = fl_graph_copy(c->g);
-	s->n_bind = c->n_bind;
-	s->n_tensors = c->g->n_tensors;
-	if (!s->g) {
-		fl_error_set(err, "out of memory");
-		return -1;
-	}
-	return 0;
+	snapshot s = {c->n_bind, c->g->n_tensors, c->g->n_ops};
+
+	return s;
 }
 
-/* Back to snapshot s: its graph, the bindings made since dropped, and
- * known values made const tensors since (materialised) known only. */
-static int restore_snapshot(fl_onnx_ctx *c, snapshot *s, fl_error *err)
+/* Back to snapshot s: the ops and tensors added since dropped, the
+ * bindings made since dropped, and known values made const tensors
+ * since (materialised) known only again. */
+static int restore_snapshot(fl_onnx_ctx *c, const snapshot *s, fl_error *err)
 {
 	for (int k = s->n_bind; k < c->n_bind; k++) {
 		free(c->bind[k].name);
@@ -979,9 +961,7 @@ static int restore_snapshot(fl_onnx_ctx *c, snapshot *s, fl_error *err)
 	for (int k = 0; k < c->n_bind; k++)
 		if (c->bind[k].tensor >= s->n_tensors)
 			c->bind[k].tensor = -1;
-	fl_graph_free(c->g);
-	c->g = s->g;
-	s->g = NULL;
+	fl_graph_truncate(c->g, s->n_tensors, s->n_ops);
 	if (rehash(c) < 0) {
 		fl_error_set(err, "out of memory");
 		return -1;
@@ -989,28 +969,23 @@ static int restore_snapshot(fl_onnx_ctx *c, snapshot *s, fl_error *err)
 	return 0;
 }
 
-/* Runs map; when it leaves a later output that something reads
- * unbound, undoes it and makes the node opaque (all its outputs). */
-static int map_whole_node(fl_onnx_ctx *c, fl_onnx_map_fn map, fl_error *err)
+/* Runs map; when it finds a form it cannot model (fl_onnx_cannot_model)
+ * or leaves a later output that something reads unbound, undoes what
+ * it added and makes the node opaque (all its outputs). */
+static int map_or_opaque(fl_onnx_ctx *c, fl_onnx_map_fn map, fl_error *err)
 {
-	snapshot s = {NULL, 0, 0};
-	bool later = false;
-	int rc, k;
+	snapshot s = take_snapshot(c);
+	int rc = map(c, err), k = -1;
 
-	for (size_t j = 1; j < c->node->n_output && !later; j++)
-		later = fl_onnx_output_read(c, c->node->output[j]);
-	if (later && take_snapshot(c, &s, err) < 0)
+	if (rc == 0 && (k = unbound_read_output(c)) < 0)
+		return 0;
+	if (rc < 0 && !c->cannot_model)
 		return -1;
-	rc = map(c, err);
-	if (rc == 0 && later && (k = unbound_read_output(c)) >= 0) {
-		if (restore_snapshot(c, &s, err) < 0)
-			return -1;
+	if (restore_snapshot(c, &s, err) < 0)
+		return -1;
+	if (k > 0)
 		snprintf(c->reason, sizeof c->reason, "output %d is read", k);
-		c->first_op = c->g->n_ops;
-		return fl_onnx_import_custom(c, err);
-	}
-	fl_graph_free(s.g);
-	return rc;
+	return fl_onnx_import_custom(c, err);
 }
 
 /* Maps the node with its domain's mapping (none: opaque); a mapping
@@ -1032,11 +1007,7 @@ static int map_node(fl_onnx_ctx *c, fl_error *err)
 			 fl_error_name(domain));
 	if (!map)
 		return fl_onnx_import_custom(c, err);
-	if (map_whole_node(c, map, err) == 0)
-		return 0;
-	if (!may_be_opaque(c))
-		return -1;
-	return fl_onnx_import_custom(c, err);
+	return map_or_opaque(c, map, err);
 }
 
 static int import_node(fl_onnx_ctx *c, fl_error *err)

@@ -78,8 +78,8 @@ int fl_onnx_import_subgraph(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 
 /* For a form of an operator fuselab cannot model (an attribute value,
  * a mode): sets err to "<reason> is not supported" and marks the node so
- * that, when the mapping has emitted nothing yet, the driver makes it
- * an opaque `custom` op instead of failing.  reason is short ("mode
+ * that the driver undoes what the mapping added and makes the node an
+ * opaque `custom` op instead of failing.  reason is short ("mode
  * reflect"); it also shows in the import's summary line.  Returns -1. */
 int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
