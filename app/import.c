@@ -34,6 +34,10 @@ static int parse_input_shape(const char *arg, char **name, fl_shape *s,
 	return 0;
 }
 
+/* One line per model for everything it keeps opaque, each op type with
+ * why when the importer knows (a mode, a domain): "<file>: 3 ops cannot
+ * be modelled and are opaque: Resize x2 (mode cubic), LSTM x1".
+ * scripts/conformance.sh reads it to classify skips. */
 static void print_custom_line(const char *path, const fl_onnx_info *info)
 {
 	int n = fl_onnx_info_custom_count(info);
@@ -41,13 +45,17 @@ static void print_custom_line(const char *path, const fl_onnx_info *info)
 
 	if (!n)
 		return;
-	fprintf(stderr, "fuselab: %s: %d node%s became custom ops:",
-		fl_safe_name(path), n, n == 1 ? "" : "s");
+	fprintf(stderr, "fuselab: %s: %d op%s cannot be modelled and %s "
+		"opaque:", fl_safe_name(path), n, n == 1 ? "" : "s",
+		n == 1 ? "is" : "are");
 	for (int k = 0; k < info->n_types; k++)
 		if (info->types[k].custom) {
 			fprintf(stderr, "%s %s x%d", sep,
 				fl_safe_name(info->types[k].op_type),
 				info->types[k].custom);
+			if (info->types[k].reason)
+				fprintf(stderr, " (%s)",
+					fl_safe_name(info->types[k].reason));
 			sep = ",";
 		}
 	fputc('\n', stderr);

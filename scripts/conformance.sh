@@ -110,14 +110,13 @@ msg=$(grep -m1 '^fuselab: ' "$log" | sed -e 's/^fuselab: //' \
 if [ $rc -ne 0 ]; then
 	op=$(printf '%s\n' "$msg" | sed -n 's/^(\([A-Za-z0-9]*\)).*/\1/p')
 	case $msg in
-	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*)
+	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*|\
+	*"cannot be modelled, and its output"*)
 		r="unsupported op: $op" ;;
 	*"on the data path"*|*"element type"*"not supported"*)
 		r="unsupported type: $msg" ;;
 	*"must be known at import"*)
 		r="unsupported: a shape input computed at run time ($op)" ;;
-	*"unknown operator set domain"*)
-		r="unsupported: operator set domain ${msg#*domain }" ;;
 	*"fuselab needs extents >= 1"*)
 		r="unsupported: an empty (0-extent) tensor" ;;
 	*"dynamic dimensions"*)
@@ -135,7 +134,8 @@ if [ $rc -ne 0 ]; then
 	fi
 	exit 0
 fi
-custom=$(grep -m1 'became custom ops:' "$log" | sed 's/.*became custom ops: *//')
+custom=$(grep -m1 -E 'cannot be modelled and (is|are) opaque:' "$log" |
+	sed 's/.* opaque: *//')
 if [ -n "$custom" ]; then
 	printf 'SKIP\t%s\tunsupported op: %s (an opaque custom op: imports, cannot run)\n' "$t" \
 		"$custom" > "$res"
@@ -200,7 +200,6 @@ cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
 		-e 's/^(unsupported op): .*/\1/' \
 		-e 's/^(unsupported (type|attribute or form)): .*/\1/' \
 		-e 's/^(unsupported: a shape input computed at run time).*/\1/' \
-		-e 's/^(unsupported: operator set domain).*/\1/' \
 		-e 's/^unsupported: output [0-9]+ of .*/unsupported: a later output of a node/' |
 		sort | uniq -c | sort -rn
 	echo

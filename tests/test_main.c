@@ -62,6 +62,7 @@ FL_SUITE_DECL(onnx_tensor);
 FL_SUITE_DECL(feeds);
 FL_SUITE_DECL(onnx_export);
 FL_SUITE_DECL(onnx_import);
+FL_SUITE_DECL(onnx_models);
 FL_SUITE_DECL(onnx_roundtrip);
 FL_SUITE_DECL(fuzz_regressions);
 FL_SUITE_DECL(conformance);
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
 		{fl_suite_feeds, &fl_suite_feeds_n},
 		{fl_suite_onnx_export, &fl_suite_onnx_export_n},
 		{fl_suite_onnx_import, &fl_suite_onnx_import_n},
+		{fl_suite_onnx_models, &fl_suite_onnx_models_n},
 		{fl_suite_onnx_roundtrip, &fl_suite_onnx_roundtrip_n},
 		{fl_suite_fuzz_regressions, &fl_suite_fuzz_regressions_n},
 		{fl_suite_conformance, &fl_suite_conformance_n},

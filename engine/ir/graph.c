@@ -81,6 +81,24 @@ void fl_graph_free(fl_graph *g)
 	free(g);
 }
 
+void fl_graph_truncate(fl_graph *g, int n_tensors, int n_ops)
+{
+	for (int i = n_tensors; i < g->n_tensors; i++)
+		tensor_clear(&g->tensors[i]);
+	for (int i = n_ops; i < g->n_ops; i++)
+		op_clear(&g->ops[i]);
+	if (n_tensors < g->n_tensors)
+		g->n_tensors = n_tensors;
+	if (n_ops < g->n_ops)
+		g->n_ops = n_ops;
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].producer >= g->n_ops)
+			g->tensors[i].producer = -1;
+	/* the indexes only ever catch up with appended entries */
+	index_free(&g->tensor_index);
+	index_free(&g->op_index);
+}
+
 /* A name index: open addressing over positions in the tensor or op
  * array.  Entries are only ever appended to those arrays, so the index
  * catches up by adding the new tail; anything that reorders or removes

@@ -153,6 +153,12 @@ int fl_graph_count_uses(const fl_graph *g, int t);
  * producers.  Tensors stay (unused ones are harmless). */
 int fl_graph_remove_ops(fl_graph *g, const bool *dead, fl_error *err);
 
+/* Drops the ops from n_ops on and the tensors from n_tensors on: the
+ * tail added since those counts were taken, which nothing before it may
+ * name (the ONNX importer undoing a node it then keeps opaque).  Earlier
+ * tensors that a dropped op wrote lose their producer. */
+void fl_graph_truncate(fl_graph *g, int n_tensors, int n_ops);
+
 /* Reorders the ops: new op i is old op order[i] (a permutation); relinks
  * producers. */
 int fl_graph_permute_ops(fl_graph *g, const int *order, fl_error *err);

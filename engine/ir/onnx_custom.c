@@ -3,7 +3,9 @@
  * fusion wall with no implementation, so that the model still loads,
  * partitions and shows (only running it is refused, naming the op).
  *
- * Contract (called by onnx_import.c for a node with no mapping):
+ * Contract (called by onnx_import.c for a node with no mapping, of a
+ * domain fuselab does not know, or whose mapping reported a form it
+ * cannot model, fl_onnx_cannot_model):
  *   - inputs: every input known at import as integers (Resize's sizes,
  *     TopK's k) or empty (Resize's roi) is an operand, not data, and is
  *     left out; every other
@@ -15,9 +17,12 @@
  *     the model declares for it (value_info or graph output; symbolic
  *     dims take the values --input-shape gave the inputs declaring the
  *     same names), else the shape fuselab infers for a few common
- *     operators (Resize, Upsample, ArgMax, ArgMin, and elementwise ones
- *     such as Floor, CumSum or IsNaN); with neither, an
- *     error that says how to add the shapes (ONNX shape inference);
+ *     operators (Resize, Upsample, ArgMax, ArgMin, elementwise ones
+ *     such as Floor, CumSum or IsNaN, and If, whose branches declare
+ *     their outputs' shapes); with neither, an
+ *     error that says how to add the shapes (ONNX shape inference) or
+ *     names the symbolic dim nothing gives (fl_onnx_output_read tells
+ *     which outputs are read, also inside an inlined If branch);
  *   - an output keeps the model's element type, so an integer result
  *     (ArgMax) feeds only index inputs, as any integer tensor does.
  * Every op records the node's name and op type (provenance), and the
@@ -165,15 +170,28 @@ static bool graph_reads(const Onnx__GraphProto *gp, const char *name,
 	return false;
 }
 
-/* Whether the current node's output `name` is read by a later node or
- * is a graph output. */
-static bool output_used(const fl_onnx_ctx *c, const char *name)
+static bool is_output(const Onnx__GraphProto *gp, const char *name)
 {
-	const Onnx__GraphProto *gp = c->graph;
-
 	for (size_t k = 0; k < gp->n_output; k++)
 		if (gp->output[k]->name && !strcmp(gp->output[k]->name, name))
 			return true;
+	return false;
+}
+
+bool fl_onnx_output_read(const fl_onnx_ctx *c, const char *name)
+{
+	const Onnx__GraphProto *gp = c->graph;
+
+	if (!name || !*name)
+		return false;
+	/* in an inlined branch: a read anywhere in the model is one of
+	 * this value (ONNX names are assigned once), or the branch or the
+	 * model gives it out */
+	if (c->depth > 0)
+		return is_output(gp, name) || is_output(c->main_graph, name) ||
+		       graph_reads(c->main_graph, name, 0);
+	if (is_output(gp, name))
+		return true;
 	for (size_t i = (size_t)c->node_index + 1; i < gp->n_node; i++)
 		if (node_reads(gp->node[i], name, 0))
 			return true;
@@ -186,7 +204,7 @@ static bool output_used(const fl_onnx_ctx *c, const char *name)
  * graph input declaring it; -1 when none does. */
 static int64_t param_value(const fl_onnx_ctx *c, const char *param)
 {
-	const Onnx__GraphProto *gp = c->graph;
+	const Onnx__GraphProto *gp = c->main_graph;
 
 	for (size_t k = 0; k < gp->n_input; k++) {
 		const Onnx__ValueInfoProto *vi = gp->input[k];
@@ -315,6 +333,31 @@ static bool listed(const char *const *list, const char *op)
 	return false;
 }
 
+/* An If decided at run time: output k has the shape both branches
+ * declare for their output k, when they agree and it is static. */
+static int if_shape(const fl_onnx_ctx *c, int k, fl_shape *s, int *dtype)
+{
+	static const char *const names[2] = {"then_branch", "else_branch"};
+	fl_shape b[2];
+
+	for (int i = 0; i < 2; i++) {
+		const Onnx__AttributeProto *a = fl_onnx_attr(c, names[i]);
+		bool dynamic;
+		fl_error ignore;
+
+		if (!a || !a->g || a->g->n_output <= (size_t)k ||
+		    fl_onnx_declared_shape(a->g->output[k], &b[i], &dynamic,
+					   &ignore) < 0 ||
+		    dynamic)
+			return 0;
+		*dtype = a->g->output[k]->type->tensor_type->elem_type;
+	}
+	if (b[0].rank != b[1].rank || !fl_shape_equal(&b[0], &b[1]))
+		return 0;
+	*s = b[0];
+	return 1;
+}
+
 /* The shape fuselab infers for output k of a few common operators: 1
  * when it does, 0 when it does not. */
 static int inferred_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
@@ -322,6 +365,8 @@ static int inferred_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 {
 	const char *op = c->node->op_type;
 
+	if (!strcmp(op, "If"))
+		return if_shape(c, k, s, dtype);
 	if (k != 0 || !fl_onnx_has_input(c, 0))
 		return 0;
 	if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
@@ -344,6 +389,9 @@ static int inferred_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 	return 0;
 }
 
+static void no_shape_error(const fl_onnx_ctx *c, const char *name,
+			   fl_error *err);
+
 static int output_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 			fl_error *err)
 {
@@ -360,17 +408,60 @@ static int output_shape(fl_onnx_ctx *c, int k, fl_shape *s, int *dtype,
 		if (s->dim[d] < 1)
 			rc = 0;
 	if (rc == 0) {
-		fl_error_set(err, "%s is not supported, and its output %s "
-			     "has no shape in the model: fuselab keeps such an "
-			     "operator as an opaque custom op when the model "
-			     "declares its output shapes (run ONNX shape "
-			     "inference on the model, onnx.shape_inference."
-			     "infer_shapes, and give dynamic dims with "
-			     "--input-shape)", fl_error_name(c->node->op_type),
-			     fl_error_name(name));
+		no_shape_error(c, name, err);
 		return -1;
 	}
 	return 0;
+}
+
+/* The first symbolic dim of value `name`'s declared shape that no
+ * input gives, or NULL. */
+static const char *symbolic_dim(const fl_onnx_ctx *c, const char *name)
+{
+	const Onnx__ValueInfoProto *vi = fl_onnx_declared_value(c->graph, name);
+	const Onnx__TensorShapeProto *sp = vi && vi->type &&
+		vi->type->tensor_type ? vi->type->tensor_type->shape : NULL;
+
+	for (size_t d = 0; sp && d < sp->n_dim; d++)
+		if (sp->dim[d]->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+		    sp->dim[d]->dim_param &&
+		    param_value(c, sp->dim[d]->dim_param) < 1)
+			return sp->dim[d]->dim_param;
+	return NULL;
+}
+
+/* An opaque op needs its output's extents; a symbolic dim (ONNX shape
+ * inference names unknown ones unk__N) that no input's --input-shape
+ * gives is named, as the advice to run shape inference would not help. */
+static void no_shape_error(const fl_onnx_ctx *c, const char *name,
+			   fl_error *err)
+{
+	const char *param = symbolic_dim(c, name);
+	char what[200];
+
+	/* "X is not supported", or why its mapping could not model it */
+	if (*c->reason)
+		snprintf(what, sizeof what, "%s (%s) cannot be modelled",
+			 fl_error_name(c->node->op_type), c->reason);
+	else
+		snprintf(what, sizeof what, "%s is not supported",
+			 fl_error_name(c->node->op_type));
+	if (param) {
+		fl_error_set(err, "%s, and its output %s has no shape in the "
+			     "model: it declares the symbolic dim \"%s\", "
+			     "which no graph input's --input-shape gives, and "
+			     "fuselab keeps such an operator as an opaque "
+			     "custom op only with its output's extents", what,
+			     fl_error_name(name), fl_error_name(param));
+		return;
+	}
+	fl_error_set(err, "%s, and its output %s has no shape in the model: "
+		     "fuselab keeps such an operator as an opaque custom op "
+		     "when the model declares its output shapes (run ONNX "
+		     "shape inference on the model, onnx.shape_inference."
+		     "infer_shapes, and give dynamic dims with "
+		     "--input-shape)", what, fl_error_name(name));
 }
 
 /* ---- the ops -------------------------------------------------------------- */
@@ -413,7 +504,7 @@ int fl_onnx_import_custom(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	for (size_t k = 0; k < c->node->n_output; k++) {
 		if (!c->node->output[k] || !*c->node->output[k] ||
-		    !output_used(c, c->node->output[k]))
+		    !fl_onnx_output_read(c, c->node->output[k]))
 			continue;
 		/* a node nothing reads adds no op */
 		if (emit_output(c, &ci, (int)k, err) < 0)

@@ -6,17 +6,25 @@
  * model's graph outputs, and whose const tensors hold the initializers'
  * real data; or NULL and "<source>: <node or tensor>: <what>".
  *
- * The steps: unpack the protobuf, check the model (a graph, opsets of
- * known domains only), bind initializers as known values, create the
- * graph inputs (dynamic dims from --input-shape), then walk the nodes in
+ * The steps: unpack the protobuf, check the model (a graph, a version
+ * of the default domain; other declared domains are ignored until a
+ * node uses one), bind initializers as known values, create the graph
+ * inputs (dynamic dims from --input-shape, given for the input or, by
+ * the dim's name, for another input), then walk the nodes in
  * their order (ONNX stores them topologically; an input not produced by
  * an earlier node is an error, which also catches cycles): fold it when
- * its inputs are known (onnx_fold.c), map it (onnx_ops.c) or make it
- * opaque `custom` ops (onnx_custom.c); finally mark the outputs and
- * validate. */
+ * its inputs are known (onnx_fold.c), map it (onnx_ops.c, com.microsoft
+ * ones onnx_msft.c, If onnx_control.c, which may import a branch's
+ * nodes in place) or make it opaque `custom` ops (onnx_custom.c): an
+ * unknown op, an unknown domain, a form its mapping reports it cannot
+ * model (fl_onnx_cannot_model), or a later output that something reads
+ * and the mapping does not compute (the mapping is undone: what it
+ * appended to the graph and the bindings is dropped); only malformed
+ * input is an error; finally mark the outputs and validate. */
 #include "onnx_import_impl.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +295,11 @@ int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
 	if (!b)
 		return -1;
 	if (!b->known) {
+		/* a shape or an amount computed at run time: fuselab's ops
+		 * are static, so the node cannot be modelled */
+		snprintf(c->reason, sizeof c->reason, "input %d computed at "
+			 "run time", k);
+		c->cannot_model = true;
 		fl_error_set(err, "input %d: \"%s\" must be known at import "
 			     "(a constant, or computed from shapes only)", k,
 			     fl_error_name(b->name));
@@ -526,6 +539,11 @@ static bool domain_is_default(const char *d)
 	return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
+/* The version of the default domain (-1 when the model declares none:
+ * then a node of the default domain is an error); other domains are not
+ * checked here: a model may declare domains no node uses (Silero VAD
+ * declares eight), and a node of a domain fuselab does not know becomes
+ * opaque. */
 static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 		       fl_error *err)
 {
@@ -533,21 +551,10 @@ static int read_opsets(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 	for (size_t k = 0; k < m->n_opset_import; k++) {
 		const Onnx__OperatorSetIdProto *o = m->opset_import[k];
 
-		if (!domain_is_default(o->domain)) {
-			fl_error_set(err, "opset_import[%zu]: unknown operator "
-				     "set domain \"%s\" (fuselab knows the "
-				     "default domain \"\" / \"ai.onnx\")", k,
-				     fl_error_name(o->domain));
-			return -1;
-		}
-		c->opset = o->version;
+		if (domain_is_default(o->domain))
+			c->opset = o->version;
 	}
-	if (c->opset < 0) {
-		fl_error_set(err, "opset_import: no version of the default "
-			     "domain");
-		return -1;
-	}
-	if (c->opset < 1 || c->opset > 18) {
+	if (c->opset != -1 && (c->opset < 1 || c->opset > 18)) {
 		fl_error_set(err, "opset_import: version %lld of the default "
 			     "domain; fuselab reads opsets 1 to 18",
 			     (long long)c->opset);
@@ -690,6 +697,56 @@ static int input_type_supported(const Onnx__ValueInfoProto *vi,
 	return -1;
 }
 
+/* The value --input-shape gives symbolic dim `param` through another
+ * graph input declaring the same name (batch "N" on several inputs), or
+ * -1. */
+static int64_t given_param(const Onnx__GraphProto *gp,
+			   const fl_onnx_import_opts *o, const char *param)
+{
+	for (size_t k = 0; k < gp->n_input; k++) {
+		const Onnx__ValueInfoProto *vi = gp->input[k];
+		const fl_onnx_input_shape *given =
+			vi->name ? given_shape(o, vi->name) : NULL;
+		const Onnx__TensorShapeProto *sp = given && vi->type &&
+			vi->type->tensor_type ? vi->type->tensor_type->shape
+					      : NULL;
+
+		if (!sp || (int)sp->n_dim != given->shape.rank)
+			continue;
+		for (size_t d = 0; d < sp->n_dim; d++)
+			if (sp->dim[d]->value_case ==
+				    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+			    sp->dim[d]->dim_param &&
+			    !strcmp(sp->dim[d]->dim_param, param))
+				return given->shape.dim[d];
+	}
+	return -1;
+}
+
+/* Fills the symbolic dims of input vi (shape s, dynamic) that other
+ * inputs' --input-shape give; true when none is left. */
+static bool resolve_by_name(const Onnx__GraphProto *gp,
+			    const fl_onnx_import_opts *o,
+			    const Onnx__ValueInfoProto *vi, fl_shape *s)
+{
+	const Onnx__TensorShapeProto *sp = vi->type->tensor_type->shape;
+
+	if (!sp)
+		return false;
+	for (int d = 0; d < s->rank; d++) {
+		const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
+
+		if (s->dim[d] >= 1)
+			continue;
+		if (dim->value_case !=
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+		    !dim->dim_param ||
+		    (s->dim[d] = given_param(gp, o, dim->dim_param)) < 1)
+			return false;
+	}
+	return true;
+}
+
 static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 		     const fl_onnx_import_opts *o, fl_error *err)
 {
@@ -709,7 +766,7 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 			return -1;
 		}
 		s = given->shape;
-	} else if (dynamic) {
+	} else if (dynamic && !resolve_by_name(c->graph, o, vi, &s)) {
 		fl_error_set(err, "dynamic dimensions: give them with "
 			     "--input-shape %s=d1,d2,...",
 			     fl_error_name(vi->name));
@@ -783,11 +840,31 @@ static fl_onnx_op_count *count_of(fl_onnx_info *info, const char *op_type)
 	return n;
 }
 
+/* Adds why a node of n's type is opaque to n's reasons, "; " between
+ * different ones. */
+static int add_reason(fl_onnx_op_count *n, const char *reason)
+{
+	size_t len = n->reason ? strlen(n->reason) : 0;
+	char *r;
+
+	if (n->reason && strstr(n->reason, reason))
+		return 0;
+	r = realloc(n->reason, len + strlen(reason) + 3);
+	if (!r)
+		return -1;
+	if (len)
+		strcpy(r + len, "; ");
+	strcpy(r + (len ? len + 2 : 0), reason);
+	n->reason = r;
+	return 0;
+}
+
 /* How the current node was imported: folded, custom, or into the ops
  * from first on. */
 static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
 {
 	fl_onnx_op_count *n;
+	bool made_custom = false;
 
 	if (!c->info)
 		return 0;
@@ -800,7 +877,12 @@ static int record(fl_onnx_ctx *c, int first, bool folded, fl_error *err)
 	n->folded += folded;
 	for (int k = first; k < c->g->n_ops; k++) {
 		n->uses[c->g->ops[k].kind] = true;
+		made_custom |= c->g->ops[k].kind == FL_OP_CUSTOM;
 		n->custom += c->g->ops[k].kind == FL_OP_CUSTOM;
+	}
+	if (made_custom && *c->reason && add_reason(n, c->reason) < 0) {
+		fl_error_set(err, "out of memory");
+		return -1;
 	}
 	return 0;
 }
@@ -878,31 +960,128 @@ static void set_origin(fl_onnx_ctx *c, int index)
 			 n->op_type ? n->op_type : "node", index);
 }
 
+int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+	va_end(ap);
+	c->cannot_model = true;
+	fl_error_set(err, "%s is not supported", c->reason);
+	return -1;
+}
+
+/* The counts of graph and bindings before a node whose mapping may
+ * have to be undone (a node with a later output that something reads):
+ * everything the mapping adds is appended after them. */
+typedef struct snapshot {
+	int n_bind, n_tensors, n_ops;
+} snapshot;
+
+/* Output k >= 1 of the node that something reads and the mapping left
+ * unbound (it computes output 0 only), or -1. */
+static int unbound_read_output(fl_onnx_ctx *c)
+{
+	for (size_t k = 1; k < c->node->n_output; k++)
+		if (fl_onnx_output_read(c, c->node->output[k]) &&
+		    !fl_onnx_lookup(c, c->node->output[k]))
+			return (int)k;
+	return -1;
+}
+
+static snapshot take_snapshot(const fl_onnx_ctx *c)
+{
+	snapshot s = {c->n_bind, c->g->n_tensors, c->g->n_ops};
+
+	return s;
+}
+
+/* Back to snapshot s: the ops and tensors added since dropped, the
+ * bindings made since dropped, and known values made const tensors
+ * since (materialised) known only again. */
+static int restore_snapshot(fl_onnx_ctx *c, const snapshot *s, fl_error *err)
+{
+	for (int k = s->n_bind; k < c->n_bind; k++) {
+		free(c->bind[k].name);
+		fl_onnx_values_delete(c->bind[k].known);
+	}
+	c->n_bind = s->n_bind;
+	for (int k = 0; k < c->n_bind; k++)
+		if (c->bind[k].tensor >= s->n_tensors)
+			c->bind[k].tensor = -1;
+	fl_graph_truncate(c->g, s->n_tensors, s->n_ops);
+	if (rehash(c) < 0) {
+		fl_error_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs map; when it finds a form it cannot model (fl_onnx_cannot_model)
+ * or leaves a later output that something reads unbound, undoes what
+ * it added and makes the node opaque (all its outputs). */
+static int map_or_opaque(fl_onnx_ctx *c, fl_onnx_map_fn map, fl_error *err)
+{
+	snapshot s = take_snapshot(c);
+	int rc = map(c, err), k = -1;
+
+	if (rc == 0 && (k = unbound_read_output(c)) < 0)
+		return 0;
+	if (rc < 0 && !c->cannot_model)
+		return -1;
+	if (restore_snapshot(c, &s, err) < 0)
+		return -1;
+	if (k > 0)
+		snprintf(c->reason, sizeof c->reason, "output %d is read", k);
+	return fl_onnx_import_custom(c, err);
+}
+
+/* Maps the node with its domain's mapping (none: opaque); a mapping
+ * that finds a form it cannot model, or that does not compute a later
+ * output something reads, makes the node opaque instead. */
+static int map_node(fl_onnx_ctx *c, fl_error *err)
+{
+	const char *domain = c->node->domain;
+	fl_onnx_map_fn map = NULL;
+
+	if (domain_is_default(domain) && !strcmp(c->node->op_type, "If"))
+		map = fl_onnx_import_if;
+	else if (domain_is_default(domain))
+		map = fl_onnx_mapping(c->node->op_type);
+	else if (!strcmp(domain, "com.microsoft"))
+		map = fl_onnx_msft_mapping(c->node->op_type);
+	else
+		snprintf(c->reason, sizeof c->reason, "domain %s",
+			 fl_error_name(domain));
+	if (!map)
+		return fl_onnx_import_custom(c, err);
+	return map_or_opaque(c, map, err);
+}
+
 static int import_node(fl_onnx_ctx *c, fl_error *err)
 {
-	fl_onnx_map_fn map;
-	int first = c->g->n_ops, rc;
+	int rc = 0;
 
+	c->first_op = c->g->n_ops;
+	c->cannot_model = false;
+	c->reason[0] = '\0';
 	if (!c->node->op_type || !*c->node->op_type) {
 		fl_error_set(err, "no op_type");
 		return -1;
 	}
-	if (!domain_is_default(c->node->domain)) {
-		fl_error_set(err, "operator domain \"%s\" is not supported",
-			     fl_error_name(c->node->domain));
+	if (domain_is_default(c->node->domain) && c->opset < 0) {
+		fl_error_set(err, "opset_import: the model declares no "
+			     "version of the default domain");
 		return -1;
 	}
-	rc = fl_onnx_fold_node(c, err);
-	if (rc < 0)
+	if (domain_is_default(c->node->domain))
+		rc = fl_onnx_fold_node(c, err);
+	if (rc < 0 || (rc == 0 && map_node(c, err) < 0))
 		return -1;
-	if (rc == 0) {
-		map = fl_onnx_mapping(c->node->op_type);
-		if ((map ? map(c, err) : fl_onnx_import_custom(c, err)) < 0)
-			return -1;
-	}
 	if (check_outputs(c, err) < 0)
 		return -1;
-	return record(c, first, rc == 1, err);
+	return record(c, c->first_op, rc == 1, err);
 }
 
 static int import_nodes(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
@@ -922,6 +1101,44 @@ static int import_nodes(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 		}
 	}
 	return 0;
+}
+
+/* The state of the node being imported, kept across a sub-graph. */
+typedef struct node_state {
+	const Onnx__NodeProto *node;
+	const Onnx__GraphProto *graph;
+	int node_index, n_emitted, first_op;
+	bool cannot_model;
+	char origin[256], reason[96];
+} node_state;
+
+int fl_onnx_import_subgraph(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+			    fl_error *err)
+{
+	node_state s = {c->node, c->graph, c->node_index, c->n_emitted,
+			c->first_op, c->cannot_model, "", ""};
+	int rc;
+
+	if (c->depth >= 16) {
+		fl_error_set(err, "sub-graphs nested more than 16 deep");
+		return -1;
+	}
+	memcpy(s.origin, c->origin, sizeof s.origin);
+	memcpy(s.reason, c->reason, sizeof s.reason);
+	c->graph = gp;
+	c->depth++;
+	rc = bind_initializers(c, gp, err) < 0 || import_nodes(c, gp, err) < 0
+		? -1 : 0;
+	c->depth--;
+	c->node = s.node;
+	c->graph = s.graph;
+	c->node_index = s.node_index;
+	c->n_emitted = s.n_emitted;
+	c->first_op = s.first_op;
+	c->cannot_model = s.cannot_model;
+	memcpy(c->origin, s.origin, sizeof c->origin);
+	memcpy(c->reason, s.reason, sizeof c->reason);
+	return rc;
 }
 
 /* --- outputs --- */
@@ -1052,6 +1269,7 @@ static int import_model(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 		return -1;
 	}
 	c->graph = gp;
+	c->main_graph = gp;
 	if (read_opsets(c, m, err) < 0 || bind_initializers(c, gp, err) < 0 ||
 	    add_inputs(c, gp, o, err) < 0 || import_nodes(c, gp, err) < 0 ||
 	    mark_outputs(c, gp, err) < 0)
@@ -1139,8 +1357,10 @@ void fl_onnx_info_free(fl_onnx_info *info)
 	for (int k = 0; k < info->n_opsets; k++)
 		free(info->opsets[k].domain);
 	free(info->opsets);
-	for (int k = 0; k < info->n_types; k++)
+	for (int k = 0; k < info->n_types; k++) {
 		free(info->types[k].op_type);
+		free(info->types[k].reason);
+	}
 	free(info->types);
 	memset(info, 0, sizeof *info);
 }

@@ -47,6 +47,9 @@ typedef struct fl_onnx_op_count {
 	int nodes;		/* nodes of this type in the graph */
 	int folded;		/* computed at import (shape sub-graphs) */
 	int custom;		/* became `custom` ops */
+	char *reason;		/* why they did, when the importer says
+				 * ("mode cubic", different ones joined
+				 * by "; "), or NULL */
 	bool uses[FL_OP_COUNT];	/* fuselab ops its other nodes became */
 } fl_onnx_op_count;
 
@@ -75,7 +78,9 @@ fl_graph *fl_onnx_load_bytes(const uint8_t *data, size_t len,
 
 void fl_onnx_info_free(fl_onnx_info *info);
 
-/* Total custom ops in info (for the one-line import summary). */
+/* Total custom ops in info (for the one-line import summary:
+ * "<file>: N ops cannot be modelled and are opaque: Resize x2 (mode
+ * cubic), LSTM x1"). */
 int fl_onnx_info_custom_count(const fl_onnx_info *info);
 
 /* True when path names an ONNX model: it ends in ".onnx", any case. */

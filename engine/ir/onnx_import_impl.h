@@ -37,6 +37,14 @@ typedef struct fl_onnx_ctx {
 	int node_index;
 	char origin[256];	/* node name, or "<OpType>_<index>" */
 	int n_emitted;		/* ops added for this node so far */
+	int first_op;		/* the node's ops start here (the import
+				 * summary counts them for its op type) */
+	/* set by fl_onnx_cannot_model: the mapping refused a form fuselab
+	 * cannot model, and the node becomes opaque instead */
+	bool cannot_model;
+	char reason[96];	/* "mode cubic": why, for the summary */
+	const Onnx__GraphProto *main_graph;	/* the model's graph */
+	int depth;		/* If branches inlined around the node */
 } fl_onnx_ctx;
 
 /* A per-operator mapping: adds the node's ops (or binds known values) and
@@ -52,9 +60,38 @@ int fl_onnx_map_lstm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_gru(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_rnn(fl_onnx_ctx *c, fl_error *err);
 
+/* onnx_msft.c: the mapping of op_type in domain com.microsoft, or NULL. */
+fl_onnx_map_fn fl_onnx_msft_mapping(const char *op_type);
+
+/* onnx_pad.c: Pad's modes reflect (!reflect: edge) of graph tensor x by
+ * pads (ONNX order, 2 * rank values >= 0) into the node's output 0. */
+int fl_onnx_pad_border(fl_onnx_ctx *c, int x, const int64_t *pads, int rank,
+		       bool reflect, fl_error *err);
+
+/* onnx_control.c: If; a condition known at import inlines the chosen
+ * branch, any other becomes opaque.  Errors name the problem only. */
+int fl_onnx_import_if(fl_onnx_ctx *c, fl_error *err);
+
+/* onnx_import.c: imports the nodes of sub-graph gp (an If branch) in
+ * place, its initializers bound first; outer names stay visible.  The
+ * node being imported is saved and restored around it. */
+int fl_onnx_import_subgraph(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
+			    fl_error *err);
+
+/* For a form of an operator fuselab cannot model (an attribute value,
+ * a mode): sets err to "<reason> is not supported" and marks the node so
+ * that the driver undoes what the mapping added and makes the node an
+ * opaque `custom` op instead of failing.  reason is short ("mode
+ * reflect"); it also shows in the import's summary line.  Returns -1. */
+int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* onnx_custom.c: a node with no mapping, as opaque `custom` ops (one per
  * output read later); errors name the problem only. */
 int fl_onnx_import_custom(fl_onnx_ctx *c, fl_error *err);
+/* Whether the node's output `name` is read by a later node (at any
+ * depth of sub-graphs) or is a graph output. */
+bool fl_onnx_output_read(const fl_onnx_ctx *c, const char *name);
 
 /* The value info the model declares for value `name` (value_info or a
  * graph output), or NULL; its shape, *dynamic set when a dim has no value
@@ -100,7 +137,8 @@ int fl_onnx_data(fl_onnx_ctx *c, int k, fl_error *err);
 /* Like fl_onnx_data, but integer and bool tensors are accepted (gather
  * indices, where's condition: fuselab keeps them as integral floats). */
 int fl_onnx_data_any(fl_onnx_ctx *c, int k, fl_error *err);
-/* Integer values of input k, which must be known at import; at most max. */
+/* Integer values of input k, which must be known at import (else the
+ * node cannot be modelled, as with fl_onnx_cannot_model); at most max. */
 int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
 		       int *n, fl_error *err);
 /* Shape of the graph tensor (or known value) of input k. */

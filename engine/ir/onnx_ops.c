@@ -5,11 +5,14 @@
  * ops of the op library, emitted through fl_onnx_emit so that they carry
  * the node's provenance and have their shapes inferred at once, and binds
  * the node's outputs (output 0; the optional extra outputs of Dropout,
- * LayerNormalization, BatchNormalization and MaxPool are left unbound, so
- * a node that reads one gets an "undefined input" error).  Inputs that
+ * LayerNormalization, BatchNormalization and MaxPool are left unbound,
+ * and onnx_import.c makes a node whose unbound output is read opaque as
+ * a whole).  Inputs that
  * must be known at import (shapes, axes, pads, ...) are read with
  * fl_onnx_input_ints; an op type missing here becomes a `custom` op in
- * onnx_import.c. */
+ * onnx_import.c, and so does a node whose mapping finds a form it cannot
+ * model (an attribute value: fl_onnx_cannot_model, before emitting).
+ * Pad's reflect and edge modes are built in onnx_pad.c. */
 #include "onnx_import_impl.h"
 
 #include <float.h>
@@ -116,8 +119,7 @@ static int map_unary(fl_onnx_ctx *c, fl_error *err)
 	/* Dropout is the identity at inference; training draws randoms */
 	if (!strcmp(c->node->op_type, "Dropout") &&
 	    (fl_onnx_has_input(c, 2) && (!training || training->f[0] != 0))) {
-		fl_error_set(err, "Dropout in training mode is not supported");
-		return -1;
+		return fl_onnx_cannot_model(c, err, "training mode");
 	}
 	return fl_onnx_emit1(c, kind_of(c->node->op_type, true), x, OUT,
 			     err) < 0 ? -1 : 0;
@@ -525,8 +527,8 @@ static int window_pads(fl_onnx_ctx *c, const fl_shape *x, window *w,
 		return 0;
 	}
 	if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) {
-		fl_error_set(err, "auto_pad \"%s\" is not supported", ap);
-		return -1;
+		return fl_onnx_cannot_model(c, err, "auto_pad %s",
+					    fl_error_name(ap));
 	}
 	if (fl_onnx_attr_ints(c, "pads", pads, 4, &n, err) < 0)
 		return -1;
@@ -540,8 +542,7 @@ static int window_pads(fl_onnx_ctx *c, const fl_shape *x, window *w,
 		w->pad_end[d] = n < 0 || !strcmp(ap, "VALID") ? 0
 							     : pads[w->nsp + d];
 		if (w->pad_begin[d] < 0 || w->pad_end[d] < 0) {
-			fl_error_set(err, "negative pads are not supported");
-			return -1;
+			return fl_onnx_cannot_model(c, err, "negative pads");
 		}
 	}
 	return 0;
@@ -552,9 +553,8 @@ static int read_window(fl_onnx_ctx *c, const fl_shape *x,
 {
 	w->nsp = x->rank - 2;
 	if (w->nsp != 1 && w->nsp != 2) {
-		fl_error_set(err, "%d spatial dims: fuselab has 1-D and 2-D "
-			     "windows only", x->rank - 2);
-		return -1;
+		return fl_onnx_cannot_model(c, err, "%d spatial dims",
+					    x->rank - 2);
 	}
 	for (int d = 0; d < w->nsp; d++)
 		w->kernel[d] = kernel[d];
@@ -732,14 +732,12 @@ static int map_pool(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	}
 	if (fl_onnx_attr_int(c, "ceil_mode", 0)) {
-		fl_error_set(err, "ceil_mode 1 is not supported");
-		return -1;
+		return fl_onnx_cannot_model(c, err, "ceil_mode 1");
 	}
 	if (read_window(c, shape_of(c, x), kernel, &w, err) < 0)
 		return -1;
 	if (w.dilation[0] != 1 || (w.nsp == 2 && w.dilation[1] != 1)) {
-		fl_error_set(err, "pooling with dilations is not supported");
-		return -1;
+		return fl_onnx_cannot_model(c, err, "pooling with dilations");
 	}
 	nsp = w.nsp;
 	if ((x = lift_2d(c, x, &w, err)) < 0)
@@ -1347,18 +1345,21 @@ static int map_pad(fl_onnx_ctx *c, fl_error *err)
 	const fl_onnx_values *v;
 	double value = fl_onnx_attr_float(c, "value", 0.0f);
 	fl_attrs a = {0};
+	const char *mode = fl_onnx_attr_string(c, "mode", "constant", buf,
+					       sizeof buf);
 
+	if (strcmp(mode, "constant") && strcmp(mode, "reflect") &&
+	    strcmp(mode, "edge"))
+		return fl_onnx_cannot_model(c, err, "mode %s",
+					    fl_error_name(mode));
 	if (x < 0)
 		return -1;
-	if (strcmp(fl_onnx_attr_string(c, "mode", "constant", buf, sizeof buf),
-		   "constant")) {
-		fl_error_set(err, "mode \"%s\": only constant padding is "
-			     "supported", buf);
-		return -1;
-	}
 	r = tensor_rank(c, x);
 	if (pad_amounts(c, r, pads, err) < 0)
 		return -1;
+	if (strcmp(mode, "constant"))	/* onnx_pad.c */
+		return fl_onnx_pad_border(c, x, pads, r,
+					  !strcmp(mode, "reflect"), err);
 	if (c->opset >= 11 && fl_onnx_has_input(c, 2)) {
 		if (!(v = fl_onnx_input_known(c, 2)) || v->n != 1) {
 			fl_error_set(err, "constant_value must be a scalar "
