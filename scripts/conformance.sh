@@ -113,7 +113,8 @@ if [ $rc -ne 0 ]; then
 	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*|\
 	*"cannot be modelled, and its output"*)
 		r="unsupported op: $op" ;;
-	*"on the data path"*|*"element type"*"not supported"*)
+	*"on the data path"*|*"element type"*"not supported"*|\
+	*"computes in f32"*)
 		r="unsupported type: $msg" ;;
 	*"must be known at import"*)
 		r="unsupported: a shape input computed at run time ($op)" ;;

@@ -176,6 +176,43 @@ static int map_binary(fl_onnx_ctx *c, fl_error *err)
 	return 0;
 }
 
+/* x cast to dtype dt (x itself when it has that type already). */
+static int cast_to(fl_onnx_ctx *c, int x, fl_dtype dt, int out,
+		   fl_error *err)
+{
+	fl_attrs a = {0};
+
+	if (c->g->tensors[x].dtype == dt && out == TMP)
+		return x;
+	if (fl_attrs_set_string(&a, "dtype", fl_dtype_name(dt)) < 0) {
+		fl_attrs_free(&a);
+		return oom(err);
+	}
+	return emit_attrs(c, FL_OP_CAST, &x, 1, &a, out, err);
+}
+
+/* Pow, whose exponent may have another type than its base: computed in
+ * f32, an integer base's result rounded and cast back to its type (the
+ * powers ONNX's integer Pow gives stay exact up to 2^24). */
+static int map_pow(fl_onnx_ctx *c, fl_error *err)
+{
+	int a = fl_onnx_data(c, 0, err), b = fl_onnx_data(c, 1, err), y;
+	fl_dtype dt;
+
+	if (a < 0 || b < 0 || (b = legacy_broadcast(c, a, b, err)) < 0)
+		return -1;
+	dt = c->g->tensors[a].dtype;
+	if ((a = cast_to(c, a, FL_F32, TMP, err)) < 0 ||
+	    (b = cast_to(c, b, FL_F32, TMP, err)) < 0)
+		return -1;
+	if (dt == FL_F32)
+		return fl_onnx_emit2(c, FL_OP_POW, a, b, OUT, err) < 0 ? -1 : 0;
+	if ((y = fl_onnx_emit2(c, FL_OP_POW, a, b, TMP, err)) < 0 ||
+	    (y = fl_onnx_emit1(c, FL_OP_ROUND, y, TMP, err)) < 0)
+		return -1;
+	return cast_to(c, y, dt, OUT, err) < 0 ? -1 : 0;
+}
+
 static int map_where(fl_onnx_ctx *c, fl_error *err)
 {
 	int in[3] = {fl_onnx_data_any(c, 0, err), -1, -1};
@@ -1663,7 +1700,7 @@ static const struct {
 	{"GreaterOrEqual", map_binary}, {"And", map_binary},
 	{"Or", map_binary}, {"Xor", map_binary},
 	{"Add", map_binary}, {"Sub", map_binary}, {"Mul", map_binary},
-	{"Div", map_binary}, {"Pow", map_binary}, {"Max", map_binary},
+	{"Div", map_binary}, {"Pow", map_pow}, {"Max", map_binary},
 	{"Min", map_binary}, {"Sum", map_binary}, {"Mean", map_binary},
 	{"Where", map_where}, {"LeakyRelu", map_leaky_relu},
 	{"Elu", map_activation}, {"HardSigmoid", map_activation},
