@@ -326,6 +326,11 @@ static const struct {
 	{FL_OP_ERF, "Erf"}, {FL_OP_COPY, "Identity"},
 	{FL_OP_ROUND, "Round"},	/* both round half to even */
 	{FL_OP_CAST, "Identity"},	/* f32 to f32, the only cast */
+	{FL_OP_SIN, "Sin"}, {FL_OP_COS, "Cos"}, {FL_OP_TAN, "Tan"},
+	{FL_OP_ASIN, "Asin"}, {FL_OP_ACOS, "Acos"}, {FL_OP_ATAN, "Atan"},
+	{FL_OP_SINH, "Sinh"}, {FL_OP_COSH, "Cosh"}, {FL_OP_ASINH, "Asinh"},
+	{FL_OP_ACOSH, "Acosh"}, {FL_OP_ATANH, "Atanh"},
+	{FL_OP_FLOOR, "Floor"}, {FL_OP_CEIL, "Ceil"}, {FL_OP_SIGN, "Sign"},
 	{FL_OP_ADD, "Add"}, {FL_OP_SUB, "Sub"}, {FL_OP_MUL, "Mul"},
 	{FL_OP_DIV, "Div"}, {FL_OP_MAX, "Max"}, {FL_OP_MIN, "Min"},
 	{FL_OP_POW, "Pow"}, {FL_OP_TRANSPOSE, "Transpose"},

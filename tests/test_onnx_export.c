@@ -32,6 +32,9 @@ static const char *const onnx_ops[] = {
 	"ReduceMean", "ReduceMin", "ReduceSum", "Relu", "Reshape", "Round",
 	"Sigmoid", "Slice", "Softmax", "Sqrt", "Sub", "Tanh", "Transpose",
 	"Where",
+	/* issue 29's unary primitives */
+	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+	"Acosh", "Atanh", "Ceil", "Sign",
 };
 
 static bool is_onnx_op(const char *type)
@@ -433,6 +436,21 @@ static const op_case op_cases[] = {
 	 OP("hw", "hard_swish", "'t1'", "t2", "") ","
 	 OP("el", "elu", "'t2'", "y", "'alpha':0.5") TAIL,
 	 "HardSigmoid HardSwish Elu", "Min Max Exp"},
+	/* the libm unary primitives, one chain */
+	{HEAD IN("x", "[2,3]") OUT("y", "[2,3]") OPS
+	 OP("a", "sin", "'x'", "t1", "") "," OP("b", "cos", "'t1'", "t2", "")
+	 "," OP("c", "tan", "'t2'", "t3", "") ","
+	 OP("d", "asin", "'t3'", "t4", "") "," OP("e", "acos", "'t4'", "t5", "")
+	 "," OP("f", "atan", "'t5'", "t6", "") ","
+	 OP("g", "sinh", "'t6'", "t7", "") "," OP("h", "cosh", "'t7'", "t8", "")
+	 "," OP("i", "asinh", "'t8'", "t9", "") ","
+	 OP("j", "acosh", "'t9'", "t10", "") ","
+	 OP("k", "atanh", "'t10'", "t11", "") ","
+	 OP("l", "floor", "'t11'", "t12", "") ","
+	 OP("m", "ceil", "'t12'", "t13", "") ","
+	 OP("n", "sign", "'t13'", "y", "") TAIL,
+	 "Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Floor Ceil "
+	 "Sign", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

@@ -78,6 +78,11 @@ static const struct {
 	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
 	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
 	{"Round", FL_OP_ROUND},	/* both round half to even */
+	{"Sin", FL_OP_SIN}, {"Cos", FL_OP_COS}, {"Tan", FL_OP_TAN},
+	{"Asin", FL_OP_ASIN}, {"Acos", FL_OP_ACOS}, {"Atan", FL_OP_ATAN},
+	{"Sinh", FL_OP_SINH}, {"Cosh", FL_OP_COSH}, {"Asinh", FL_OP_ASINH},
+	{"Acosh", FL_OP_ACOSH}, {"Atanh", FL_OP_ATANH},
+	{"Floor", FL_OP_FLOOR}, {"Ceil", FL_OP_CEIL}, {"Sign", FL_OP_SIGN},
 }, binaries[] = {
 	{"Add", FL_OP_ADD}, {"Sub", FL_OP_SUB}, {"Mul", FL_OP_MUL},
 	{"Div", FL_OP_DIV}, {"Pow", FL_OP_POW}, {"Max", FL_OP_MAX},
@@ -1603,6 +1608,11 @@ static const struct {
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
 	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
 	{"Round", map_unary},
+	{"Sin", map_unary}, {"Cos", map_unary}, {"Tan", map_unary},
+	{"Asin", map_unary}, {"Acos", map_unary}, {"Atan", map_unary},
+	{"Sinh", map_unary}, {"Cosh", map_unary}, {"Asinh", map_unary},
+	{"Acosh", map_unary}, {"Atanh", map_unary}, {"Floor", map_unary},
+	{"Ceil", map_unary}, {"Sign", map_unary},
 	{"Add", map_binary}, {"Sub", map_binary}, {"Mul", map_binary},
 	{"Div", map_binary}, {"Pow", map_binary}, {"Max", map_binary},
 	{"Min", map_binary}, {"Sum", map_binary}, {"Mean", map_binary},

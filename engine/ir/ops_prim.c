@@ -232,6 +232,21 @@ static double unary_scalar(fl_op_kind kind, double x)
 	case FL_OP_ERF: return erf(x);
 	case FL_OP_SQUARE: return x * x;
 	case FL_OP_ROUND: return nearbyint(x);
+	/* the float functions, as the generated code calls them */
+	case FL_OP_SIN: return sinf((float)x);
+	case FL_OP_COS: return cosf((float)x);
+	case FL_OP_TAN: return tanf((float)x);
+	case FL_OP_ASIN: return asinf((float)x);
+	case FL_OP_ACOS: return acosf((float)x);
+	case FL_OP_ATAN: return atanf((float)x);
+	case FL_OP_SINH: return sinhf((float)x);
+	case FL_OP_COSH: return coshf((float)x);
+	case FL_OP_ASINH: return asinhf((float)x);
+	case FL_OP_ACOSH: return acoshf((float)x);
+	case FL_OP_ATANH: return atanhf((float)x);
+	case FL_OP_FLOOR: return floor(x);
+	case FL_OP_CEIL: return ceil(x);
+	case FL_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
 	default: return x;	/* copy, cast */
 	}
 }
