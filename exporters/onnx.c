@@ -331,6 +331,7 @@ static const struct {
 	{FL_OP_SINH, "Sinh"}, {FL_OP_COSH, "Cosh"}, {FL_OP_ASINH, "Asinh"},
 	{FL_OP_ACOSH, "Acosh"}, {FL_OP_ATANH, "Atanh"},
 	{FL_OP_FLOOR, "Floor"}, {FL_OP_CEIL, "Ceil"}, {FL_OP_SIGN, "Sign"},
+	{FL_OP_MOD, "Mod"}, {FL_OP_FMOD, "Mod"},
 	{FL_OP_ADD, "Add"}, {FL_OP_SUB, "Sub"}, {FL_OP_MUL, "Mul"},
 	{FL_OP_DIV, "Div"}, {FL_OP_MAX, "Max"}, {FL_OP_MIN, "Min"},
 	{FL_OP_POW, "Pow"}, {FL_OP_TRANSPOSE, "Transpose"},
@@ -410,6 +411,8 @@ static int same_inputs_attrs(builder *b, Onnx__NodeProto *nd)
 		return attr_float(b, nd, "beta", op_float(b, "beta", 0.5));
 	case FL_OP_ELU:
 		return attr_float(b, nd, "alpha", op_float(b, "alpha", 1.0));
+	case FL_OP_FMOD:
+		return attr_int(b, nd, "fmod", 1);
 	case FL_OP_CONCAT:
 		return attr_int(b, nd, "axis",
 				fl_axis_normalize(op_int(b, "axis", 0), rank));

@@ -34,7 +34,7 @@ static const char *const onnx_ops[] = {
 	"Where",
 	/* issue 29's unary primitives */
 	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-	"Acosh", "Atanh", "Ceil", "Sign",
+	"Acosh", "Atanh", "Ceil", "Sign", "Mod",
 };
 
 static bool is_onnx_op(const char *type)
@@ -451,6 +451,9 @@ static const op_case op_cases[] = {
 	 OP("n", "sign", "'t13'", "y", "") TAIL,
 	 "Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Floor Ceil "
 	 "Sign", ""},
+	{HEAD IN("x", "[2,3]") IN("z", "[3]") OUT("y", "[2,3]") OPS
+	 OP("a", "mod", "'x','z'", "t1", "") ","
+	 OP("b", "fmod", "'t1','z'", "y", "") TAIL, "Mod", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

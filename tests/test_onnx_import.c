@@ -572,7 +572,7 @@ static void test_onnx_import_custom_and_provenance(void **state)
 	(void)state;
 	model_init(&b, 13);
 	input(&b, "x", xd, 2);
-	node(&b, "Floor", "fl", (const char *[]){"x", NULL}, "f");
+	node(&b, "LpNormalization", "fl", (const char *[]){"x", NULL}, "f");
 	node(&b, "Tanh", NULL, (const char *[]){"f", NULL}, "y");
 	output(&b, "y", xd, 2);
 	g = load(&b, NULL, &info, &err);
@@ -580,11 +580,11 @@ static void test_onnx_import_custom_and_provenance(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 1);
 	assert_int_equal(fl_onnx_info_custom_count(&info), 1);
-	assert_string_equal(info.types[0].op_type, "Floor");
+	assert_string_equal(info.types[0].op_type, "LpNormalization");
 	assert_int_equal(info.types[0].custom, 1);
 	i = fl_graph_find_op(g, "fl");
 	assert_true(i >= 0);
-	assert_string_equal(g->ops[i].prov.source_op, "Floor");
+	assert_string_equal(g->ops[i].prov.source_op, "LpNormalization");
 	i = fl_graph_find_op(g, "Tanh_1");	/* a node without a name */
 	assert_true(i >= 0);
 	assert_string_equal(g->ops[i].prov.origin, "Tanh_1");
@@ -1078,16 +1078,16 @@ static void test_onnx_import_cli_custom_line(void **state)
 	(void)state;
 	model_init(&b, 13);
 	input(&b, "x", xd, 2);
-	node(&b, "Floor", "f1", (const char *[]){"x", NULL}, "a");
-	node(&b, "Floor", "f2", (const char *[]){"a", NULL}, "y");
+	node(&b, "LpNormalization", "f1", (const char *[]){"x", NULL}, "a");
+	node(&b, "LpNormalization", "f2", (const char *[]){"a", NULL}, "y");
 	output(&b, "y", xd, 2);
 	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/custom.onnx", dir);
 	write_model(&b, path);
 	snprintf(args, sizeof args, "--check %s", path);
 	assert_int_equal(t_fuselab(args, &out), 0);
-	t_assert_contains(out, "2 nodes became custom ops: Floor x2");
-	t_assert_contains(out, "Floor                  x2    -> custom x2");
+	t_assert_contains(out, "2 nodes became custom ops: LpNormalization x2");
+	t_assert_contains(out, "LpNormalization        x2    -> custom x2");
 	free(out);
 	t_remove_dir(dir);
 }

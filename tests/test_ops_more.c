@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "engine.h"
+#include "interp.h"
+#include "onnx.pb-c.h"
+#include "onnx_import.h"
 #include "ops.h"
 #include "test_util.h"
 
@@ -229,10 +232,384 @@ static void test_ops_more_unary_onnx(void **state)
 	onnx_test_verifies("test_sign");
 }
 
+/* ---- binary: mod, fmod ------------------------------------------------ */
+
+static void test_ops_more_mod_values(void **state)
+{
+	static const float a[6] = {5, -5, 5, -5, 4.5f, -0.0f};
+	static const float b[6] = {3, 3, -3, -3, 1.5f, 2};
+	static const float want_mod[6] = {2, 1, -1, -2, 0, -0.0f};
+	static const float want_fmod[6] = {2, -2, 2, -2, 0, -0.0f};
+	const fl_op_kind kinds[2] = {FL_OP_MOD, FL_OP_FMOD};
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		const fl_op_info *info = fl_op_info_of(kinds[k]);
+		const float *want = k ? want_fmod : want_mod;
+		fl_shape s[2] = {SH(6), SH(6)}, o;
+		fl_buf in[2] = {{s[0], (float *)a}, {s[1], (float *)b}}, out;
+		float got[6];
+		fl_error err = {""};
+		fl_op op;
+
+		memset(&op, 0, sizeof op);
+		op.kind = kinds[k];
+		op.n_in = 2;
+		op.n_out = 1;
+		assert_int_equal(info->infer(&op, s, &o, &err), 0);
+		out = (fl_buf){o, got};
+		info->eval(&op, in, &out);
+		for (int i = 0; i < 6; i++)
+			if (got[i] != want[i] ||
+			    signbit(got[i]) != signbit(want[i]))
+				fail_msg("%s(%g, %g) = %g, want %g", info->name,
+					 a[i], b[i], got[i], want[i]);
+	}
+}
+
+static void test_ops_more_mod_every_strategy(void **state)
+{
+	(void)state;
+	verifies_every_strategy("mod", "{'format':'fuselab-graph/1',"
+		"'name':'mod','tensors':{"
+		"'x':{'shape':[5,33],'role':'input'},"
+		"'d':{'shape':[33],'role':'input'},"
+		"'y':{'shape':[5,33],'role':'output'},"
+		"'z':{'shape':[5,33],'role':'output'}},'ops':["
+		"{'name':'e','op':'exp','in':['x'],'out':'e'},"
+		"{'name':'m','op':'mod','in':['e','d'],'out':'y'},"
+		"{'name':'f','op':'fmod','in':['x','d'],'out':'f'},"
+		"{'name':'n','op':'neg','in':['f'],'out':'z'}]}");
+	onnx_test_verifies("test_mod_mixed_sign_float32");
+}
+
+/* ---- the activations the importer builds ------------------------------- */
+
+static void test_ops_more_activations_onnx(void **state)
+{
+	(void)state;
+	onnx_test_verifies("test_thresholdedrelu");
+	onnx_test_verifies("test_shrink_soft");
+	onnx_test_verifies("test_shrink_hard");
+	onnx_test_verifies("test_celu");
+}
+
+/* ---- hand-made one-node models ------------------------------------------ */
+
+/* A model of one node, op(x[, c]) -> y: x float (an input, or with
+ * x_data an initializer), c an int64 initializer when c_n > 0, up to two
+ * int attributes. */
+typedef struct one_node {
+	Onnx__ModelProto m;
+	Onnx__GraphProto g;
+	Onnx__OperatorSetIdProto opset, *opsets[1];
+	Onnx__NodeProto node, *nodes[1];
+	char *node_in[2], *node_out[1];
+	Onnx__AttributeProto attr[2], *attrs[2];
+	Onnx__ValueInfoProto vi[2], *ins[1], *outs[1];
+	Onnx__TypeProto tp[2];
+	Onnx__TypeProto__Tensor tt[2];
+	Onnx__TensorShapeProto sp[2];
+	Onnx__TensorShapeProto__Dimension dim[2][FL_MAX_RANK];
+	Onnx__TensorShapeProto__Dimension *dims[2][FL_MAX_RANK];
+	Onnx__TensorProto init[2], *inits[2];
+	int64_t x_dims[FL_MAX_RANK];
+} one_node;
+
+static void value_info(one_node *b, int k, const char *name,
+		       const fl_shape *s)
+{
+	onnx__value_info_proto__init(&b->vi[k]);
+	onnx__type_proto__init(&b->tp[k]);
+	onnx__type_proto__tensor__init(&b->tt[k]);
+	onnx__tensor_shape_proto__init(&b->sp[k]);
+	b->vi[k].name = (char *)name;
+	b->vi[k].type = &b->tp[k];
+	b->tp[k].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	b->tp[k].tensor_type = &b->tt[k];
+	b->tt[k].has_elem_type = 1;
+	b->tt[k].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	b->tt[k].shape = &b->sp[k];
+	b->sp[k].n_dim = (size_t)s->rank;
+	b->sp[k].dim = b->dims[k];
+	for (int d = 0; d < s->rank; d++) {
+		onnx__tensor_shape_proto__dimension__init(&b->dim[k][d]);
+		b->dim[k][d].value_case =
+			ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		b->dim[k][d].dim_value = s->dim[d];
+		b->dims[k][d] = &b->dim[k][d];
+	}
+}
+
+static void tensor_init(Onnx__TensorProto *t, const char *name, int dtype,
+			int64_t *dims, int rank)
+{
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	t->data_type = dtype;
+	t->n_dims = (size_t)rank;
+	t->dims = dims;
+}
+
+/* b: op(x[, c]) with x of shape xs, y of shape ys; attributes names[k]
+ * = vals[k] (names NULL-ended, at most 2). */
+static void one_node_model(one_node *b, const char *op, const fl_shape *xs,
+			   float *x_data, int64_t *c, size_t c_n,
+			   const fl_shape *ys, const char *const *names,
+			   const int64_t *vals)
+{
+	memset(b, 0, sizeof *b);
+	onnx__model_proto__init(&b->m);
+	onnx__graph_proto__init(&b->g);
+	onnx__operator_set_id_proto__init(&b->opset);
+	b->opset.domain = "";
+	b->opset.has_version = 1;
+	b->opset.version = 14;
+	b->opsets[0] = &b->opset;
+	b->m.has_ir_version = 1;
+	b->m.ir_version = 8;
+	b->m.n_opset_import = 1;
+	b->m.opset_import = b->opsets;
+	b->m.graph = &b->g;
+	b->g.name = (char *)op;
+	b->g.initializer = b->inits;
+	memcpy(b->x_dims, xs->dim, sizeof b->x_dims);
+	if (x_data) {
+		tensor_init(&b->init[b->g.n_initializer], "x",
+			    ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, b->x_dims,
+			    xs->rank);
+		b->init[b->g.n_initializer].n_float_data =
+			(size_t)fl_shape_numel(xs);
+		b->init[b->g.n_initializer].float_data = x_data;
+		b->inits[b->g.n_initializer] = &b->init[b->g.n_initializer];
+		b->g.n_initializer++;
+	} else {
+		value_info(b, 0, "x", xs);
+		b->ins[0] = &b->vi[0];
+		b->g.input = b->ins;
+		b->g.n_input = 1;
+	}
+	value_info(b, 1, "y", ys);
+	b->outs[0] = &b->vi[1];
+	b->g.output = b->outs;
+	b->g.n_output = 1;
+	onnx__node_proto__init(&b->node);
+	b->node.op_type = (char *)op;
+	b->node.name = "n";
+	b->node_in[0] = "x";
+	b->node_in[1] = "c";
+	b->node.n_input = c_n > 0 ? 2 : 1;
+	b->node.input = b->node_in;
+	b->node_out[0] = "y";
+	b->node.n_output = 1;
+	b->node.output = b->node_out;
+	b->nodes[0] = &b->node;
+	b->g.node = b->nodes;
+	b->g.n_node = 1;
+	if (c_n > 0) {
+		Onnx__TensorProto *t = &b->init[b->g.n_initializer];
+
+		tensor_init(t, "c", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, NULL,
+			    0);
+		t->n_int64_data = c_n;
+		t->int64_data = c;
+		b->inits[b->g.n_initializer++] = t;
+	}
+	for (int k = 0; names && names[k] && k < 2; k++) {
+		onnx__attribute_proto__init(&b->attr[k]);
+		b->attr[k].name = (char *)names[k];
+		b->attr[k].has_type = 1;
+		b->attr[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		b->attr[k].has_i = 1;
+		b->attr[k].i = vals[k];
+		b->attrs[k] = &b->attr[k];
+		b->node.n_attribute++;
+	}
+	b->node.attribute = b->attrs;
+}
+
+static uint8_t *pack_model(const one_node *b, size_t *len)
+{
+	uint8_t *buf;
+
+	*len = onnx__model_proto__get_packed_size(&b->m);
+	buf = malloc(*len + 1);
+	assert_non_null(buf);
+	onnx__model_proto__pack(&b->m, buf);
+	return buf;
+}
+
+/* The model's y for its x initializer, through the interpreter. */
+static void one_node_values(const one_node *b, const float *want, int64_t n)
+{
+	fl_error err = {""};
+	fl_interp_opts io;
+	size_t len;
+	uint8_t *buf = pack_model(b, &len);
+	fl_graph *g = fl_onnx_load_bytes(buf, len, "m.onnx", NULL, NULL, NULL,
+					 &err);
+	fl_values *v;
+
+	free(buf);
+	if (!g)
+		fail_msg("%s: %s", b->node.op_type, err.msg);
+	fl_interp_opts_default(&io);
+	v = fl_interp_run(g, &io, &err);
+	if (!v)
+		fail_msg("%s: %s", b->node.op_type, err.msg);
+	t_assert_close(v->bufs[fl_graph_find_tensor(g, "y")].data, want, n,
+		       1e-6, 1e-6);
+	fl_values_free(v);
+	fl_graph_free(g);
+}
+
+/* The model (x an input) run under every strategy on generated inputs. */
+static void one_node_every_strategy(const one_node *b)
+{
+	char dir[256], path[400], cmd[1400], *out = NULL;
+	size_t len;
+	uint8_t *buf = pack_model(b, &len);
+	FILE *f;
+	int rc;
+
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/m.onnx", dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
+		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(),
+		 path, T_SANITIZED ? "apollo" : "all", dir);
+	rc = t_run(cmd, &out);
+	if (rc != 0 ||
+	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
+		fail_msg("%s: rc %d\n%s", b->node.op_type, rc, out);
+	free(out);
+	t_remove_dir(dir);
+}
+
+/* ---- Trilu, CumSum --------------------------------------------------- */
+
+static void test_ops_more_trilu(void **state)
+{
+	static float x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	static int64_t k1 = 1, km1 = -1;
+	static const float upper1[12] = {0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12};
+	static const float lower_m1[12] = {0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0};
+	fl_shape s = SH(3, 4), big = SH(2, 5, 7);
+	one_node b;
+
+	(void)state;
+	one_node_model(&b, "Trilu", &s, x, &k1, 1, &s, NULL, NULL);
+	one_node_values(&b, upper1, 12);
+	one_node_model(&b, "Trilu", &s, x, &km1, 1, &s,
+		       (const char *const[]){"upper", NULL}, I64(0));
+	one_node_values(&b, lower_m1, 12);
+	one_node_model(&b, "Trilu", &big, NULL, &k1, 1, &big, NULL, NULL);
+	one_node_every_strategy(&b);
+}
+
+static void test_ops_more_cumsum(void **state)
+{
+	static float x[6] = {1, 2, 3, 4, 5, 6};
+	static int64_t ax0 = 0, ax1 = -1;
+	static const float rows[6] = {1, 2, 3, 5, 7, 9};
+	static const float cols_rev_excl[6] = {5, 3, 0, 11, 6, 0};
+	fl_shape s = SH(2, 3), big = SH(3, 40, 6);
+	one_node b;
+
+	(void)state;
+	one_node_model(&b, "CumSum", &s, x, &ax0, 1, &s, NULL, NULL);
+	one_node_values(&b, rows, 6);
+	one_node_model(&b, "CumSum", &s, x, &ax1, 1, &s,
+		       (const char *const[]){"exclusive", "reverse", NULL},
+		       I64(1, 1));
+	one_node_values(&b, cols_rev_excl, 6);
+	one_node_model(&b, "CumSum", &big, NULL, &ax0, 1, &big,
+		       (const char *const[]){"reverse", NULL}, I64(1));
+	one_node_every_strategy(&b);
+	ax1 = 1;
+	one_node_model(&b, "CumSum", &big, NULL, &ax1, 1, &big, NULL, NULL);
+	one_node_every_strategy(&b);
+}
+
+/* ---- data movement, Hardmax, EyeLike, normalisations ------------------- */
+
+static void test_ops_more_movement_and_normalisation_onnx(void **state)
+{
+	(void)state;
+	onnx_test_verifies("test_depthtospace_crd_mode");
+	onnx_test_verifies("test_depthtospace_dcr_mode");
+	onnx_test_verifies("test_spacetodepth");
+	onnx_test_verifies("test_hardmax_one_hot");
+	onnx_test_verifies("test_hardmax_axis_1");
+	onnx_test_verifies("test_eyelike_populate_off_main_diagonal");
+	onnx_test_verifies("test_lrn");
+	onnx_test_verifies("test_mvn");
+}
+
+/* Bad attributes are errors that name them. */
+static void test_ops_more_bad_attributes(void **state)
+{
+	fl_shape s = SH(1, 8, 2, 2), s3 = SH(4, 3);
+	static float x[12];
+	static int64_t k = 0;
+	fl_error err = {""};
+	size_t len;
+	uint8_t *buf;
+	one_node b;
+	struct {
+		const char *op;
+		const fl_shape *xs;
+		const char *attr;
+		int64_t v;
+		const char *want;
+	} cases[] = {
+		{"DepthToSpace", &s, "blocksize", 3,
+		 "8 channels, not a multiple of blocksize^2 = 9"},
+		{"SpaceToDepth", &s, "blocksize", 0, "attribute blocksize: 0"},
+		{"Mod", &s3, "fmod", 2, "attribute fmod: 2 (0 or 1)"},
+		{"Hardmax", &s3, "axis", 2, "axis 2 is out of range for rank 2"},
+		{"LRN", &s, "size", 0, "attribute size: 0"},
+	};
+
+	(void)state;
+	for (int c = 0; c < COUNT(cases); c++) {
+		bool mod = !strcmp(cases[c].op, "Mod");
+
+		one_node_model(&b, cases[c].op, cases[c].xs, x, mod ? &k : NULL,
+			       mod ? 1 : 0, cases[c].xs,
+			       (const char *const[]){cases[c].attr, NULL},
+			       &cases[c].v);
+		if (mod) {	/* Mod's b is data: make c a float */
+			b.init[1].data_type =
+				ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+			b.init[1].n_int64_data = 0;
+			b.init[1].n_float_data = 1;
+			b.init[1].float_data = x;
+		}
+		buf = pack_model(&b, &len);
+		assert_null(fl_onnx_load_bytes(buf, len, "m.onnx", NULL, NULL,
+					       NULL, &err));
+		free(buf);
+		t_assert_contains(err.msg, cases[c].want);
+	}
+}
+
 FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_unary_values),
 	 cmocka_unit_test(test_ops_more_sign_nan_and_zero),
 	 cmocka_unit_test(test_ops_more_unary_every_strategy),
 	 cmocka_unit_test(test_ops_more_unary_cuda_text),
 	 cmocka_unit_test(test_ops_more_unary_onnx),
+	 cmocka_unit_test(test_ops_more_mod_values),
+	 cmocka_unit_test(test_ops_more_mod_every_strategy),
+	 cmocka_unit_test(test_ops_more_activations_onnx),
+	 cmocka_unit_test(test_ops_more_trilu),
+	 cmocka_unit_test(test_ops_more_cumsum),
+	 cmocka_unit_test(test_ops_more_movement_and_normalisation_onnx),
+	 cmocka_unit_test(test_ops_more_bad_attributes),
 );

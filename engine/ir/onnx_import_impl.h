@@ -49,6 +49,9 @@ typedef int (*fl_onnx_map_fn)(fl_onnx_ctx *c, fl_error *err);
 
 /* onnx_ops.c: the mapping of op_type (default domain), or NULL. */
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
+/* onnx_ops_more.c: the mappings of issue 29's operators (Mod, Trilu,
+ * CumSum, ...), or NULL; fl_onnx_mapping falls back on it. */
+fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type);
 
 /* onnx_custom.c: a node with no mapping, as opaque `custom` ops (one per
  * output read later); errors name the problem only. */

@@ -75,6 +75,12 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	{"where", FL_OP_WHERE, FL_CLASS_BINARY, 3, 3, 1, fl_infer_where,
 	 fl_eval_where, NULL, NO_ATTRS, "c != 0 ? a : b, broadcasting",
 	 EXPR("$0 != 0.0f ? $1 : $2")},
+	/* a remainder with a's sign moves to b's by adding b */
+	BINARY(FL_OP_MOD, "mod", "(fmodf($0, $1) != 0.0f && (fmodf($0, $1) < "
+	       "0.0f) != ($1 < 0.0f) ? fmodf($0, $1) + $1 : fmodf($0, $1))",
+	       "remainder with b's sign (Python's %), broadcasting"),
+	BINARY(FL_OP_FMOD, "fmod", "fmodf($0, $1)",
+	       "remainder with a's sign (C's fmod), broadcasting"),
 	REDUCE(FL_OP_REDUCE_SUM, "reduce_sum", "0.0f", "$o + $0",
 	       "sum over \"axes\" (kept as 1)"),
 	REDUCE(FL_OP_REDUCE_MAX, "reduce_max", "-INFINITY", "fl_fmaxf($o, $0)",

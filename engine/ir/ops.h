@@ -14,6 +14,9 @@
  *                      NaN stays NaN)
  *   binary, numpy broadcasting   add sub mul div max min pow
  *   where(c, a, b)     c != 0 ? a : b, the three broadcast together
+ *   mod(a, b), fmod(a, b)  remainders, broadcasting: fmod's has a's sign
+ *                      (C's fmodf), mod's b's (Python's %; ONNX Mod with
+ *                      fmod=0); b = 0 gives NaN
  *   reduce_sum/max/min "axes": [..] (default: all axes); reduced dims are
  *                      kept with extent 1
  *   matmul(a, b)       a [..., M, K], b [..., K, N] (rank >= 2 both, batch
@@ -96,7 +99,7 @@ typedef enum fl_op_kind {
 	FL_OP_FLOOR, FL_OP_CEIL, FL_OP_SIGN,
 	/* binary / ternary with broadcasting */
 	FL_OP_ADD, FL_OP_SUB, FL_OP_MUL, FL_OP_DIV, FL_OP_MAX, FL_OP_MIN,
-	FL_OP_POW, FL_OP_WHERE,
+	FL_OP_POW, FL_OP_WHERE, FL_OP_MOD, FL_OP_FMOD,
 	/* reductions */
 	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN,
 	/* opaque */

@@ -284,6 +284,12 @@ static double binary_scalar(fl_op_kind kind, double a, double b)
 	case FL_OP_MAX: return fmax(a, b);
 	case FL_OP_MIN: return fmin(a, b);
 	case FL_OP_POW: return pow(a, b);
+	case FL_OP_FMOD: return fmod(a, b);
+	case FL_OP_MOD: {
+		double r = fmod(a, b);
+
+		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+	}
 	default: return a;
 	}
 }
