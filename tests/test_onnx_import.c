@@ -594,7 +594,7 @@ static void test_onnx_import_custom_and_provenance(void **state)
 }
 
 /* The model of test_onnx_import_opaque_ops: x[N,3,8,8] -> Relu r ->
- * Resize (scales 1,1,2,2) up -> Tanh t -> ArgMax am (int64 output);
+ * Resize (scales 1,1,2,2; tf_crop_and_resize) up -> Tanh t -> ArgMax am (int64 output);
  * TopK on t with two outputs, the second never read; If on a bool input
  * whose branch reads r from the outer graph, its output's shape in
  * value_info with the symbolic N -> Sigmoid bo. */
@@ -620,6 +620,13 @@ static void opaque_model(model *b, Onnx__GraphProto *then_g,
 	node(b, "Relu", "relu", (const char *[]){"x", NULL}, "r");
 	node(b, "Resize", "up", (const char *[]){"r", "", "scales", NULL},
 	     "up");
+	/* a form fuselab does not compute: kept as an opaque op */
+	a = attr(b, "coordinate_transformation_mode");
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+	a->has_s = 1;
+	a->s.data = (uint8_t *)"tf_crop_and_resize";
+	a->s.len = strlen("tf_crop_and_resize");
 	node(b, "Tanh", "tanh", (const char *[]){"up", NULL}, "t");
 	node(b, "ArgMax", "am", (const char *[]){"t", NULL}, "am");
 	a = attr(b, "axis");

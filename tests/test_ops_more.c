@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine.h"
 #include "interp.h"
@@ -85,6 +86,110 @@ static void onnx_test_verifies(const char *test)
 	if (count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
 		fail_msg("%s: not every strategy verified:\n%s", test, out);
 	free(out);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/* Copies file `name` from folder `from` into folder `to`. */
+static void copy_file(const char *from, const char *to, const char *name)
+{
+	char path[700];
+	size_t len;
+	char *data;
+
+	snprintf(path, sizeof path, "%s/%s", from, name);
+	data = t_read_file(path, &len);
+	snprintf(path, sizeof path, "%s/%s", to, name);
+	write_file(path, data, len);
+	free(data);
+}
+
+/* ONNX backend test node/<test> whose graph inputs from n_data on (the
+ * scales of Resize, the axis of CumSum: values fuselab needs at import)
+ * are made initializers holding the values of its first data set; the
+ * rest as onnx_test_verifies. */
+static void onnx_test_with_known_inputs(const char *test, int n_data)
+{
+	char src[512], dir[256], sets[300], path[700], args[2048], *out;
+	Onnx__TensorProto *made[8], **inits;
+	Onnx__TensorProto **orig_inits;
+	Onnx__ModelProto *m;
+	Onnx__GraphProto *g;
+	size_t len, n_init, n_in;
+	uint8_t *bytes;
+
+	snprintf(src, sizeof src, TESTDATA "/node/%s", test);
+	snprintf(path, sizeof path, "%s/model.onnx", src);
+	bytes = (uint8_t *)t_read_file(path, &len);
+	m = onnx__model_proto__unpack(NULL, len, bytes);
+	free(bytes);
+	assert_non_null(m);
+	g = m->graph;
+	n_in = g->n_input;
+	n_init = g->n_initializer;
+	assert_true(n_in - (size_t)n_data <= 8);
+	inits = calloc(n_init + n_in, sizeof *inits);
+	assert_non_null(inits);
+	if (n_init)
+		memcpy(inits, g->initializer, n_init * sizeof *inits);
+	for (size_t k = (size_t)n_data; k < n_in; k++) {
+		snprintf(path, sizeof path, "%s/test_data_set_0/input_%zu.pb",
+			 src, k);
+		bytes = (uint8_t *)t_read_file(path, &len);
+		made[k - n_data] = onnx__tensor_proto__unpack(NULL, len, bytes);
+		free(bytes);
+		assert_non_null(made[k - n_data]);
+		assert_string_equal(made[k - n_data]->name, g->input[k]->name);
+		inits[n_init++] = made[k - n_data];
+	}
+	orig_inits = g->initializer;
+	g->initializer = inits;
+	g->n_initializer = n_init;
+	g->n_input = (size_t)n_data;
+	len = onnx__model_proto__get_packed_size(m);
+	bytes = malloc(len);
+	assert_non_null(bytes);
+	onnx__model_proto__pack(m, bytes);
+	g->initializer = orig_inits;
+	g->n_initializer = n_init - (n_in - (size_t)n_data);
+	g->n_input = n_in;
+	onnx__model_proto__free_unpacked(m, NULL);
+	for (size_t k = 0; k < n_in - (size_t)n_data; k++)
+		onnx__tensor_proto__free_unpacked(made[k], NULL);
+	free(inits);
+
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/model.onnx", dir);
+	write_file(path, bytes, len);
+	free(bytes);
+	snprintf(sets, sizeof sets, "%s/set", dir);
+	assert_int_equal(mkdir(sets, 0755), 0);
+	snprintf(src + strlen(src), sizeof src - strlen(src),
+		 "/test_data_set_0");
+	for (int k = 0; k < n_data; k++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "input_%d.pb", k);
+		copy_file(src, sets, name);
+	}
+	copy_file(src, sets, "output_0.pb");
+	snprintf(args, sizeof args, "--batch --run --strategy %s --repeat 1 "
+		 "--warmup 0 --inputs %s --expect %s --workdir %s %s",
+		 T_SANITIZED ? "apollo" : "all", sets, sets, dir, path);
+	if (t_fuselab(args, &out) != 0)
+		fail_msg("%s:\n%s", test, out);
+	t_assert_contains(out, ": ok (max abs error");
+	if (count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
+		fail_msg("%s: not every strategy verified:\n%s", test, out);
+	free(out);
+	t_remove_dir(dir);
 }
 
 /* ---- unary elementwise ----------------------------------------------- */
@@ -534,6 +639,10 @@ static void test_ops_more_cumsum(void **state)
 	ax1 = 1;
 	one_node_model(&b, "CumSum", &big, NULL, &ax1, 1, &big, NULL, NULL);
 	one_node_every_strategy(&b);
+	/* ONNX's tests, their axis made a constant */
+	onnx_test_with_known_inputs("test_cumsum_1d_reverse_exclusive", 1);
+	onnx_test_with_known_inputs("test_cumsum_2d_axis_0", 1);
+	onnx_test_with_known_inputs("test_cumsum_2d_negative_axis", 1);
 }
 
 /* ---- data movement, Hardmax, EyeLike, normalisations ------------------- */
@@ -599,6 +708,42 @@ static void test_ops_more_bad_attributes(void **state)
 	}
 }
 
+/* ---- Resize ------------------------------------------------------------- */
+
+/* ONNX's Resize tests, with their scales or sizes made constants. */
+static void test_ops_more_resize_onnx(void **state)
+{
+	static const char *const tests[] = {
+		"test_resize_upsample_scales_nearest",
+		"test_resize_downsample_scales_nearest",
+		"test_resize_upsample_sizes_nearest",
+		"test_resize_downsample_sizes_nearest",
+		"test_resize_upsample_sizes_nearest_ceil_half_pixel",
+		"test_resize_upsample_sizes_nearest_floor_align_corners",
+		"test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric",
+		"test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn",
+		"test_resize_upsample_scales_linear",
+		"test_resize_upsample_scales_linear_align_corners",
+		"test_resize_downsample_scales_linear",
+		"test_resize_downsample_scales_linear_align_corners",
+		"test_resize_downsample_sizes_linear_pytorch_half_pixel",
+		"test_resize_upsample_scales_cubic",
+		"test_resize_upsample_scales_cubic_align_corners",
+		"test_resize_upsample_scales_cubic_asymmetric",
+		"test_resize_upsample_scales_cubic_A_n0p5_exclude_outside",
+		"test_resize_downsample_scales_cubic",
+		"test_resize_downsample_scales_cubic_A_n0p5_exclude_outside",
+		"test_resize_downsample_scales_cubic_align_corners",
+		"test_resize_upsample_sizes_cubic",
+		"test_resize_downsample_sizes_cubic",
+		"test_upsample_nearest",
+	};
+
+	(void)state;
+	for (int k = 0; k < COUNT(tests); k++)
+		onnx_test_with_known_inputs(tests[k], 1);
+}
+
 FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_unary_values),
 	 cmocka_unit_test(test_ops_more_sign_nan_and_zero),
@@ -612,4 +757,5 @@ FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_cumsum),
 	 cmocka_unit_test(test_ops_more_movement_and_normalisation_onnx),
 	 cmocka_unit_test(test_ops_more_bad_attributes),
+	 cmocka_unit_test(test_ops_more_resize_onnx),
 );

@@ -39,10 +39,8 @@ static const fl_shape *shape_of(const fl_onnx_ctx *c, int t)
 	return &c->g->tensors[t].shape;
 }
 
-/* A const tensor of shape s holding data (numel(s) floats, copied),
- * named after the node. */
-static int const_tensor(fl_onnx_ctx *c, const char *what, const fl_shape *s,
-			const float *data, fl_error *err)
+int fl_onnx_const_tensor(fl_onnx_ctx *c, const char *what, const fl_shape *s,
+			 const float *data, fl_error *err)
 {
 	int64_t n = fl_shape_numel(s);
 	char hint[300], name[320];
@@ -351,7 +349,7 @@ static int map_trilu(fl_onnx_ctx *c, fl_error *err)
 		for (int64_t j = 0; j < ms.dim[1]; j++)
 			m[i * ms.dim[1] + j] =
 				upper ? j - i >= k : j - i <= k;
-	mask = const_tensor(c, "mask", &ms, m, err);
+	mask = fl_onnx_const_tensor(c, "mask", &ms, m, err);
 	free(m);
 	return done(where(c, mask, x, fl_onnx_scalar(c, 0, err), OUT, err));
 }
@@ -382,7 +380,7 @@ static int summing_matrix(fl_onnx_ctx *c, int64_t n, bool exclusive,
 
 			m[j * n + i] = exclusive ? d > 0 : d >= 0;
 		}
-	t = const_tensor(c, "sum", &s, m, err);
+	t = fl_onnx_const_tensor(c, "sum", &s, m, err);
 	free(m);
 	return t;
 }
@@ -530,7 +528,7 @@ static int map_eye_like(fl_onnx_ctx *c, fl_error *err)
 	for (int64_t i = 0; i < s.dim[0]; i++)
 		if (i + k >= 0 && i + k < s.dim[1])
 			m[i * s.dim[1] + i + k] = 1;
-	t = const_tensor(c, "eye", &s, m, err);
+	t = fl_onnx_const_tensor(c, "eye", &s, m, err);
 	free(m);
 	return done(un(c, FL_OP_COPY, t, OUT, err));
 }
@@ -628,7 +626,8 @@ static const struct {
 	{"SpaceToDepth", map_space_to_depth}, {"Trilu", map_trilu},
 	{"CumSum", map_cumsum}, {"Hardmax", map_hardmax},
 	{"EyeLike", map_eye_like}, {"MeanVarianceNormalization", map_mvn},
-	{"LRN", map_lrn},
+	{"LRN", map_lrn}, {"Resize", fl_onnx_map_resize},
+	{"Upsample", fl_onnx_map_resize},
 };
 
 fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type)
