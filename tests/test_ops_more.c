@@ -68,14 +68,22 @@ static void verifies_every_strategy(const char *name, const char *graph)
 	t_remove_dir(dir);
 }
 
+static void backend_test_verifies(const char *group, const char *test);
+
 /* ONNX backend test `test` (node/<name>) imported, interpreted on its
  * first data set and compared with ONNX's outputs, and every strategy's
  * kernels verified on those inputs. */
 static void onnx_test_verifies(const char *test)
 {
+	backend_test_verifies("node", test);
+}
+
+/* The same for a test of another group (pytorch-converted, ...). */
+static void backend_test_verifies(const char *group, const char *test)
+{
 	char args[2048], dir[512], *out;
 
-	snprintf(dir, sizeof dir, TESTDATA "/node/%s", test);
+	snprintf(dir, sizeof dir, TESTDATA "/%s/%s", group, test);
 	snprintf(args, sizeof args, "--batch --run --strategy %s --repeat 1 "
 		 "--warmup 0 --inputs %s/test_data_set_0 --expect "
 		 "%s/test_data_set_0 %s/model.onnx",
@@ -744,6 +752,67 @@ static void test_ops_more_resize_onnx(void **state)
 		onnx_test_with_known_inputs(tests[k], 1);
 }
 
+/* ---- ConvTranspose --------------------------------------------------- */
+
+static void test_ops_more_conv_transpose_onnx(void **state)
+{
+	static const char *const tests[] = {
+		"test_convtranspose", "test_convtranspose_1d",
+		"test_convtranspose_pads", "test_convtranspose_dilations",
+		"test_convtranspose_output_shape",
+		"test_convtranspose_autopad_same",
+	};
+
+	(void)state;
+	for (int k = 0; k < COUNT(tests); k++)
+		onnx_test_verifies(tests[k]);
+	backend_test_verifies("pytorch-converted", "test_ConvTranspose2d");
+}
+
+/* Groups (no ONNX test has them): x [1,2,1,2], w [2,1,2,2] in 2 groups,
+ * stride 2: each output channel is its own input channel spread by the
+ * stride over its own kernel. */
+static void test_ops_more_conv_transpose_groups(void **state)
+{
+	static float x[4] = {1, 2, 3, -1};
+	static float w[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+	static int64_t dummy, w_dims[4] = {2, 1, 2, 2};
+	/* channel 0: [1, 2] over [[1,2],[3,4]]; channel 1: [3, -1] over
+	 * [[10,20],[30,40]] */
+	static const float want[16] = {
+		1, 2, 2, 4, 3, 4, 6, 8,
+		30, 60, -10, -20, 90, 120, -30, -40,
+	};
+	fl_shape xs = SH(1, 2, 1, 2), ys = SH(1, 2, 2, 4);
+	one_node b;
+
+	(void)state;
+	for (int as_input = 0; as_input < 2; as_input++) {
+		/* c (the last initializer) is the weights, float
+		 * [2,1,2,2]; strides a list */
+		Onnx__TensorProto *c;
+
+		one_node_model(&b, "ConvTranspose", &xs, as_input ? NULL : x,
+			       &dummy, 1, &ys, (const char *const[]){
+				       "group", "strides", NULL}, I64(2, 2));
+		c = &b.init[b.g.n_initializer - 1];
+		c->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+		c->n_int64_data = 0;
+		c->n_float_data = 8;
+		c->float_data = w;
+		c->n_dims = 4;
+		c->dims = w_dims;
+		b.attr[1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		b.attr[1].has_i = 0;
+		b.attr[1].n_ints = 2;
+		b.attr[1].ints = (int64_t[]){2, 2};
+		if (as_input)
+			one_node_every_strategy(&b);
+		else
+			one_node_values(&b, want, 16);
+	}
+}
+
 FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_unary_values),
 	 cmocka_unit_test(test_ops_more_sign_nan_and_zero),
@@ -758,4 +827,6 @@ FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_movement_and_normalisation_onnx),
 	 cmocka_unit_test(test_ops_more_bad_attributes),
 	 cmocka_unit_test(test_ops_more_resize_onnx),
+	 cmocka_unit_test(test_ops_more_conv_transpose_onnx),
+	 cmocka_unit_test(test_ops_more_conv_transpose_groups),
 );

@@ -628,6 +628,7 @@ static const struct {
 	{"EyeLike", map_eye_like}, {"MeanVarianceNormalization", map_mvn},
 	{"LRN", map_lrn}, {"Resize", fl_onnx_map_resize},
 	{"Upsample", fl_onnx_map_resize},
+	{"ConvTranspose", fl_onnx_map_conv_transpose},
 };
 
 fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type)
