@@ -840,6 +840,7 @@ static int export_op(builder *b)
 	case FL_OP_REDUCE_SUM: return export_reduce(b, "ReduceSum", true);
 	case FL_OP_REDUCE_MAX: return export_reduce(b, "ReduceMax", false);
 	case FL_OP_REDUCE_MIN: return export_reduce(b, "ReduceMin", false);
+	case FL_OP_REDUCE_PROD: return export_reduce(b, "ReduceProd", false);
 	case FL_OP_REDUCE_MEAN: return export_reduce(b, "ReduceMean", false);
 	case FL_OP_MATMUL: return export_matmul(b);
 	case FL_OP_POOL2D: return export_pool(b);

@@ -34,7 +34,7 @@ static const char *const onnx_ops[] = {
 	"Where",
 	/* issue 29's unary primitives */
 	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-	"Acosh", "Atanh", "Ceil", "Sign", "Mod",
+	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd",
 };
 
 static bool is_onnx_op(const char *type)
@@ -454,6 +454,9 @@ static const op_case op_cases[] = {
 	{HEAD IN("x", "[2,3]") IN("z", "[3]") OUT("y", "[2,3]") OPS
 	 OP("a", "mod", "'x','z'", "t1", "") ","
 	 OP("b", "fmod", "'t1','z'", "y", "") TAIL, "Mod", ""},
+	{HEAD IN("x", "[2,3,4]") OUT("y", "[2,1,1]") OPS
+	 OP("a", "reduce_prod", "'x'", "y", "'axes':[1,2]") TAIL,
+	 "ReduceProd", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

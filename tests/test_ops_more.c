@@ -396,6 +396,92 @@ static void test_ops_more_mod_every_strategy(void **state)
 	onnx_test_verifies("test_mod_mixed_sign_float32");
 }
 
+/* ---- reduce_prod ------------------------------------------------------ */
+
+static void test_ops_more_reduce_prod_values(void **state)
+{
+	static const float x[6] = {1, 2, 3, -4, 0.5f, 2};
+	static const float rows[2] = {6, -4}, cols[3] = {-4, 1, 6};
+	const fl_op_info *info = fl_op_info_of(FL_OP_REDUCE_PROD);
+	fl_shape s = SH(2, 3), o;
+	fl_buf in = {s, (float *)x}, out;
+	float got[3];
+	fl_error err = {""};
+	fl_op op;
+
+	(void)state;
+	for (int axis = 0; axis < 2; axis++) {
+		int64_t ax = 1 - axis;
+
+		memset(&op, 0, sizeof op);
+		op.kind = FL_OP_REDUCE_PROD;
+		op.n_in = op.n_out = 1;
+		assert_int_equal(fl_attrs_set_ints(&op.attrs, "axes", &ax, 1),
+				 0);
+		assert_int_equal(info->infer(&op, &s, &o, &err), 0);
+		out = (fl_buf){o, got};
+		info->eval(&op, &in, &out);
+		t_assert_close(got, ax == 1 ? rows : cols, ax == 1 ? 2 : 3, 0,
+			       1e-6);
+		fl_attrs_free(&op.attrs);
+	}
+}
+
+/* Products of values near 1 (no overflow whatever the order): along the
+ * inner axis, the outer one, and of everything, fused with their
+ * operands under every strategy. */
+static const char prod_graph[] =
+	"{'format':'fuselab-graph/1','name':'prod','tensors':{"
+	"'x':{'shape':[24,40],'role':'input'},"
+	"'k':{'shape':[1],'role':'const','value':0.05},"
+	"'one':{'shape':[1],'role':'const','value':1},"
+	"'r':{'shape':[24,1],'role':'output'},"
+	"'c':{'shape':[1,40],'role':'output'},"
+	"'a':{'shape':[1,1],'role':'output'}},'ops':["
+	"{'name':'t','op':'tanh','in':['x'],'out':'t'},"
+	"{'name':'m','op':'mul','in':['t','k'],'out':'m'},"
+	"{'name':'n','op':'add','in':['m','one'],'out':'n'},"
+	"{'name':'r','op':'reduce_prod','in':['n'],'out':'r',"
+	"'attrs':{'axes':[1]}},"
+	"{'name':'c','op':'reduce_prod','in':['n'],'out':'c',"
+	"'attrs':{'axes':[0]}},"
+	"{'name':'a','op':'reduce_prod','in':['n'],'out':'a'}]}";
+
+static void test_ops_more_reduce_prod_every_strategy(void **state)
+{
+	(void)state;
+	verifies_every_strategy("prod", prod_graph);
+	onnx_test_verifies("test_reduce_prod_do_not_keepdims_random");
+}
+
+/* CUDA combines partial products as products. */
+static void test_ops_more_reduce_prod_cuda_text(void **state)
+{
+	char *json = strdup(prod_graph);
+	fl_graph *g;
+
+	(void)state;
+	assert_non_null(json);
+	unquote(json);
+	g = t_load(json);
+	for (int st = 0; st < FL_STRATEGY_COUNT; st++) {
+		fl_session *s = t_cuda_codegen(g, (fl_strategy)st, "prod");
+		const char *cu = fl_engine_source(s);
+
+		t_assert_contains(cu, "#define FL_RED_PROD 3");
+		t_assert_contains(cu, "op == FL_RED_PROD ? a * b");
+		t_assert_contains(cu, "op == FL_RED_PROD ? 1.0f");
+		t_assert_contains(cu, ", FL_RED_PROD)");
+		if (strstr(cu, ", FL_RED_SUM)") || strstr(cu, "(FL_RED_SUM,") ||
+		    strstr(cu, ", FL_RED_MAX)") || strstr(cu, "(FL_RED_MAX,"))
+			fail_msg("%s: a product combined as a sum or max:\n%s",
+				 fl_strategy_name((fl_strategy)st), cu);
+		fl_engine_close(s);
+	}
+	fl_graph_free(g);
+	free(json);
+}
+
 /* ---- the activations the importer builds ------------------------------- */
 
 static void test_ops_more_activations_onnx(void **state)
@@ -829,4 +915,7 @@ FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_resize_onnx),
 	 cmocka_unit_test(test_ops_more_conv_transpose_onnx),
 	 cmocka_unit_test(test_ops_more_conv_transpose_groups),
+	 cmocka_unit_test(test_ops_more_reduce_prod_values),
+	 cmocka_unit_test(test_ops_more_reduce_prod_every_strategy),
+	 cmocka_unit_test(test_ops_more_reduce_prod_cuda_text),
 );

@@ -973,6 +973,7 @@ static int map_reduce(fl_onnx_ctx *c, fl_error *err)
 		{"ReduceMean", FL_OP_COUNT, FL_OP_REDUCE_MEAN, FL_OP_COUNT},
 		{"ReduceMax", FL_OP_COUNT, FL_OP_REDUCE_MAX, FL_OP_COUNT},
 		{"ReduceMin", FL_OP_COUNT, FL_OP_REDUCE_MIN, FL_OP_COUNT},
+		{"ReduceProd", FL_OP_COUNT, FL_OP_REDUCE_PROD, FL_OP_COUNT},
 		{"ReduceSumSquare", FL_OP_SQUARE, FL_OP_REDUCE_SUM,
 		 FL_OP_COUNT},
 		{"ReduceL1", FL_OP_ABS, FL_OP_REDUCE_SUM, FL_OP_COUNT},
@@ -1640,6 +1641,7 @@ static const struct {
 	{"ReduceSumSquare", map_reduce}, {"ReduceL1", map_reduce},
 	{"ReduceL2", map_reduce}, {"ReduceLogSum", map_reduce},
 	{"ReduceLogSumExp", map_reduce}, {"Split", map_split},
+	{"ReduceProd", map_reduce},
 	{"Tile", map_tile},
 };
 

@@ -87,6 +87,8 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	       "max over \"axes\" (kept as 1)"),
 	REDUCE(FL_OP_REDUCE_MIN, "reduce_min", "INFINITY", "fl_fminf($o, $0)",
 	       "min over \"axes\" (kept as 1)"),
+	REDUCE(FL_OP_REDUCE_PROD, "reduce_prod", "1.0f", "$o * $0",
+	       "product over \"axes\" (kept as 1)"),
 	OPAQUE(FL_OP_MATMUL, "matmul", matmul, 2, 2,
 	       ATTRS("transpose_a", "transpose_b"), ACC("0.0f", "$o + $0 * $1"),
 	       "batched a[..,M,K] x b[..,K,N]"),

@@ -17,8 +17,8 @@
  *   mod(a, b), fmod(a, b)  remainders, broadcasting: fmod's has a's sign
  *                      (C's fmodf), mod's b's (Python's %; ONNX Mod with
  *                      fmod=0); b = 0 gives NaN
- *   reduce_sum/max/min "axes": [..] (default: all axes); reduced dims are
- *                      kept with extent 1
+ *   reduce_sum/max/min/prod  "axes": [..] (default: all axes); reduced
+ *                      dims are kept with extent 1
  *   matmul(a, b)       a [..., M, K], b [..., K, N] (rank >= 2 both, batch
  *                      dims broadcast); "transpose_a", "transpose_b" bools
  *                      swap the last two dims of that operand
@@ -101,7 +101,7 @@ typedef enum fl_op_kind {
 	FL_OP_ADD, FL_OP_SUB, FL_OP_MUL, FL_OP_DIV, FL_OP_MAX, FL_OP_MIN,
 	FL_OP_POW, FL_OP_WHERE, FL_OP_MOD, FL_OP_FMOD,
 	/* reductions */
-	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN,
+	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN, FL_OP_REDUCE_PROD,
 	/* opaque */
 	FL_OP_MATMUL, FL_OP_CONV2D, FL_OP_POOL2D, FL_OP_TRANSPOSE,
 	FL_OP_RESHAPE, FL_OP_CONCAT, FL_OP_SLICE, FL_OP_PAD, FL_OP_GATHER,

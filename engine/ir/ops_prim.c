@@ -417,6 +417,8 @@ static double reduce_identity(fl_op_kind kind)
 		return -INFINITY;
 	if (kind == FL_OP_REDUCE_MIN)
 		return INFINITY;
+	if (kind == FL_OP_REDUCE_PROD)
+		return 1.0;
 	return 0.0;
 }
 
@@ -426,6 +428,8 @@ static double reduce_combine(fl_op_kind kind, double acc, double x)
 		return fmax(acc, x);
 	if (kind == FL_OP_REDUCE_MIN)
 		return fmin(acc, x);
+	if (kind == FL_OP_REDUCE_PROD)
+		return acc * x;
 	return acc + x;
 }
 
