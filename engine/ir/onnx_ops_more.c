@@ -172,7 +172,7 @@ static int map_shrink(fl_onnx_ctx *c, fl_error *err)
 {
 	float bias = fl_onnx_attr_float(c, "bias", 0.0f);
 	float lambd = fl_onnx_attr_float(c, "lambd", 0.5f);
-	int x = fl_onnx_data(c, 0, err), above, below, low;
+	int x = fl_onnx_data(c, 0, err), above, below, low, high;
 
 	if (x < 0)
 		return -1;
@@ -181,14 +181,14 @@ static int map_shrink(fl_onnx_ctx *c, fl_error *err)
 			     (double)lambd);
 		return -1;
 	}
-	above = un(c, FL_OP_RELU, with_scalar(c, FL_OP_SUB, x, lambd, TMP, err),
-		   TMP, err);
-	below = un(c, FL_OP_RELU, scalar_with(c, FL_OP_SUB, -lambd, x, TMP, err),
-		   TMP, err);
+	above = with_scalar(c, FL_OP_SUB, x, lambd, TMP, err);
+	above = un(c, FL_OP_RELU, above, TMP, err);
+	below = scalar_with(c, FL_OP_SUB, -lambd, x, TMP, err);
+	below = un(c, FL_OP_RELU, below, TMP, err);
 	low = where(c, below, with_scalar(c, FL_OP_ADD, x, bias, TMP, err),
 		    fl_onnx_scalar(c, 0, err), TMP, err);
-	return done(where(c, above, with_scalar(c, FL_OP_SUB, x, bias, TMP, err),
-			  low, OUT, err));
+	high = with_scalar(c, FL_OP_SUB, x, bias, TMP, err);
+	return done(where(c, above, high, low, OUT, err));
 }
 
 /* Celu: max(0, x) + min(0, alpha (e^(x/alpha) - 1)) = alpha elu(x/alpha). */
