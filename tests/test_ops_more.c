@@ -901,6 +901,17 @@ static void test_ops_more_conv_transpose_groups(void **state)
 	}
 }
 
+/* ---- Range, ConstantOfShape: folded at import ---------------------- */
+
+/* With their inputs constants, Range and ConstantOfShape are values known
+ * at import (onnx_fold.c): the model's output is a constant. */
+static void test_ops_more_range_constant_of_shape_fold(void **state)
+{
+	(void)state;
+	onnx_test_with_known_inputs("test_range_float_type_positive_delta", 0);
+	onnx_test_with_known_inputs("test_constantofshape_float_ones", 0);
+}
+
 FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_unary_values),
 	 cmocka_unit_test(test_ops_more_sign_nan_and_zero),
@@ -920,4 +931,5 @@ FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_reduce_prod_values),
 	 cmocka_unit_test(test_ops_more_reduce_prod_every_strategy),
 	 cmocka_unit_test(test_ops_more_reduce_prod_cuda_text),
+	 cmocka_unit_test(test_ops_more_range_constant_of_shape_fold),
 );
