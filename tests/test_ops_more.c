@@ -758,7 +758,7 @@ static void test_ops_more_movement_and_normalisation_onnx(void **state)
 static void test_ops_more_bad_attributes(void **state)
 {
 	fl_shape s = SH(1, 8, 2, 2), s3 = SH(4, 3);
-	static float x[12];
+	static float x[32];	/* as many as the largest shape */
 	static int64_t k = 0;
 	fl_error err = {""};
 	size_t len;
