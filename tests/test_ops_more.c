@@ -773,7 +773,8 @@ static void test_ops_more_bad_attributes(void **state)
 	} cases[] = {
 		{"DepthToSpace", &s, "blocksize", 3,
 		 "8 channels, not a multiple of blocksize^2 = 9"},
-		{"SpaceToDepth", &s, "blocksize", 0, "attribute blocksize: 0"},
+		{"SpaceToDepth", &s, "blocksize", 0,
+		 "attribute blocksize: 0 (1 to 4096)"},
 		{"Mod", &s3, "fmod", 2, "attribute fmod: 2 (0 or 1)"},
 		{"Hardmax", &s3, "axis", 2,
 		 "axis 2 is out of range for rank 2"},

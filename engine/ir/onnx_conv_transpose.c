@@ -29,6 +29,13 @@
 #define OUT 0
 #define TMP (-1)
 
+/* The largest stride and dilation, and pads' magnitude, taken: the
+ * extents computed from them then fit in 64 bits whatever the model
+ * says (they are checked against fuselab's limits when the ops are
+ * inferred). */
+#define MAX_FACTOR ((int64_t)1 << 20)
+#define MAX_PAD ((int64_t)1 << 40)
+
 /* The spatial parameters of one (1-D or 2-D) transposed convolution,
  * for two spatial dims (1-D is lifted to height 1). */
 typedef struct tconv {
@@ -96,6 +103,15 @@ static int read_pads(fl_onnx_ctx *c, tconv *t, fl_error *err)
 			     "dims", n, t->nsp);
 		return -1;
 	}
+	for (int k = 0; k < t->nsp; k++)
+		if ((n >= 0 && (pads[k] > MAX_PAD || pads[k] < -MAX_PAD ||
+				pads[t->nsp + k] > MAX_PAD ||
+				pads[t->nsp + k] < -MAX_PAD)) ||
+		    (has_shape && (shape[k] < 1 || shape[k] > MAX_PAD))) {
+			fl_error_set(err, "attribute %s: a value out of range",
+				     has_shape ? "output_shape" : "pads");
+			return -1;
+		}
 	for (int d = 0; d < t->nsp; d++) {
 		int64_t full = t->stride[d] * (t->in[d] - 1) + t->out_pad[d] +
 			       (t->kernel[d] - 1) * t->dilation[d] + 1;
@@ -163,7 +179,8 @@ static int read_params(fl_onnx_ctx *c, const fl_shape *xs, const fl_shape *ws,
 		if (!given)
 			t->kernel[d] = ws->dim[2 + d];
 		if (t->kernel[d] != ws->dim[2 + d] || t->stride[d] < 1 ||
-		    t->dilation[d] < 1 || t->out_pad[d] < 0 ||
+		    t->stride[d] > MAX_FACTOR || t->dilation[d] < 1 ||
+		    t->dilation[d] > MAX_FACTOR || t->out_pad[d] < 0 ||
 		    (t->out_pad[d] >= t->stride[d] &&
 		     t->out_pad[d] >= t->dilation[d])) {
 			fl_error_set(err, "spatial dim %d: kernel %lld "

@@ -238,9 +238,9 @@ static int block_args(fl_onnx_ctx *c, int x, int64_t *nchw, int64_t *b,
 	}
 	memcpy(nchw, s->dim, 4 * sizeof *nchw);
 	*b = fl_onnx_attr_int(c, "blocksize", 0);
-	if (*b < 1) {
-		fl_error_set(err, "attribute blocksize: %lld (must be >= 1)",
-			     (long long)*b);
+	if (*b < 1 || *b > MAX_SUM_EXTENT) {	/* b * b stays small */
+		fl_error_set(err, "attribute blocksize: %lld (1 to %d)",
+			     (long long)*b, MAX_SUM_EXTENT);
 		return -1;
 	}
 	return 0;

@@ -25,6 +25,9 @@
 
 #define TMP (-1)
 #define MAX_TAPS 4
+/* The longest resized axis: its index and weight tables are made at
+ * import. */
+#define MAX_EXTENT ((int64_t)1 << 24)
 
 enum resize_mode { NEAREST, LINEAR, CUBIC };
 enum coord_mode {
@@ -191,20 +194,19 @@ static int read_targets(fl_onnx_ctx *c, const fl_shape *in, fl_shape *out,
 		scale[d] = 1;
 	for (int k = 0; k < n_axes; k++) {
 		int d = (int)axes[k];
+		/* the extent as a double first: a huge scale must not
+		 * overflow the conversion */
+		double n = n_sizes > 0 ? (double)sizes[k]
+				       : (double)in->dim[d] * scales[k];
 
-		if (n_sizes > 0) {
-			out->dim[d] = sizes[k];
-			scale[d] = (double)sizes[k] / (double)in->dim[d];
-		} else {
-			scale[d] = scales[k];
-			out->dim[d] = (int64_t)((double)in->dim[d] * scale[d]);
-		}
-		if (!(scale[d] > 0) || out->dim[d] < 1) {
-			fl_error_set(err, "axis %d: scale %g gives %lld "
-				     "elements (at least 1 are needed)", d,
-				     scale[d], (long long)out->dim[d]);
+		scale[d] = n_sizes > 0 ? n / (double)in->dim[d] : scales[k];
+		if (!(scale[d] > 0) || !(n >= 1) || n > (double)MAX_EXTENT) {
+			fl_error_set(err, "axis %d: scale %g gives %g elements "
+				     "(1 to %lld are supported)", d, scale[d],
+				     n, (long long)MAX_EXTENT);
 			return -1;
 		}
+		out->dim[d] = (int64_t)n;
 	}
 	return 0;
 }
