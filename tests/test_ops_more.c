@@ -754,6 +754,24 @@ static void test_ops_more_movement_and_normalisation_onnx(void **state)
 	onnx_test_verifies("test_mvn");
 }
 
+/* EyeLike's diagonal k, inside the matrix and far outside it. */
+static void test_ops_more_eye_like(void **state)
+{
+	static float x[6];
+	static const float k1[6] = {0, 1, 0, 0, 0, 1}, none[6] = {0};
+	fl_shape s = SH(2, 3);
+	one_node b;
+
+	(void)state;
+	one_node_model(&b, "EyeLike", &s, x, NULL, 0, &s,
+		       (const char *const[]){"k", NULL}, I64(1));
+	one_node_values(&b, k1, 6);
+	one_node_model(&b, "EyeLike", &s, x, NULL, 0, &s,
+		       (const char *const[]){"k", NULL},
+		       I64((int64_t)1 << 62));
+	one_node_values(&b, none, 6);
+}
+
 /* Bad attributes are errors that name them. */
 static void test_ops_more_bad_attributes(void **state)
 {
@@ -925,6 +943,7 @@ FL_SUITE(ops_more,
 	 cmocka_unit_test(test_ops_more_trilu),
 	 cmocka_unit_test(test_ops_more_cumsum),
 	 cmocka_unit_test(test_ops_more_movement_and_normalisation_onnx),
+	 cmocka_unit_test(test_ops_more_eye_like),
 	 cmocka_unit_test(test_ops_more_bad_attributes),
 	 cmocka_unit_test(test_ops_more_resize_onnx),
 	 cmocka_unit_test(test_ops_more_conv_transpose_onnx),

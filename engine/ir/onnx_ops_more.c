@@ -525,7 +525,8 @@ static int map_eye_like(fl_onnx_ctx *c, fl_error *err)
 	m = calloc((size_t)fl_shape_numel(&s), sizeof *m);
 	if (!m)
 		return oom(err);
-	for (int64_t i = 0; i < s.dim[0]; i++)
+	/* a diagonal outside the matrix leaves it 0 (and i + k in range) */
+	for (int64_t i = 0; k > -s.dim[0] && k < s.dim[1] && i < s.dim[0]; i++)
 		if (i + k >= 0 && i + k < s.dim[1])
 			m[i * s.dim[1] + i + k] = 1;
 	t = fl_onnx_const_tensor(c, "eye", &s, m, err);
