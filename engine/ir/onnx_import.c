@@ -380,10 +380,17 @@ const char *fl_onnx_attr_string(const fl_onnx_ctx *c, const char *name,
 static void unique_name(char *buf, size_t n, const char *base, bool tensor,
 			const fl_graph *g)
 {
-	snprintf(buf, n, "%s", base);
+	char stem[300];
+
+	/* base may be buf itself (a name made in it): copied first, as
+	 * snprintf from a buffer into itself is undefined (glibc wrote ""
+	 * and then ".2", ".3": nameless tensors, and ONNX exports with
+	 * empty output names) */
+	snprintf(stem, sizeof stem, "%s", base);
+	snprintf(buf, n, "%s", stem);
 	for (int k = 2; (tensor ? fl_graph_find_tensor(g, buf)
 				: fl_graph_find_op(g, buf)) >= 0; k++)
-		snprintf(buf, n, "%s.%d", base, k);
+		snprintf(buf, n, "%.280s.%d", stem, k);
 }
 
 static int new_output(fl_onnx_ctx *c, int out, fl_error *err)
