@@ -153,16 +153,21 @@ static int print_expected(const fl_ladder_step *st, const fl_run_opts *ro)
 		return 0;
 	}
 	if (st->expect_failed == 0) {
-		printf("%-10s vs expected: ok (%d output%s, max abs err %.3g; "
-		       "rtol %g, atol %g)\n", name, st->expect_compared,
-		       st->expect_compared == 1 ? "" : "s", st->expect_max_abs,
-		       ro->expect_rtol, ro->expect_atol);
+		printf("%-10s vs expected: ok (%d output%s, max abs err %.3g, "
+		       "rel %.2e; rtol %g, atol %g)\n", name,
+		       st->expect_compared, st->expect_compared == 1 ? "" : "s",
+		       st->expect_max_abs, st->expect_max_rel, ro->expect_rtol,
+		       ro->expect_atol);
 		return 0;
 	}
+	/* rel: on the tensor's scale (runner.h), which tells float drift
+	 * near zero from a wrong value */
 	printf("%-10s vs expected: MISMATCH in %d of %d output%s (rtol %g, "
-	       "atol %g): %s\n", name, st->expect_failed, st->expect_compared,
+	       "atol %g): %s; max abs err %.3g, rel %.2e\n", name,
+	       st->expect_failed, st->expect_compared,
 	       st->expect_compared == 1 ? "" : "s", ro->expect_rtol,
-	       ro->expect_atol, fl_safe_name(st->expect_first));
+	       ro->expect_atol, fl_safe_name(st->expect_first),
+	       st->expect_max_abs, st->expect_max_rel);
 	return 1;
 }
 

@@ -714,6 +714,17 @@ static void test_run_expected_outputs(void **state)
 	assert_int_equal(r.expect_compared, 2);
 	assert_int_equal(r.expect_failed, 1);
 	assert_true(r.expect_max_abs > 0.009 && r.expect_max_abs < 0.011);
+	/* relative on z's scale: the error over max(|want|, a tenth of
+	 * the largest |want|) */
+	{
+		double lo = 0, mag;
+
+		for (int64_t i = 0; i < n; i++)
+			lo = fmax(lo, 0.1 * fabs(zv[i]));
+		mag = fmax(fabs(zv[5]), lo);
+		assert_true(fabs(r.expect_max_rel - r.expect_max_abs / mag) <
+			    1e-3 * r.expect_max_rel);
+	}
 	assert_int_equal(r.outputs[0].tensor, y);
 	assert_true(r.outputs[0].expected && r.outputs[0].expect_ok);
 	assert_int_equal(r.outputs[0].expect_bad, 0);

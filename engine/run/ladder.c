@@ -93,6 +93,7 @@ static int collect(fl_session *s, fl_ladder_step *st)
 	st->expect_compared = r->expect_compared;
 	st->expect_failed = r->expect_failed;
 	st->expect_max_abs = r->expect_max_abs;
+	st->expect_max_rel = r->expect_max_rel;
 	for (int i = 0; i < r->n_outputs; i++) {
 		const fl_output_result *o = &r->outputs[i];
 		const fl_tensor *t = &p->graph->tensors[o->tensor];

@@ -450,7 +450,7 @@ static bool lost_values(const float *got, const float *want, int64_t n)
 static void compare_expected(const float *got, const float *want, int64_t n,
 			     const fl_run_opts *o, shared_output *out)
 {
-	double worst = -1.0;
+	double worst = -1.0, lo = magnitude_floor(want, n);
 
 	out->expected = 1;
 	out->expect_ok = 1;
@@ -461,8 +461,11 @@ static void compare_expected(const float *got, const float *want, int64_t n,
 
 		if (isfinite(e) && e > out->expect_max_abs)
 			out->expect_max_abs = e;
-		if (mag > 0.0 && e / mag > out->expect_max_rel)
-			out->expect_max_rel = e / mag;
+		/* judged elementwise; the relative error reported is on the
+		 * tensor's scale, as max_rel (an element that cancels to
+		 * near zero would make it meaningless) */
+		if (fmax(mag, lo) > 0.0 && e / fmax(mag, lo) > out->expect_max_rel)
+			out->expect_max_rel = e / fmax(mag, lo);
 		if (e <= o->expect_atol + o->expect_rtol * mag)
 			continue;
 		out->expect_ok = 0;
@@ -1023,6 +1026,7 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 		r->expect_compared++;
 		r->expect_failed += !so->expect_ok;
 		r->expect_max_abs = fmax(r->expect_max_abs, so->expect_max_abs);
+		r->expect_max_rel = fmax(r->expect_max_rel, so->expect_max_rel);
 	}
 }
 

@@ -143,7 +143,8 @@ typedef struct fl_output_result {
 	 * it has none for this output): expect_ok when every element is
 	 * within expect_atol/expect_rtol; expect_bad elements are not; the
 	 * worst (largest error) is element expect_at, expect_got where
-	 * expect_want was wanted. */
+	 * expect_want was wanted.  expect_max_rel is relative to
+	 * max(|want|, 0.1 * max |want|), as max_rel. */
 	bool expected, expect_ok;
 	double expect_max_abs, expect_max_rel;
 	int64_t expect_bad, expect_at;
@@ -170,9 +171,10 @@ typedef struct fl_run_result {
 	fl_output_result *outputs;	/* per graph output, in tensor order */
 	/* The outputs compared with opts expect: how many, how many of them
 	 * differ, the worst absolute error over them (0 compared when the
-	 * run did not get that far or there were none). */
+	 * run did not get that far or there were none), and the worst
+	 * relative error on the tensors' scale. */
 	int expect_compared, expect_failed;
-	double expect_max_abs;
+	double expect_max_abs, expect_max_rel;
 	char workdir[512];	/* kept only with keep */
 	fl_target target;	/* the backend that ran */
 	char device[128];	/* the GPU it ran on (fl_device_name), ""
