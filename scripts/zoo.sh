@@ -105,6 +105,8 @@ limited() {
 	shift
 	t0=$(date +%s.%N)
 	set +e
+	# dash and bash both have ulimit -v (POSIX does not say)
+	# shellcheck disable=SC3045
 	( ulimit -v "$kib" 2>/dev/null; exec timeout -k 10 "$limit" "$@" ) \
 		> "$log" 2>&1
 	rc=$?
@@ -125,6 +127,7 @@ rows=$zoo/rows.txt
 notes=$zoo/notes.txt
 : > "$rows"
 : > "$notes"
+# shellcheck disable=SC2086
 n_models=$(echo $models | wc -w)
 k=0
 for m in $models; do
@@ -245,9 +248,11 @@ done
 {
 	echo "make zoo: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores," \
 	     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-	[ -x "$py" ] && "$py" -c 'import torch, onnxruntime, onnx
+	if [ -x "$py" ]; then
+		"$py" -c 'import torch, onnxruntime, onnx
 print("torch %s, onnxruntime %s, onnx %s" % (torch.__version__,
       onnxruntime.__version__, onnx.__version__))' 2>/dev/null || true
+	fi
 	echo "limits per step: $limit s, --max-memory $mem"
 	echo
 	printf '%-21s %5s %5s %6s %7s %8s %6s %4s %4s %4s %4s %4s %6s\n' \
