@@ -23,7 +23,11 @@
 #   FUSELAB   the binary (default build/fuselab)
 #   -t SECONDS  time limit of each step of a model (default 1800)
 #   -m SIZE     --max-memory of fuselab (default 8G); the address space
-#               of each step is capped at twice that (ulimit -v)
+#               of each step is capped at four times that (ulimit -v:
+#               address space, not memory in use; --run keeps every
+#               strategy's session, each with its reference values of
+#               every tensor, until all have run: twice was too little
+#               for ViT-B/16)
 #   -l NAMES    only these models, comma-separated (zoo.py --list)
 #   -s          skip the setup and the export: the models in build/zoo
 # Exit status: 0 when the table was made (whatever it says), 1 when the
@@ -66,13 +70,12 @@ if [ ! -x "$fuselab" ]; then
 	say "$fuselab is not an executable (run make first)"
 	exit 2
 fi
-# --max-memory's size in KiB, for ulimit -v (twice it: the compiler, the
-# test child's reference values and the interpreter's live side by side)
+# four times --max-memory's size in KiB, for ulimit -v (see -m)
 kib=$(echo "$mem" | awk '{
 	n = $0 + 0; u = toupper(substr($0, length($0)))
 	if (u == "K") n *= 1; else if (u == "M") n *= 1024;
 	else if (u == "G") n *= 1048576; else n /= 1024
-	printf "%d", 2 * n }')
+	printf "%d", 4 * n }')
 if [ "$kib" -le 0 ]; then
 	say "-m: expected a size such as 8G, got '$mem'"
 	usage
