@@ -17,7 +17,8 @@
 #   export   fuselab --export-onnx, then onnx.checker (full check) on it.
 # Prints one table row per model, the reasons of what failed below it,
 # and writes the whole to build/zoo/table.txt; every step's output is in
-# build/zoo/<name>/logs/.
+# build/zoo/<name>/logs/.  With -l, the other models keep the rows of
+# their latest run.
 #
 # usage: zoo.sh [-t SECONDS] [-m SIZE] [-l NAMES] [-s] [FUSELAB]
 #   FUSELAB   the binary (default build/fuselab)
@@ -88,14 +89,15 @@ if [ -z "$skip" ]; then
 		say "some models did not export (see above); the table says which"
 fi
 
-if [ -n "$only" ]; then
-	models=$(echo "$only" | tr ',' ' ')
-elif [ -x "$py" ]; then
-	models=$("$py" "$root/scripts/zoo.py" --list)
+# all: the zoo's models, in order; models: those to run now
+if [ -x "$py" ]; then
+	all=$("$py" "$root/scripts/zoo.py" --list)
 else
-	models=$(cd "$zoo" 2>/dev/null && for d in */model.onnx; do
+	all=$(cd "$zoo" 2>/dev/null && for d in */model.onnx; do
 		[ -f "$d" ] && echo "${d%/model.onnx}"; done)
 fi
+models=$all
+[ -z "$only" ] || models=$(echo "$only" | tr ',' ' ')
 if [ -z "$models" ]; then
 	say "no models in $zoo (run without -s)"
 	exit 1
@@ -126,10 +128,6 @@ why() {
 }
 
 strategies="unfused xla apollo-l1 apollo-l2 apollo"
-rows=$zoo/rows.txt
-notes=$zoo/notes.txt
-: > "$rows"
-: > "$notes"
 # shellcheck disable=SC2086
 n_models=$(echo $models | wc -w)
 k=0
@@ -137,6 +135,13 @@ for m in $models; do
 	k=$((k + 1))
 	d=$zoo/$m
 	logs=$d/logs
+	# this model's row and notes, kept for the table of later runs
+	# that leave it out (-l)
+	rows=$logs/row.txt
+	notes=$logs/notes.txt
+	mkdir -p "$logs"
+	: > "$rows"
+	: > "$notes"
 	nodes=- ops=- opaque=- t_import=- t_codegen=- interp=- export=-
 	res=
 	for s in $strategies; do res="$res -"; done
@@ -152,7 +157,6 @@ for m in $models; do
 		row
 		continue
 	fi
-	mkdir -p "$logs"
 	nodes=$(sed -n 's/.*"onnx_nodes": \([0-9]*\).*/\1/p' "$d/meta.json" \
 		2>/dev/null)
 	args=
@@ -227,11 +231,13 @@ onnx.checker.check_model(sys.argv[1], full_check=True)' "$d/export.onnx" \
 			r=no
 			note "$s: $(grep -m1 "^$s *vs expected: MISMATCH" \
 				"$logs/run.log" | sed 's/^[^:]*: //' | cut -c1-220)"
-		elif grep -q -E "^$s +[0-9]+ kernels|strategy $s:" "$logs/run.log"; then
+		elif grep -q -E "^$s +[0-9]+ kernels  |strategy $s: " \
+			"$logs/run.log"; then
+			# a status instead of times, or the engine's error
 			r=FAIL
-			note "$s: $(grep -m1 -E "^$s +[0-9]+ kernels +[a-z]|strategy $s:" \
-				"$logs/run.log" | sed -e 's/^fuselab: //' -e "s|$zoo/||g" |
-				cut -c1-220)"
+			note "$s: $(grep -m1 -E "^$s +[0-9]+ kernels  |strategy $s: " \
+				"$logs/run.log" | sed -e 's/.*fuselab: //' \
+				-e "s|$zoo/||g" | cut -c1-220)"
 		else
 			r=-
 		fi
@@ -262,16 +268,18 @@ print("torch %s, onnxruntime %s, onnx %s" % (torch.__version__,
 		model "ONNX" fl opaque import codegen interp unf xla l1 l2 apol export
 	printf '%-21s %5s %5s %6s %7s %8s %6s %4s %4s %4s %4s %4s %6s\n' \
 		"" nodes ops ops s s "=ORT" "" "" "" "" "" ""
-	cat "$rows"
+	# every model's latest row, in the zoo's order
+	for m in $all; do
+		[ -f "$zoo/$m/logs/row.txt" ] && cat "$zoo/$m/logs/row.txt"
+	done
 	echo
 	echo "interp, unf .. apol: the interpreter's and each strategy's outputs"
 	echo "against ONNX Runtime's (yes, no: a mismatch, FAIL: did not"
 	echo "compile or run, -: not reached); export: --export-onnx passes"
 	echo "onnx.checker's full check."
-	if [ -s "$notes" ]; then
-		echo
-		cat "$notes"
-	fi
+	echo
+	for m in $all; do
+		[ -f "$zoo/$m/logs/notes.txt" ] && cat "$zoo/$m/logs/notes.txt"
+	done
 } > "$table"
 cat "$table"
-rm -f "$rows" "$notes"
