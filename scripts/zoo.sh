@@ -24,11 +24,11 @@
 #   FUSELAB   the binary (default build/fuselab)
 #   -t SECONDS  time limit of each step of a model (default 1800)
 #   -m SIZE     --max-memory of fuselab (default 8G); the address space
-#               of each step is capped at four times that (ulimit -v:
-#               address space, not memory in use; --run keeps every
-#               strategy's session, each with its reference values of
-#               every tensor, until all have run: twice was too little
-#               for ViT-B/16)
+#               of each step is capped at twice that, and at most 3/4 of
+#               the machine's memory (ulimit -v): --max-memory bounds a
+#               run's tensors, not what the compiler holds, and ViT-B/16's
+#               --run grew to 23 GB of resident memory under a 32G cap
+#               until the kernel's OOM killer stopped it
 #   -l NAMES    only these models, comma-separated (zoo.py --list)
 #   -s          skip the setup and the export: the models in build/zoo
 # Exit status: 0 when the table was made (whatever it says), 1 when the
@@ -71,12 +71,15 @@ if [ ! -x "$fuselab" ]; then
 	say "$fuselab is not an executable (run make first)"
 	exit 2
 fi
-# four times --max-memory's size in KiB, for ulimit -v (see -m)
+# twice --max-memory's size in KiB, at most 3/4 of the memory, for
+# ulimit -v (see -m)
 kib=$(echo "$mem" | awk '{
 	n = $0 + 0; u = toupper(substr($0, length($0)))
 	if (u == "K") n *= 1; else if (u == "M") n *= 1024;
 	else if (u == "G") n *= 1048576; else n /= 1024
-	printf "%d", 4 * n }')
+	printf "%d", 2 * n }')
+phys=$(awk '/^MemTotal:/ { printf "%d", $2 * 3 / 4 }' /proc/meminfo 2>/dev/null)
+[ -z "$phys" ] || [ "$kib" -le "$phys" ] || kib=$phys
 if [ "$kib" -le 0 ]; then
 	say "-m: expected a size such as 8G, got '$mem'"
 	usage
@@ -243,9 +246,13 @@ onnx.checker.check_model(sys.argv[1], full_check=True)' "$d/export.onnx" \
 		fi
 		res="$res $r"
 	done
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	if [ $rc -eq 124 ] || { [ $rc -eq 137 ] &&
+		[ "$(echo "$secs $limit" | awk '{ print ($1 >= $2) }')" = 1 ]; }; then
 		note "run: stopped after $limit s (the strategies marked - did" \
 		     "not finish)"
+	elif [ $rc -eq 137 ]; then
+		note "run: killed (SIGKILL) after $secs s, before the limit: the" \
+		     "kernel's OOM killer (see dmesg)"
 	elif [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
 		note "run: exit status $rc: $(why "$logs/run.log")"
 	elif [ $rc -eq 1 ] && ! grep -q 'vs expected' "$logs/run.log"; then
