@@ -16,6 +16,12 @@
 #   make memcheck   the batch pipeline under valgrind's memcheck, on every
 #                   sample and a few ONNX models (installs valgrind), into
 #                   build/memcheck.txt
+#   make zoo [ZOO_LIMIT=S] [ZOO_MODELS=a,b]  real architectures (ResNet-50,
+#                   ViT-B/16, BERT-base, GPT-2, Whisper-tiny's encoder, ...)
+#                   exported by PyTorch, through import, every strategy
+#                   against ONNX Runtime's outputs and export; installs
+#                   torch & co. into build/zoo/venv (several GB, never in
+#                   make test); the table goes to build/zoo/table.txt
 #   make bench-cuda on a GPU machine: the ladder with --target cuda beside a
 #                   device-to-device copy, into bench/RESULTS-cuda.md (says
 #                   so and does nothing without nvcc or a GPU)
@@ -86,7 +92,7 @@ BIN        := $(B)/fuselab
 TEST_BIN   := $(B)/fuselab-tests
 DEFAULT_SAMPLE := samples/bert_encoder.json
 
-.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps soak memcheck memcheck-deps
+.PHONY: all run test test-plain test-san check-layers install uninstall clean deps bench bench-deps bench-cuda conformance fuzz fuzz-deps soak memcheck memcheck-deps zoo
 all: $(BIN) build/fuselab
 
 build/fuselab: $(BIN)
@@ -225,6 +231,17 @@ build/fuzz/fuzz_%: build/fuzz/fuzz/%.o build/fuzz/libfuselab_ui.a build/fuzz/lib
 # (tests/conformance-subset.txt).
 conformance: $(BIN)
 	@scripts/conformance.sh -o build/conformance.txt $(BIN)
+
+# make zoo: scripts/zoo-setup.sh makes build/zoo/venv (torch, torchvision,
+# transformers, onnx, onnxruntime from PyPI), scripts/zoo.py exports the
+# models with ONNX Runtime's outputs into build/zoo/<name>/, and
+# scripts/zoo.sh takes each through fuselab, ZOO_LIMIT seconds per step
+# (default 1800), and prints the table (build/zoo/table.txt).
+ZOO_LIMIT  ?= 1800
+ZOO_MODELS ?=
+zoo: $(BIN)
+	@OMP_WAIT_POLICY=passive scripts/zoo.sh -t $(ZOO_LIMIT) \
+	  $(if $(ZOO_MODELS),-l $(ZOO_MODELS)) $(BIN)
 
 # Differential testing on many random graphs (fuselab gen): every
 # strategy's kernels against the interpreter, some seeds with the stencil

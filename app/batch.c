@@ -264,9 +264,10 @@ static void print_checksums(const fl_graph *g, const fl_options *o,
 /* --interpret and --expect: runs the reference interpreter (on the
  * --inputs values when given); prints the outputs' checksums
  * (--interpret) and compares them with the expected ones (--expect:
- * status 1 when one differs). */
+ * *mismatch when one differs).  1 when the interpreter failed. */
 static int interpret(const fl_graph *g, const fl_options *o,
-		     const fl_tensor_files *in, const fl_tensor_files *expect)
+		     const fl_tensor_files *in, const fl_tensor_files *expect,
+		     bool *mismatch)
 {
 	fl_interp_opts io = interp_opts(o, in);
 	fl_error err = {""};
@@ -290,7 +291,7 @@ static int interpret(const fl_graph *g, const fl_options *o,
 	if (o->interpret)
 		print_checksums(g, o, v, outs, n, mark);
 	if (expect->n)
-		rc = fl_expect_compare(g, v, expect);
+		*mismatch = fl_expect_compare(g, v, expect) != 0;
 	free(outs);
 	free(mark);
 	fl_values_free(v);
@@ -774,6 +775,7 @@ int fl_batch_run(const fl_options *o)
 	fl_tensor_files in = {0}, expect = {0};
 	fl_error err = {""};
 	fl_graph *g;
+	bool mismatch = false;
 	int rc = 0;
 
 	if (fl_app_check_rules(o) < 0)
@@ -796,7 +798,12 @@ int fl_batch_run(const fl_options *o)
 		print_summary(g, o);
 	if (o->interpret || expect.n) {
 		fflush(stdout);
-		rc = interpret(g, o, &in, &expect);
+		rc = interpret(g, o, &in, &expect, &mismatch);
+		/* with --run each strategy is compared with the expected
+		 * outputs too, whatever the interpreter's comparison said;
+		 * the status is 1 at the end */
+		if (rc == 0 && mismatch && !o->run)
+			rc = 1;
 	}
 	if (rc == 0 && o->onnx_file)
 		rc = fl_app_export_onnx(g, o);
@@ -810,6 +817,12 @@ int fl_batch_run(const fl_options *o)
 			rc = 2;
 		else
 			eo.interp = interp_opts(o, &in);
+		/* --expect: every strategy's outputs against the files too,
+		 * at the tolerances of float code (feeds.h) */
+		eo.run.expect = expect.t;
+		eo.run.n_expect = expect.n;
+		eo.run.expect_atol = FL_EXPECT_RUN_ATOL;
+		eo.run.expect_rtol = FL_EXPECT_RUN_RTOL;
 		if (rc == 0 && o->emit_dir)
 			rc = fl_batch_emit(g, &eo, o);
 		if (rc == 0 && o->run)
@@ -818,6 +831,8 @@ int fl_batch_run(const fl_options *o)
 	}
 	if (rc == 0 && kept)
 		rc = fl_app_export(kept, o->run ? &ladder : NULL, o);
+	if (rc == 0 && mismatch)
+		rc = 1;
 	fl_engine_close(kept);
 	fl_ladder_free(&ladder);
 	fl_tensor_files_free(&in);

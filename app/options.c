@@ -54,8 +54,9 @@ static const opt_spec specs[] = {
 	 "generator; the interpreter and every run use them"},
 	{OPT_EXPECT, "expect", 0, "DIR",
 	 "with --batch: compare the interpreter's outputs with "
-	 "DIR/output_0.pb, ... at ONNX's tolerances (rtol 1e-3, atol 1e-7); "
-	 "exit status 1 when one differs"},
+	 "DIR/output_0.pb, ... at ONNX's tolerances (rtol 1e-3, atol 1e-7) "
+	 "and, with --run, each strategy's (rtol 1e-3, atol 1e-5); exit "
+	 "status 1 when one differs"},
 	{OPT_MAX_MEMORY, "max-memory", 0, "SIZE",
 	 "refuse to interpret graphs, or run programs (tensors plus "
 	 "reference values), needing more (default 8G; K, M, G suffixes)"},

@@ -140,10 +140,44 @@ static void print_kernel(const fl_ladder_kernel *k, double copy_gbps)
 		printf("      why: %s\n", fl_safe_name(k->why));
 }
 
-/* One strategy's line and kernels; 0 when it verified. */
-static int print_step(const fl_graph *g, const fl_ladder *l,
-		      const fl_ladder_step *st)
+/* --expect: the strategy's outputs against the expected ones, one line
+ * "apollo     vs expected: ok (...)"; 1 when one differs. */
+static int print_expected(const fl_ladder_step *st, const fl_run_opts *ro)
 {
+	const char *name = fl_strategy_name(st->strategy);
+
+	if (st->expect_compared == 0) {
+		printf("%-10s vs expected: nothing compared (no graph output of "
+		       "its program has the expected files' names and sizes)\n",
+		       name);
+		return 0;
+	}
+	if (st->expect_failed == 0) {
+		printf("%-10s vs expected: ok (%d output%s, max abs err %.3g, "
+		       "rel %.2e; rtol %g, atol %g)\n", name,
+		       st->expect_compared, st->expect_compared == 1 ? "" : "s",
+		       st->expect_max_abs, st->expect_max_rel, ro->expect_rtol,
+		       ro->expect_atol);
+		return 0;
+	}
+	/* rel: on the tensor's scale (runner.h), which tells float drift
+	 * near zero from a wrong value */
+	printf("%-10s vs expected: MISMATCH in %d of %d output%s (rtol %g, "
+	       "atol %g): %s; max abs err %.3g, rel %.2e\n", name,
+	       st->expect_failed, st->expect_compared,
+	       st->expect_compared == 1 ? "" : "s", ro->expect_rtol,
+	       ro->expect_atol, fl_safe_name(st->expect_first),
+	       st->expect_max_abs, st->expect_max_rel);
+	return 1;
+}
+
+/* One strategy's line and kernels; 0 when it verified (and, with
+ * expected outputs, matched them). */
+static int print_step(const fl_graph *g, const fl_ladder *l,
+		      const fl_ladder_step *st, const fl_run_opts *ro)
+{
+	int bad = 0;
+
 	const char *name = fl_strategy_name(st->strategy);
 
 	if (!st->ran) {
@@ -178,6 +212,8 @@ static int print_step(const fl_graph *g, const fl_ladder *l,
 		       st->max_rel, st->verified ? "yes" : "NO");
 		if (!st->verified)
 			printf("    %s\n", st->message);
+		if (ro->n_expect > 0)
+			bad = print_expected(st, ro);
 		/* the copy probe is the host's memory: no yardstick for
 		 * kernels that ran on a GPU */
 		for (int k = 0; k < st->n_kernels; k++)
@@ -186,7 +222,7 @@ static int print_step(const fl_graph *g, const fl_ladder *l,
 	}
 	if (st->workdir[0])
 		printf("    sources kept in %s\n", st->workdir);
-	return st->verified ? 0 : 1;
+	return st->verified && !bad ? 0 : 1;
 }
 
 /* " 1.23" or " unknown" */
@@ -308,7 +344,7 @@ int fl_batch_strategies(const fl_graph *g, const fl_engine_opts *base,
 			printf("%-10s %11s %13s %16s %8s\n", "strategy",
 			       "kernels", "median", "(min..max)", "speedup");
 		}
-		failed |= print_step(g, &ladder, st);
+		failed |= print_step(g, &ladder, st, &base->run);
 		if (i == ladder.n - 1)
 			print_stitching(&ladder);
 	}

@@ -421,6 +421,12 @@ static const struct {
 	{FL_OP_LESS_EQUAL, "LessOrEqual"}, {FL_OP_GREATER, "Greater"},
 	{FL_OP_GREATER_EQUAL, "GreaterOrEqual"}, {FL_OP_AND, "And"},
 	{FL_OP_OR, "Or"}, {FL_OP_XOR, "Xor"},
+	{FL_OP_SIN, "Sin"}, {FL_OP_COS, "Cos"}, {FL_OP_TAN, "Tan"},
+	{FL_OP_ASIN, "Asin"}, {FL_OP_ACOS, "Acos"}, {FL_OP_ATAN, "Atan"},
+	{FL_OP_SINH, "Sinh"}, {FL_OP_COSH, "Cosh"}, {FL_OP_ASINH, "Asinh"},
+	{FL_OP_ACOSH, "Acosh"}, {FL_OP_ATANH, "Atanh"},
+	{FL_OP_FLOOR, "Floor"}, {FL_OP_CEIL, "Ceil"}, {FL_OP_SIGN, "Sign"},
+	{FL_OP_MOD, "Mod"}, {FL_OP_FMOD, "Mod"},
 	{FL_OP_ADD, "Add"}, {FL_OP_SUB, "Sub"}, {FL_OP_MUL, "Mul"},
 	{FL_OP_DIV, "Div"}, {FL_OP_MAX, "Max"}, {FL_OP_MIN, "Min"},
 	{FL_OP_POW, "Pow"}, {FL_OP_TRANSPOSE, "Transpose"},
@@ -500,6 +506,8 @@ static int same_inputs_attrs(builder *b, Onnx__NodeProto *nd)
 		return attr_float(b, nd, "beta", op_float(b, "beta", 0.5));
 	case FL_OP_ELU:
 		return attr_float(b, nd, "alpha", op_float(b, "alpha", 1.0));
+	case FL_OP_FMOD:
+		return attr_int(b, nd, "fmod", 1);
 	case FL_OP_CONCAT:
 		return attr_int(b, nd, "axis",
 				fl_axis_normalize(op_int(b, "axis", 0), rank));
@@ -947,6 +955,7 @@ static int export_op(builder *b)
 	case FL_OP_REDUCE_SUM: return export_reduce(b, "ReduceSum", true);
 	case FL_OP_REDUCE_MAX: return export_reduce(b, "ReduceMax", false);
 	case FL_OP_REDUCE_MIN: return export_reduce(b, "ReduceMin", false);
+	case FL_OP_REDUCE_PROD: return export_reduce(b, "ReduceProd", false);
 	case FL_OP_REDUCE_MEAN: return export_reduce(b, "ReduceMean", false);
 	case FL_OP_MATMUL: return export_matmul(b);
 	case FL_OP_POOL2D: return export_pool(b);

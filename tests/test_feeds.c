@@ -124,6 +124,10 @@ static void test_cli_inputs_expect_every_strategy(void **state)
 	/* relu of the given x sums to 6.251; the generator's
 	 * values would not */
 	assert_non_null(strstr(out, "sum=6.25"));
+	/* and each strategy's outputs match the expected ones */
+	assert_non_null(strstr(out, "unfused    vs expected: ok (1 output, "));
+	assert_non_null(strstr(out, "apollo     vs expected: ok (1 output, "));
+	assert_non_null(strstr(out, "rtol 0.001, atol 1e-05)"));
 	free(out);
 	remove_dir(dir);
 }
@@ -147,6 +151,23 @@ static void test_cli_expect_mismatch_and_bad_files(void **state)
 				    "elements; first [1][1]: got 4, want "
 				    "4.01"));
 	free(out);
+
+	/* with --run the strategies still run, each compared with the
+	 * expected outputs; the status is 1 */
+	snprintf(args, sizeof args, "--batch --inputs %s --expect %s --run "
+		 "--strategy all --repeat 1 --warmup 0 %s", dir, dir, graph);
+	assert_int_equal(t_fuselab(args, &out), 1);
+	assert_non_null(strstr(out, "expect y [2,3]: MISMATCH in 1 of 6 "));
+	assert_non_null(strstr(out, "verified yes"));
+	assert_non_null(strstr(out, "xla        vs expected: MISMATCH in 1 of "
+				    "1 output (rtol 0.001, atol 1e-05): "
+				    "output T"));
+	assert_non_null(strstr(out, "\"y\" [2,3]: 1 of 6 elements off; "
+				    "worst [1][1]: got 4, want 4.01"));
+	assert_non_null(strstr(out, "apollo     vs expected: MISMATCH"));
+	free(out);
+	snprintf(args, sizeof args, "--batch --inputs %s --expect %s %s", dir,
+		 dir, graph);
 
 	write_tensor(dir, "output_0.pb", "y", y_vals, 3, 2);
 	assert_int_equal(t_fuselab(args, &out), 2);

@@ -34,6 +34,9 @@ static const char *const onnx_ops[] = {
 	"ReduceMean", "ReduceMin", "ReduceSum", "Relu", "Reshape", "Round",
 	"Sigmoid", "Slice", "Softmax", "Sqrt", "Sub", "Tanh", "Transpose",
 	"Where",
+	/* issue 29's unary primitives */
+	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd",
 };
 
 static bool is_onnx_op(const char *type)
@@ -463,6 +466,27 @@ static const op_case op_cases[] = {
 	 OP("gr", "gru", "'x','wg','rg'", "hg", "'output':'h'") ","
 	 OP("rn", "rnn", "'x','wr','rr'", "yr", "'direction':'reverse'") TAIL,
 	 "MatMul Sigmoid Tanh Slice Concat", "LSTM GRU RNN"},
+	/* the libm unary primitives, one chain */
+	{HEAD IN("x", "[2,3]") OUT("y", "[2,3]") OPS
+	 OP("a", "sin", "'x'", "t1", "") "," OP("b", "cos", "'t1'", "t2", "")
+	 "," OP("c", "tan", "'t2'", "t3", "") ","
+	 OP("d", "asin", "'t3'", "t4", "") "," OP("e", "acos", "'t4'", "t5", "")
+	 "," OP("f", "atan", "'t5'", "t6", "") ","
+	 OP("g", "sinh", "'t6'", "t7", "") "," OP("h", "cosh", "'t7'", "t8", "")
+	 "," OP("i", "asinh", "'t8'", "t9", "") ","
+	 OP("j", "acosh", "'t9'", "t10", "") ","
+	 OP("k", "atanh", "'t10'", "t11", "") ","
+	 OP("l", "floor", "'t11'", "t12", "") ","
+	 OP("m", "ceil", "'t12'", "t13", "") ","
+	 OP("n", "sign", "'t13'", "y", "") TAIL,
+	 "Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Floor Ceil "
+	 "Sign", ""},
+	{HEAD IN("x", "[2,3]") IN("z", "[3]") OUT("y", "[2,3]") OPS
+	 OP("a", "mod", "'x','z'", "t1", "") ","
+	 OP("b", "fmod", "'t1','z'", "y", "") TAIL, "Mod", ""},
+	{HEAD IN("x", "[2,3,4]") OUT("y", "[2,1,1]") OPS
+	 OP("a", "reduce_prod", "'x'", "y", "'axes':[1,2]") TAIL,
+	 "ReduceProd", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

@@ -567,7 +567,7 @@ static void test_onnx_import_custom_and_provenance(void **state)
 	(void)state;
 	model_init(&b, 13);
 	input(&b, "x", xd, 2);
-	node(&b, "Floor", "fl", (const char *[]){"x", NULL}, "f");
+	node(&b, "LpNormalization", "fl", (const char *[]){"x", NULL}, "f");
 	node(&b, "Tanh", NULL, (const char *[]){"f", NULL}, "y");
 	output(&b, "y", xd, 2);
 	g = load(&b, NULL, &info, &err);
@@ -575,11 +575,11 @@ static void test_onnx_import_custom_and_provenance(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 1);
 	assert_int_equal(fl_onnx_info_custom_count(&info), 1);
-	assert_string_equal(info.types[0].op_type, "Floor");
+	assert_string_equal(info.types[0].op_type, "LpNormalization");
 	assert_int_equal(info.types[0].custom, 1);
 	i = fl_graph_find_op(g, "fl");
 	assert_true(i >= 0);
-	assert_string_equal(g->ops[i].prov.source_op, "Floor");
+	assert_string_equal(g->ops[i].prov.source_op, "LpNormalization");
 	i = fl_graph_find_op(g, "Tanh_1");	/* a node without a name */
 	assert_true(i >= 0);
 	assert_string_equal(g->ops[i].prov.origin, "Tanh_1");
@@ -589,8 +589,8 @@ static void test_onnx_import_custom_and_provenance(void **state)
 }
 
 /* The model of test_onnx_import_opaque_ops: x[N,3,8,8] -> Relu r ->
- * Resize (scales 1,1,2,2) up -> Tanh t -> ArgMax am (int64 output,
- * computed: docs/types.md);
+ * Resize (scales 1,1,2,2; tf_crop_and_resize) up -> Tanh t -> ArgMax am
+ * (int64 output, computed: docs/types.md);
  * TopK on t with two outputs, the second never read; If on a bool input
  * whose branch reads r from the outer graph, its output's shape in
  * value_info with the symbolic N -> Sigmoid bo. */
@@ -616,6 +616,13 @@ static void opaque_model(model *b, Onnx__GraphProto *then_g,
 	node(b, "Relu", "relu", (const char *[]){"x", NULL}, "r");
 	node(b, "Resize", "up", (const char *[]){"r", "", "scales", NULL},
 	     "up");
+	/* a form fuselab does not compute: kept as an opaque op */
+	a = attr(b, "coordinate_transformation_mode");
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+	a->has_s = 1;
+	a->s.data = (uint8_t *)"tf_crop_and_resize";
+	a->s.len = strlen("tf_crop_and_resize");
 	node(b, "Tanh", "tanh", (const char *[]){"up", NULL}, "t");
 	node(b, "ArgMax", "am", (const char *[]){"t", NULL}, "am");
 	a = attr(b, "axis");
@@ -1083,8 +1090,8 @@ static void test_onnx_import_cli_custom_line(void **state)
 	(void)state;
 	model_init(&b, 13);
 	input(&b, "x", xd, 2);
-	node(&b, "Floor", "f1", (const char *[]){"x", NULL}, "a");
-	node(&b, "Floor", "f2", (const char *[]){"a", NULL}, "y");
+	node(&b, "LpNormalization", "f1", (const char *[]){"x", NULL}, "a");
+	node(&b, "LpNormalization", "f2", (const char *[]){"a", NULL}, "y");
 	output(&b, "y", xd, 2);
 	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/custom.onnx", dir);
@@ -1092,8 +1099,8 @@ static void test_onnx_import_cli_custom_line(void **state)
 	snprintf(args, sizeof args, "--check %s", path);
 	assert_int_equal(t_fuselab(args, &out), 0);
 	t_assert_contains(out, "2 ops cannot be modelled and are opaque: "
-			  "Floor x2");
-	t_assert_contains(out, "Floor                  x2    -> custom x2");
+			  "LpNormalization x2");
+	t_assert_contains(out, "LpNormalization        x2    -> custom x2");
 	free(out);
 	t_remove_dir(dir);
 }

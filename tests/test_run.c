@@ -675,6 +675,82 @@ static void test_run_per_output_mismatch(void **state)
 	small_free(&f);
 }
 
+/* Expected outputs from elsewhere (--expect: ONNX Runtime's): the run
+ * from the inputs is compared with them element by element; y's are the
+ * interpreter's, z's have one element off by 0.01 (beyond atol 1e-5 +
+ * rtol 1e-3 |want| for values below 1), an entry of no output's name
+ * and one of the wrong size are not compared, and verification (against
+ * the interpreter) stands. */
+static void test_run_expected_outputs(void **state)
+{
+	fl_run_opts o = quick_opts(0);
+	fl_error err = {""};
+	fl_run_result r;
+	int y, z;
+	float *zv;
+	int64_t n;
+	fl_feed e[4];
+	small f;
+
+	(void)state;
+	small_load(&f);
+	y = fl_graph_find_tensor(f.g, "y");
+	z = fl_graph_find_tensor(f.g, "z");
+	n = fl_shape_numel(&f.g->tensors[z].shape);
+	zv = malloc((size_t)n * sizeof *zv);
+	assert_non_null(zv);
+	memcpy(zv, f.ref->bufs[z].data, (size_t)n * sizeof *zv);
+	assert_true(fabsf(zv[5]) < 1.0f);
+	zv[5] += 0.01f;
+	e[0] = (fl_feed){"nope", f.ref->bufs[y]};
+	e[1] = (fl_feed){"y", f.ref->bufs[y]};
+	e[2] = (fl_feed){"z", {.shape = f.g->tensors[z].shape, .data = zv}};
+	e[3] = (fl_feed){"y", {.shape = fl_shape_make(1, (int64_t[]){3}),
+			       .data = zv}};
+	o.expect = e;
+	o.n_expect = 4;
+	if (fl_run_program(f.p, f.ref, &o, &r, &err) < 0)
+		fail_msg("run: %s", err.msg);
+	assert_run_verified(&r);
+	assert_int_equal(r.expect_compared, 2);
+	assert_int_equal(r.expect_failed, 1);
+	assert_true(r.expect_max_abs > 0.009 && r.expect_max_abs < 0.011);
+	/* relative on z's scale: the error over max(|want|, a tenth of
+	 * the largest |want|) */
+	{
+		double lo = 0, mag;
+
+		for (int64_t i = 0; i < n; i++)
+			lo = fmax(lo, 0.1 * fabs(zv[i]));
+		mag = fmax(fabs(zv[5]), lo);
+		assert_true(fabs(r.expect_max_rel - r.expect_max_abs / mag) <
+			    1e-3 * r.expect_max_rel);
+	}
+	assert_int_equal(r.outputs[0].tensor, y);
+	assert_true(r.outputs[0].expected && r.outputs[0].expect_ok);
+	assert_int_equal(r.outputs[0].expect_bad, 0);
+	assert_true(r.outputs[0].expect_max_abs <= 1e-5);
+	assert_int_equal(r.outputs[1].tensor, z);
+	assert_true(r.outputs[1].expected);
+	assert_false(r.outputs[1].expect_ok);
+	assert_int_equal(r.outputs[1].expect_bad, 1);
+	assert_int_equal(r.outputs[1].expect_at, 5);
+	assert_true(r.outputs[1].expect_want == zv[5]);
+	assert_true(fabs(r.outputs[1].expect_got - f.ref->bufs[z].data[5]) <
+		    1e-4);
+	fl_run_result_free(&r);
+
+	/* none given: nothing compared */
+	o.n_expect = 0;
+	if (fl_run_program(f.p, f.ref, &o, &r, &err) < 0)
+		fail_msg("run: %s", err.msg);
+	assert_int_equal(r.expect_compared, 0);
+	assert_false(r.outputs[0].expected || r.outputs[1].expected);
+	fl_run_result_free(&r);
+	free(zv);
+	small_free(&f);
+}
+
 /* ---- work directories ---- */
 
 static void write_text(const char *path, const char *text)
@@ -937,6 +1013,7 @@ FL_SUITE(run,
 	 cmocka_unit_test(test_run_two_steps),
 	 cmocka_unit_test(test_run_per_output),
 	 cmocka_unit_test(test_run_per_output_mismatch),
+	 cmocka_unit_test(test_run_expected_outputs),
 	 cmocka_unit_test(test_run_workdir_removal),
 	 cmocka_unit_test(test_run_cancel),
 	 cmocka_unit_test(test_run_job_cancel_compiling),

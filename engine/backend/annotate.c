@@ -414,6 +414,7 @@ const char *fl_cg_acc_kind(fl_op_kind kind)
 	case FL_OP_CONV2D: return "+";
 	case FL_OP_REDUCE_MAX: return "max";
 	case FL_OP_REDUCE_MIN: return "min";
+	case FL_OP_REDUCE_PROD: return "*";
 	default: return NULL;
 	}
 }

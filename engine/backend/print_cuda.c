@@ -204,7 +204,7 @@ static __isl_give isl_printer *print_acc_start(__isl_take isl_printer *p,
 	return print_acc_element(p, cg, b, k);
 }
 
-/* FL_RED_SUM, _MAX or _MIN: how partial results combine. */
+/* FL_RED_SUM, _MAX, _MIN or _PROD: how partial results combine. */
 static const char *combine_name(const fl_cg_stmt *u)
 {
 	const char *kind = fl_cg_acc_kind(u->op->kind);
@@ -213,6 +213,8 @@ static const char *combine_name(const fl_cg_stmt *u)
 		return "FL_RED_MAX";
 	if (kind && strcmp(kind, "min") == 0)
 		return "FL_RED_MIN";
+	if (kind && strcmp(kind, "*") == 0)
+		return "FL_RED_PROD";
 	return "FL_RED_SUM";
 }
 
@@ -1035,16 +1037,18 @@ static const char cuda_prologue[] =
 	": (n) / (d))\n"
 	"#define min(x, y) ((x) < (y) ? (x) : (y))\n"
 	"#define max(x, y) ((x) > (y) ? (x) : (y))\n\n"
-	"#define FL_RED_SUM 0\n#define FL_RED_MAX 1\n#define FL_RED_MIN 2\n\n"
+	"#define FL_RED_SUM 0\n#define FL_RED_MAX 1\n#define FL_RED_MIN 2\n"
+	"#define FL_RED_PROD 3\n\n"
 	"__device__ __forceinline__ float fl_identity(int op)\n"
-	"{\n  return op == FL_RED_SUM ? 0.0f : op == FL_RED_MAX ? -INFINITY "
-	": INFINITY;\n}\n\n"
+	"{\n  return op == FL_RED_SUM ? 0.0f : op == FL_RED_PROD ? 1.0f : "
+	"op == FL_RED_MAX ? -INFINITY : INFINITY;\n}\n\n"
 	"__device__ __forceinline__ float fl_combine(int op, float a, "
 	"float b)\n"
-	"{\n  return op == FL_RED_SUM ? a + b : op == FL_RED_MAX ? "
-	"fl_fmaxf(a, b) : fl_fminf(a, b);\n}\n\n"
-	"/* *addr = *addr (op) v, atomically: max and min by compare-and-swap\n"
-	" * with the same NaN rule as fl_fmaxf and fl_fminf. */\n"
+	"{\n  return op == FL_RED_SUM ? a + b : op == FL_RED_PROD ? a * b : "
+	"op == FL_RED_MAX ? fl_fmaxf(a, b) : fl_fminf(a, b);\n}\n\n"
+	"/* *addr = *addr (op) v, atomically: max, min and product by\n"
+	" * compare-and-swap (max and min with the NaN rule of fl_fmaxf and\n"
+	" * fl_fminf). */\n"
 	"__device__ inline void fl_atomic_combine(float *addr, float v, int op)\n{\n"
 	"  unsigned int *a = (unsigned int *)addr, old, seen;\n\n"
 	"  if (op == FL_RED_SUM) {\n    atomicAdd(addr, v);\n    return;\n  }\n"

@@ -21,7 +21,8 @@
  *      with no pragma of its own, no accumulators and no tile-local array
  *      declared in it, whose body is a run of statements that each write
  *      one element (no reduction), and where one expensive call (exp,
- *      log, tanh, sigmoid, erf, pow) uses the result of another, gets a
+ *      log, tanh, sigmoid, erf, pow, the trigonometric and hyperbolic
+ *      functions and their inverses) uses the result of another, gets a
  *      plan: each statement goes to the part of its chain level (how
  *      many expensive calls come before its own last one on its longest
  *      chain of reads in the body), so that a chain holds one call per
@@ -55,7 +56,8 @@
 
 /* The name of the expensive maths call an op's C makes, or NULL: these
  * are the long chains of the maths runtime (fl_expf, fl_tanhf, fl_erff)
- * and of libm's vector variants (logf, powf).  sqrt is one instruction. */
+ * and of libm's vector variants (logf, powf, sinf, ...).  sqrt, floor,
+ * ceil and sign are an instruction or two. */
 static const char *expensive_call(const fl_op *op)
 {
 	switch (op->kind) {
@@ -65,6 +67,17 @@ static const char *expensive_call(const fl_op *op)
 	case FL_OP_SIGMOID: return "sigmoid";
 	case FL_OP_ERF: return "erf";
 	case FL_OP_POW: return "pow";
+	case FL_OP_SIN: return "sin";
+	case FL_OP_COS: return "cos";
+	case FL_OP_TAN: return "tan";
+	case FL_OP_ASIN: return "asin";
+	case FL_OP_ACOS: return "acos";
+	case FL_OP_ATAN: return "atan";
+	case FL_OP_SINH: return "sinh";
+	case FL_OP_COSH: return "cosh";
+	case FL_OP_ASINH: return "asinh";
+	case FL_OP_ACOSH: return "acosh";
+	case FL_OP_ATANH: return "atanh";
 	default: return NULL;
 	}
 }

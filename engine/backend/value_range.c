@@ -116,6 +116,16 @@ static fl_value_range op_range(const fl_graph *g, const fl_op *op,
 		return of(tanhf(a.lo), tanhf(a.hi));
 	case FL_OP_SIGMOID:
 		return of(0.0f, 1.0f);
+	case FL_OP_SIN:
+	case FL_OP_COS:
+	case FL_OP_SIGN:
+		return of(-1.0f, 1.0f);
+	case FL_OP_ATAN:
+		return of(-1.5707964f, 1.5707964f);
+	case FL_OP_FLOOR:
+		return of(floorf(a.lo), floorf(a.hi));
+	case FL_OP_CEIL:
+		return of(ceilf(a.lo), ceilf(a.hi));
 	case FL_OP_EXP:
 		return of(expf(a.lo), expf(a.hi));
 	case FL_OP_RELU:

@@ -54,6 +54,17 @@ typedef int (*fl_onnx_map_fn)(fl_onnx_ctx *c, fl_error *err);
 
 /* onnx_ops.c: the mapping of op_type (default domain), or NULL. */
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
+/* onnx_ops_more.c: the mappings of issue 29's operators (Mod, Trilu,
+ * CumSum, ...), or NULL; fl_onnx_mapping falls back on it. */
+fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type);
+/* onnx_ops_more.c: a const tensor of shape s holding numel(s) floats of
+ * data (copied), named after the node and `what`; -1 on error. */
+int fl_onnx_const_tensor(fl_onnx_ctx *c, const char *what, const fl_shape *s,
+			 const float *data, fl_error *err);
+/* onnx_resize.c: Resize and Upsample. */
+int fl_onnx_map_resize(fl_onnx_ctx *c, fl_error *err);
+/* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
+int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
 
 /* onnx_recurrent.c: LSTM, GRU and RNN. */
 int fl_onnx_map_lstm(fl_onnx_ctx *c, fl_error *err);

@@ -86,6 +86,11 @@ static const struct {
 	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
 	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
 	{"Round", FL_OP_ROUND},	/* both round half to even */
+	{"Sin", FL_OP_SIN}, {"Cos", FL_OP_COS}, {"Tan", FL_OP_TAN},
+	{"Asin", FL_OP_ASIN}, {"Acos", FL_OP_ACOS}, {"Atan", FL_OP_ATAN},
+	{"Sinh", FL_OP_SINH}, {"Cosh", FL_OP_COSH}, {"Asinh", FL_OP_ASINH},
+	{"Acosh", FL_OP_ACOSH}, {"Atanh", FL_OP_ATANH},
+	{"Floor", FL_OP_FLOOR}, {"Ceil", FL_OP_CEIL}, {"Sign", FL_OP_SIGN},
 	{"Not", FL_OP_NOT},
 }, binaries[] = {
 	{"Equal", FL_OP_EQUAL}, {"Less", FL_OP_LESS},
@@ -980,6 +985,7 @@ static int map_reduce(fl_onnx_ctx *c, fl_error *err)
 		{"ReduceMean", FL_OP_COUNT, FL_OP_REDUCE_MEAN, FL_OP_COUNT},
 		{"ReduceMax", FL_OP_COUNT, FL_OP_REDUCE_MAX, FL_OP_COUNT},
 		{"ReduceMin", FL_OP_COUNT, FL_OP_REDUCE_MIN, FL_OP_COUNT},
+		{"ReduceProd", FL_OP_COUNT, FL_OP_REDUCE_PROD, FL_OP_COUNT},
 		{"ReduceSumSquare", FL_OP_SQUARE, FL_OP_REDUCE_SUM,
 		 FL_OP_COUNT},
 		{"ReduceL1", FL_OP_ABS, FL_OP_REDUCE_SUM, FL_OP_COUNT},
@@ -1693,7 +1699,13 @@ static const struct {
 	{"Reciprocal", map_unary}, {"Exp", map_unary}, {"Log", map_unary},
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
 	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
-	{"Round", map_unary}, {"Not", map_unary},
+	{"Round", map_unary},
+	{"Sin", map_unary}, {"Cos", map_unary}, {"Tan", map_unary},
+	{"Asin", map_unary}, {"Acos", map_unary}, {"Atan", map_unary},
+	{"Sinh", map_unary}, {"Cosh", map_unary}, {"Asinh", map_unary},
+	{"Acosh", map_unary}, {"Atanh", map_unary}, {"Floor", map_unary},
+	{"Ceil", map_unary}, {"Sign", map_unary},
+	{"Not", map_unary},
 	{"ArgMax", map_arg_extreme}, {"ArgMin", map_arg_extreme},
 	{"Equal", map_binary}, {"Less", map_binary},
 	{"LessOrEqual", map_binary}, {"Greater", map_binary},
@@ -1726,6 +1738,7 @@ static const struct {
 	{"ReduceSumSquare", map_reduce}, {"ReduceL1", map_reduce},
 	{"ReduceL2", map_reduce}, {"ReduceLogSum", map_reduce},
 	{"ReduceLogSumExp", map_reduce}, {"Split", map_split},
+	{"ReduceProd", map_reduce},
 	{"Tile", map_tile},
 	{"LSTM", fl_onnx_map_lstm}, {"GRU", fl_onnx_map_gru},
 	{"RNN", fl_onnx_map_rnn},
@@ -1736,5 +1749,5 @@ fl_onnx_map_fn fl_onnx_mapping(const char *op_type)
 	for (size_t k = 0; k < sizeof mappings / sizeof mappings[0]; k++)
 		if (!strcmp(mappings[k].op_type, op_type))
 			return mappings[k].map;
-	return NULL;
+	return fl_onnx_mapping_more(op_type);
 }

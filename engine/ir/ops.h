@@ -9,6 +9,9 @@
  *
  *   unary elementwise  neg abs exp log sqrt rsqrt recip tanh sigmoid relu
  *                      erf square copy round cast not
+ *                      sin cos tan asin acos atan sinh cosh asinh acosh
+ *                      atanh floor ceil sign  (libm's; sign: -1, 0 or 1,
+ *                      NaN stays NaN)
  *                      (cast: "dtype" f32|bool|i8|u8|i32|i64, default
  *                      f32; float to integer truncates toward zero,
  *                      anything to bool is x != 0; not: bool -> bool)
@@ -18,6 +21,11 @@
  *   logic              and or xor: bool inputs, broadcasting, bool result
  *   where(c, a, b)     c != 0 ? a : b, the three broadcast together; c of
  *                      any dtype (bool from ONNX), a and b of one dtype
+ *   mod(a, b), fmod(a, b)  remainders, broadcasting: fmod's has a's sign
+ *                      (C's fmodf), mod's b's (Python's %; ONNX Mod with
+ *                      fmod=0); b = 0 gives NaN
+ *   reduce_sum/max/min/prod  "axes": [..] (default: all axes); reduced
+ *                      dims are kept with extent 1
  *
  * Element types (docs/types.md): every tensor has a dtype, f32 unless
  * said otherwise.  Besides cast, comparisons, logic and where, these
@@ -27,8 +35,6 @@
  * reshape concat slice pad broadcast_to custom("copy") and gather's data
  * (any dtype) and indices (integers or integral floats).  Every other op
  * computes in f32 and refuses other inputs: cast them first.
- *   reduce_sum/max/min "axes": [..] (default: all axes); reduced dims are
- *                      kept with extent 1
  *   matmul(a, b)       a [..., M, K], b [..., K, N] (rank >= 2 both, batch
  *                      dims broadcast); "transpose_a", "transpose_b" bools
  *                      swap the last two dims of that operand
@@ -126,14 +132,17 @@ typedef enum fl_op_kind {
 	FL_OP_NEG, FL_OP_ABS, FL_OP_EXP, FL_OP_LOG, FL_OP_SQRT, FL_OP_RSQRT,
 	FL_OP_RECIP, FL_OP_TANH, FL_OP_SIGMOID, FL_OP_RELU, FL_OP_ERF,
 	FL_OP_SQUARE, FL_OP_COPY, FL_OP_ROUND, FL_OP_CAST,
+	FL_OP_SIN, FL_OP_COS, FL_OP_TAN, FL_OP_ASIN, FL_OP_ACOS, FL_OP_ATAN,
+	FL_OP_SINH, FL_OP_COSH, FL_OP_ASINH, FL_OP_ACOSH, FL_OP_ATANH,
+	FL_OP_FLOOR, FL_OP_CEIL, FL_OP_SIGN,
 	/* binary / ternary with broadcasting */
 	FL_OP_ADD, FL_OP_SUB, FL_OP_MUL, FL_OP_DIV, FL_OP_MAX, FL_OP_MIN,
-	FL_OP_POW, FL_OP_WHERE,
+	FL_OP_POW, FL_OP_WHERE, FL_OP_MOD, FL_OP_FMOD,
 	/* comparisons and logic: bool results (docs/types.md) */
 	FL_OP_EQUAL, FL_OP_LESS, FL_OP_LESS_EQUAL, FL_OP_GREATER,
 	FL_OP_GREATER_EQUAL, FL_OP_AND, FL_OP_OR, FL_OP_XOR, FL_OP_NOT,
 	/* reductions */
-	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN,
+	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN, FL_OP_REDUCE_PROD,
 	/* opaque */
 	FL_OP_MATMUL, FL_OP_CONV2D, FL_OP_POOL2D, FL_OP_TRANSPOSE,
 	FL_OP_RESHAPE, FL_OP_CONCAT, FL_OP_SLICE, FL_OP_PAD, FL_OP_GATHER,

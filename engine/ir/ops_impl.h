@@ -16,8 +16,8 @@
 	FL_DECLARE_PRIM(x)                                                   \
 	int fl_expand_##x(fl_graph *dst, const fl_op *op, fl_error *err);
 
-/* ops_prim.c: unary covers every unary kind, binary the seven binary kinds,
- * reduce the three reductions (each switches on op->kind). */
+/* ops_prim.c: unary covers every unary kind, binary the binary kinds,
+ * reduce the reductions (each switches on op->kind). */
 FL_DECLARE_PRIM(unary)
 FL_DECLARE_PRIM(binary)
 FL_DECLARE_PRIM(where)

@@ -232,6 +232,21 @@ static double unary_scalar(fl_op_kind kind, double x)
 	case FL_OP_ERF: return erf(x);
 	case FL_OP_SQUARE: return x * x;
 	case FL_OP_ROUND: return nearbyint(x);
+	/* the float functions, as the generated code calls them */
+	case FL_OP_SIN: return sinf((float)x);
+	case FL_OP_COS: return cosf((float)x);
+	case FL_OP_TAN: return tanf((float)x);
+	case FL_OP_ASIN: return asinf((float)x);
+	case FL_OP_ACOS: return acosf((float)x);
+	case FL_OP_ATAN: return atanf((float)x);
+	case FL_OP_SINH: return sinhf((float)x);
+	case FL_OP_COSH: return coshf((float)x);
+	case FL_OP_ASINH: return asinhf((float)x);
+	case FL_OP_ACOSH: return acoshf((float)x);
+	case FL_OP_ATANH: return atanhf((float)x);
+	case FL_OP_FLOOR: return floor(x);
+	case FL_OP_CEIL: return ceil(x);
+	case FL_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
 	default: return x;	/* copy, cast */
 	}
 }
@@ -269,6 +284,12 @@ static double binary_scalar(fl_op_kind kind, double a, double b)
 	case FL_OP_MAX: return fmax(a, b);
 	case FL_OP_MIN: return fmin(a, b);
 	case FL_OP_POW: return pow(a, b);
+	case FL_OP_FMOD: return fmod(a, b);
+	case FL_OP_MOD: {
+		double r = fmod(a, b);
+
+		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+	}
 	default: return a;
 	}
 }
@@ -396,6 +417,8 @@ static double reduce_identity(fl_op_kind kind)
 		return -INFINITY;
 	if (kind == FL_OP_REDUCE_MIN)
 		return INFINITY;
+	if (kind == FL_OP_REDUCE_PROD)
+		return 1.0;
 	return 0.0;
 }
 
@@ -405,6 +428,8 @@ static double reduce_combine(fl_op_kind kind, double acc, double x)
 		return fmax(acc, x);
 	if (kind == FL_OP_REDUCE_MIN)
 		return fmin(acc, x);
+	if (kind == FL_OP_REDUCE_PROD)
+		return acc * x;
 	return acc + x;
 }
 

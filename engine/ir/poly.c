@@ -719,6 +719,7 @@ static int build(builder *b)
 	}
 	switch (b->op->kind) {
 	case FL_OP_REDUCE_SUM: case FL_OP_REDUCE_MAX: case FL_OP_REDUCE_MIN:
+	case FL_OP_REDUCE_PROD:
 		return build_reduce(b);
 	case FL_OP_MATMUL: return build_matmul(b);
 	case FL_OP_CONV2D: return build_conv2d(b);

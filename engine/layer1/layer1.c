@@ -241,7 +241,7 @@ static fl_reduce_form reduce_form_of(const fl_graph *g, int op, char *why,
 static bool is_reduction(fl_op_kind k)
 {
 	return k == FL_OP_REDUCE_SUM || k == FL_OP_REDUCE_MAX ||
-	       k == FL_OP_REDUCE_MIN;
+	       k == FL_OP_REDUCE_MIN || k == FL_OP_REDUCE_PROD;
 }
 
 /* The form of the micro-graph: that of its last reduction (the live-out
@@ -401,6 +401,7 @@ static int op_stmts(const fl_graph *g, int op)
 {
 	switch (g->ops[op].kind) {
 	case FL_OP_REDUCE_SUM: case FL_OP_REDUCE_MAX: case FL_OP_REDUCE_MIN:
+	case FL_OP_REDUCE_PROD:
 	case FL_OP_MATMUL: case FL_OP_CONV2D: case FL_OP_POOL2D:
 		return 2;
 	case FL_OP_CONCAT:

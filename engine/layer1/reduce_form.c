@@ -66,7 +66,7 @@ typedef struct rf_dims {
 static bool is_reduce_op(fl_op_kind k)
 {
 	return k == FL_OP_REDUCE_SUM || k == FL_OP_REDUCE_MAX ||
-	       k == FL_OP_REDUCE_MIN;
+	       k == FL_OP_REDUCE_MIN || k == FL_OP_REDUCE_PROD;
 }
 
 /* The last reduction op of m (its member index) and how many there are. */

@@ -90,6 +90,27 @@ static int collect(fl_session *s, fl_ladder_step *st)
 	st->max_abs = r->max_abs;
 	st->max_rel = r->max_rel;
 	st->verified = r->verified;
+	st->expect_compared = r->expect_compared;
+	st->expect_failed = r->expect_failed;
+	st->expect_max_abs = r->expect_max_abs;
+	st->expect_max_rel = r->expect_max_rel;
+	for (int i = 0; i < r->n_outputs; i++) {
+		const fl_output_result *o = &r->outputs[i];
+		const fl_tensor *t = &p->graph->tensors[o->tensor];
+		char sh[128], at[160];
+
+		if (!o->expected || o->expect_ok)
+			continue;
+		fl_shape_format(&t->shape, sh, sizeof sh);
+		fl_shape_format_index(&t->shape, o->expect_at, at, sizeof at);
+		snprintf(st->expect_first, sizeof st->expect_first,
+			 "output T%d \"%s\" %s: %lld of %lld elements off; "
+			 "worst %s: got %.9g, want %.9g", o->tensor, t->name, sh,
+			 (long long)o->expect_bad,
+			 (long long)fl_shape_numel(&t->shape), at, o->expect_got,
+			 o->expect_want);
+		break;
+	}
 	return 0;
 }
 

@@ -52,6 +52,15 @@ typedef struct fl_ladder_step {
 	int total_n;		/* whole-program times behind them */
 	double max_abs, max_rel;	/* end-to-end output drift */
 	bool verified;
+	/* Against base->run.expect (the run result's expect_*): outputs
+	 * compared (0: none), how many differ, the worst absolute error;
+	 * expect_first describes the first that differs ("" when none):
+	 * "output T5 \"y\" [1,10]: 3 of 10 elements off; worst [0,7]: got
+	 * 1.5, want 1.25". */
+	int expect_compared, expect_failed;
+	double expect_max_abs, expect_max_rel;	/* rel: on the tensors'
+						   scale, as max_rel */
+	char expect_first[512];
 	double speedup;		/* unfused total / this total; 0: unknown */
 	bool within_noise;	/* label is neither faster nor SLOWER: the
 				   speedup is not a measured difference */

@@ -22,7 +22,9 @@
  *      poisoned with NaN) and measures how far each graph output drifts
  *      from the reference (r->outputs, and the worst of them in
  *      r->max_abs, r->max_rel) -- a NaN where the reference has a number
- *      means a kernel read what nobody wrote;
+ *      means a kernel read what nobody wrote -- and, when the caller
+ *      gave expected outputs (opts expect: ONNX Runtime's, say), how far
+ *      each is from those (r->outputs' expect_*, r->expect_*);
  *   3. times warm-up and repeated runs of the whole program: per kernel
  *      and for the whole program, the median, minimum and maximum of the
  *      repeats.
@@ -87,6 +89,8 @@ void fl_run_opts_default(fl_run_opts *o)
 	o->repeat = 10;
 	o->atol = 1e-4;
 	o->rtol = 1e-3;
+	o->expect_atol = 1e-5;
+	o->expect_rtol = 1e-3;
 }
 
 const char *fl_run_status_name(fl_run_status s)
@@ -176,6 +180,11 @@ typedef struct shared_kernel {
 typedef struct shared_output {
 	double max_abs, max_rel;
 	int ok;
+	/* against opts expect (fl_output_result's expect_* fields) */
+	int expected, expect_ok;
+	double expect_max_abs, expect_max_rel;
+	int64_t expect_bad, expect_at;
+	double expect_got, expect_want;
 } shared_output;
 
 /* progress: (phase << PROGRESS_SHIFT) | k, 0 before the first report */
@@ -239,6 +248,7 @@ typedef struct run_plan {
 	char (*label)[256];
 	int *outputs;
 	int n_outputs;
+	const float **expect;	/* per output: opts expect's values, NULL */
 	int64_t tensor_bytes;	/* what the child allocates */
 } run_plan;
 
@@ -495,6 +505,40 @@ static bool lost_values(const float *got, const float *want, int64_t n)
 	return false;
 }
 
+/* One graph output of the run from the inputs against the expected
+ * values of opts expect, element by element at ONNX's formula. */
+static void compare_expected(const float *got, const float *want, int64_t n,
+			     const fl_run_opts *o, shared_output *out)
+{
+	double worst = -1.0, lo = magnitude_floor(want, n);
+
+	out->expected = 1;
+	out->expect_ok = 1;
+	out->expect_at = -1;
+	for (int64_t i = 0; i < n; i++) {
+		double w = want[i], g = got[i], e = elem_error(g, w);
+		double mag = isfinite(w) ? fabs(w) : 0.0;
+
+		if (isfinite(e) && e > out->expect_max_abs)
+			out->expect_max_abs = e;
+		/* judged elementwise; the relative error reported is on the
+		 * tensor's scale, as max_rel (an element that cancels to
+		 * near zero would make it meaningless) */
+		if (fmax(mag, lo) > 0.0 && e / fmax(mag, lo) > out->expect_max_rel)
+			out->expect_max_rel = e / fmax(mag, lo);
+		if (e <= o->expect_atol + o->expect_rtol * mag)
+			continue;
+		out->expect_ok = 0;
+		out->expect_bad++;
+		if (e > worst) {	/* the first infinite error stays */
+			worst = e;
+			out->expect_at = i;
+			out->expect_got = g;
+			out->expect_want = w;
+		}
+	}
+}
+
 /* Runs the whole program from its inputs alone and measures how far each
  * output drifts from the reference; a NaN where the reference has a
  * number means some kernel read what no kernel wrote. */
@@ -517,6 +561,9 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 		cmp_result c;
 
 		outs[i].ok = pl->produced[t];
+		if (pl->expect[i])	/* f32 outputs; the others: exact above */
+			compare_expected(bufs[t], pl->expect[i], n, &pl->o,
+					 &outs[i]);
 		if (!ref_known(&pl->ref->bufs[t]))
 			continue;
 		c = compare_tensor(pl, t, bufs[t], &pl->ref->bufs[t]);
@@ -716,6 +763,7 @@ static void plan_free(run_plan *pl)
 	free(pl->produced);
 	free(pl->label);
 	free(pl->outputs);
+	free(pl->expect);
 }
 
 static void kernel_label(const fl_program *p, int k, char *buf, size_t n)
@@ -832,6 +880,18 @@ static int plan_init(run_plan *pl, const fl_program *p, const fl_values *ref,
 	pl->n_outputs = fl_graph_outputs(p->graph, &pl->outputs);
 	if (pl->n_outputs < 0)
 		goto oom;
+	pl->expect = calloc((size_t)pl->n_outputs + 1, sizeof *pl->expect);
+	if (!pl->expect)
+		goto oom;
+	for (int e = 0; e < o->n_expect; e++) {
+		int t = fl_graph_find_tensor(p->graph, o->expect[e].name);
+
+		for (int i = 0; t >= 0 && i < pl->n_outputs; i++)
+			if (pl->outputs[i] == t &&
+			    fl_shape_numel(&o->expect[e].buf.shape) ==
+				    numel_of(p, t))
+				pl->expect[i] = o->expect[e].buf.data;
+	}
 	return 0;
 oom:
 	fl_error_set(err, "out of memory");
@@ -1013,9 +1073,26 @@ static void collect(const run_plan *pl, shared_report *rep, int wait_rc,
 					   : 0.0;
 	}
 	for (int i = 0; i < r->n_outputs && i < pl->n_outputs; i++) {
-		r->outputs[i].max_abs = outs[i].max_abs;
-		r->outputs[i].max_rel = outs[i].max_rel;
-		r->outputs[i].ok = outs[i].ok;
+		fl_output_result *ro = &r->outputs[i];
+		const shared_output *so = &outs[i];
+
+		ro->max_abs = so->max_abs;
+		ro->max_rel = so->max_rel;
+		ro->ok = so->ok;
+		ro->expected = so->expected;
+		ro->expect_ok = so->expect_ok;
+		ro->expect_max_abs = so->expect_max_abs;
+		ro->expect_max_rel = so->expect_max_rel;
+		ro->expect_bad = so->expect_bad;
+		ro->expect_at = so->expect_at;
+		ro->expect_got = so->expect_got;
+		ro->expect_want = so->expect_want;
+		if (!so->expected)
+			continue;
+		r->expect_compared++;
+		r->expect_failed += !so->expect_ok;
+		r->expect_max_abs = fmax(r->expect_max_abs, so->expect_max_abs);
+		r->expect_max_rel = fmax(r->expect_max_rel, so->expect_max_rel);
 	}
 }
 

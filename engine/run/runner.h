@@ -81,6 +81,21 @@ typedef struct fl_run_opts {
 	 * CUDA device is present, runs the C of the same program instead
 	 * (fl_build_cpu_fallback). */
 	fl_target target;
+	/* Expected values of graph outputs from elsewhere (--expect DIR:
+	 * another runtime's, such as ONNX Runtime's), by tensor name: the
+	 * outputs of the run from the inputs alone (step 2) are also
+	 * compared with them, element by element, passing when
+	 * |got - want| <= expect_atol + expect_rtol * |want| (ONNX's
+	 * formula, without the magnitude floor of atol and rtol; NaN matches
+	 * NaN, an infinity only itself), into each fl_output_result's
+	 * expect_* fields and the result's expect_* summary.  An entry whose
+	 * name is not a graph output of the program, or whose element count
+	 * differs from it, is not compared.  A mismatch does not unset
+	 * verified (that is against the interpreter): the caller judges it.
+	 * Not copied: the values must outlive the run.  NULL: none. */
+	const fl_feed *expect;
+	int n_expect;
+	double expect_atol, expect_rtol;	/* default 1e-5, 1e-3 */
 } fl_run_opts;
 
 /* Whether o's cancel or interrupt flag is set. */
@@ -124,6 +139,16 @@ typedef struct fl_output_result {
 				   within tolerance (so no NaN or infinity
 				   where the reference is finite); true with
 				   errors 0 when the reference has no value */
+	/* Against the expected values of opts expect (expected false when
+	 * it has none for this output): expect_ok when every element is
+	 * within expect_atol/expect_rtol; expect_bad elements are not; the
+	 * worst (largest error) is element expect_at, expect_got where
+	 * expect_want was wanted.  expect_max_rel is relative to
+	 * max(|want|, 0.1 * max |want|), as max_rel. */
+	bool expected, expect_ok;
+	double expect_max_abs, expect_max_rel;
+	int64_t expect_bad, expect_at;
+	double expect_got, expect_want;
 } fl_output_result;
 
 typedef struct fl_run_result {
@@ -144,6 +169,12 @@ typedef struct fl_run_result {
 	int first_bad_kernel;	/* -1 when none */
 	int n_outputs;
 	fl_output_result *outputs;	/* per graph output, in tensor order */
+	/* The outputs compared with opts expect: how many, how many of them
+	 * differ, the worst absolute error over them (0 compared when the
+	 * run did not get that far or there were none), and the worst
+	 * relative error on the tensors' scale. */
+	int expect_compared, expect_failed;
+	double expect_max_abs, expect_max_rel;
 	char workdir[512];	/* kept only with keep */
 	fl_target target;	/* the backend that ran */
 	char device[128];	/* the GPU it ran on (fl_device_name), ""
