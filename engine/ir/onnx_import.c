@@ -972,9 +972,9 @@ int fl_onnx_cannot_model(fl_onnx_ctx *c, fl_error *err, const char *fmt, ...)
 	return -1;
 }
 
-/* The counts of graph and bindings before a node whose mapping may
- * have to be undone (a node with a later output that something reads):
- * everything the mapping adds is appended after them. */
+/* The counts of graph and bindings before a node's mapping runs:
+ * everything it adds is appended after them, so undoing it (the node
+ * then kept opaque) is dropping the tail. */
 typedef struct snapshot {
 	int n_bind, n_tensors, n_ops;
 } snapshot;
