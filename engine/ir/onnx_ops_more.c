@@ -121,8 +121,14 @@ static int where(fl_onnx_ctx *c, int cond, int a, int b, int out,
 		 fl_error *err)
 {
 	int in[3] = {cond, a, b};
+	fl_tensor *tb;
 
 	if (cond < 0 || a < 0 || b < 0)
+		return -1;
+	/* a constant branch (the 0 of Trilu) takes the data's type */
+	tb = &c->g->tensors[b];
+	if (tb->role == FL_ROLE_CONST && tb->dtype != c->g->tensors[a].dtype &&
+	    fl_tensor_convert_const(tb, c->g->tensors[a].dtype, err) < 0)
 		return -1;
 	return fl_onnx_emit(c, FL_OP_WHERE, in, 3, NULL, out, err);
 }
