@@ -209,17 +209,31 @@ static void test_scalars(void **state)
 /* Appends the op of kind k, named o<k>, to the "ops" list of json (n
  * bytes): its inputs are the first min_in of x, y, z; reductions reduce
  * axis 1. */
+/* The logic ops take bool operands (docs/types.md); every other
+ * elementwise or reduction primitive computes on f32. */
+static bool takes_bool(const fl_op_info *info)
+{
+	static const char *const logic[] = {"and", "or", "xor", "not"};
+
+	for (size_t k = 0; k < sizeof logic / sizeof *logic; k++)
+		if (!strcmp(info->name, logic[k]))
+			return true;
+	return false;
+}
+
 static void append_table_op(char *json, size_t n, const fl_op_info *info)
 {
 	static const char *const in[] = {"[\"x\"]", "[\"x\",\"y\"]",
 					 "[\"x\",\"y\",\"z\"]"};
+	static const char *const in_bool[] = {"[\"p\"]", "[\"p\",\"q\"]"};
 	size_t len = strlen(json);
 
 	assert_true(info->min_in >= 1 && info->min_in <= 3);
 	snprintf(json + len, n - len, "%s{\"name\":\"o%d\",\"op\":\"%s\","
 		 "\"in\":%s,\"out\":\"o%d\"%s}",
 		 json[len - 1] == '[' ? "" : ",", (int)info->kind, info->name,
-		 in[info->min_in - 1], (int)info->kind,
+		 takes_bool(info) ? in_bool[info->min_in - 1]
+				  : in[info->min_in - 1], (int)info->kind,
 		 info->cls == FL_CLASS_REDUCE ? ",\"attrs\":{\"axes\":[1]}" : "");
 }
 
@@ -232,7 +246,10 @@ static void test_table_templates_verify(void **state)
 {
 	char json[8192] = HEAD "\"x\":{\"shape\":[4,9],\"role\":\"input\"},"
 		"\"y\":{\"shape\":[9],\"role\":\"input\"},"
-		"\"z\":{\"shape\":[4,1],\"role\":\"param\"}},\"ops\":[";
+		"\"z\":{\"shape\":[4,1],\"role\":\"param\"},"
+		"\"p\":{\"shape\":[4,9],\"dtype\":\"bool\",\"role\":\"input\"},"
+		"\"q\":{\"shape\":[9],\"dtype\":\"bool\",\"role\":\"input\"}},"
+		"\"ops\":[";
 	int n_ops = 0;
 
 	(void)state;
