@@ -10,6 +10,7 @@
 
 #include "engine.h"
 #include "interp.h"
+#include "onnx_import.h"
 #include "test_util.h"
 
 /* ids + big, q = (ids + big) / 3, mask = q > big, y = where(mask, x, -x),
@@ -348,6 +349,76 @@ static void test_types_onnx_int64_model(void **state)
 	t_remove_dir(dir);
 }
 
+/* A model written by /usr/bin/python3 (onnx, numpy) into dir: the
+ * script's text is `body` (its "s are fine, no 's). */
+static void write_onnx_model(char *dir, size_t n, const char *body)
+{
+	char cmd[6000], *out;
+	int rc;
+
+	if (t_run("/usr/bin/python3 -c 'import onnx, numpy'", &out) != 0) {
+		free(out);
+		fail_msg("python3-onnx is missing");
+	}
+	free(out);
+	t_make_dir(dir, n);
+	snprintf(cmd, sizeof cmd, "cd %s && /usr/bin/python3 -c '\n"
+		 "import numpy as np, onnx, os\n"
+		 "from onnx import helper as h, TensorProto as T, numpy_helper as nh\n"
+		 "%s'", dir, body);
+	rc = t_run(cmd, &out);
+	if (rc != 0)
+		fail_msg("writing the model: %s", out);
+	free(out);
+}
+
+/* An operator fuselab does not know (an opaque custom op) whose output
+ * the model declares bool: the op keeps that type, so the And after it
+ * imports (it refused the f32 opaque output before: "and takes bool
+ * inputs, got a f32 tensor"), and the int64 one feeds Add with an int64
+ * constant. */
+static void test_types_onnx_opaque_keeps_declared_type(void **state)
+{
+	char dir[64], path[128];
+	fl_error err = {""};
+	fl_graph *g;
+	int t;
+
+	(void)state;
+	write_onnx_model(dir, sizeof dir,
+		"nodes = [h.make_node(\"MakeMask\", [\"x\"], [\"m\"], domain=\"ai.test\"),\n"
+		" h.make_node(\"And\", [\"m\", \"b\"], [\"y\"]),\n"
+		" h.make_node(\"MakeIds\", [\"x\"], [\"i\"], domain=\"ai.test\"),\n"
+		" h.make_node(\"Add\", [\"i\", \"one\"], [\"j\"])]\n"
+		"g = h.make_graph(nodes, \"opaque\",\n"
+		" [h.make_tensor_value_info(\"x\", T.FLOAT, [2, 3]),\n"
+		"  h.make_tensor_value_info(\"b\", T.BOOL, [2, 3])],\n"
+		" [h.make_tensor_value_info(\"y\", T.BOOL, [2, 3]),\n"
+		"  h.make_tensor_value_info(\"j\", T.INT64, [2, 3])],\n"
+		" [nh.from_array(np.array(1, dtype=np.int64), \"one\")],\n"
+		" value_info=[h.make_tensor_value_info(\"m\", T.BOOL, [2, 3]),\n"
+		"  h.make_tensor_value_info(\"i\", T.INT64, [2, 3])])\n"
+		"m = h.make_model(g, opset_imports=[h.make_opsetid(\"\", 13),\n"
+		" h.make_opsetid(\"ai.test\", 1)])\n"
+		"onnx.save(m, \"m.onnx\")\n");
+	snprintf(path, sizeof path, "%s/m.onnx", dir);
+	g = fl_onnx_load_file(path, NULL, NULL, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	t = fl_graph_find_tensor(g, "m");
+	assert_true(t >= 0);
+	assert_int_equal(g->tensors[t].dtype, FL_BOOL);
+	assert_int_equal(g->ops[g->tensors[t].producer].kind, FL_OP_CUSTOM);
+	assert_int_equal(g->tensors[fl_graph_find_tensor(g, "y")].dtype,
+			 FL_BOOL);
+	assert_int_equal(g->tensors[fl_graph_find_tensor(g, "i")].dtype,
+			 FL_I64);
+	assert_int_equal(g->tensors[fl_graph_find_tensor(g, "j")].dtype,
+			 FL_I64);
+	fl_graph_free(g);
+	t_remove_dir(dir);
+}
+
 FL_SUITE(types,
 	 cmocka_unit_test(test_types_inferred),
 	 cmocka_unit_test(test_types_interp_exact),
@@ -355,4 +426,5 @@ FL_SUITE(types,
 	 cmocka_unit_test(test_types_bad_graphs),
 	 cmocka_unit_test(test_types_every_strategy_verifies),
 	 cmocka_unit_test(test_types_printed_declarations),
-	 cmocka_unit_test(test_types_onnx_int64_model));
+	 cmocka_unit_test(test_types_onnx_int64_model),
+	 cmocka_unit_test(test_types_onnx_opaque_keeps_declared_type));

@@ -23,8 +23,11 @@
  *     error that says how to add the shapes (ONNX shape inference) or
  *     names the symbolic dim nothing gives (fl_onnx_output_read tells
  *     which outputs are read, also inside an inlined If branch);
- *   - an output keeps the model's element type, so an integer result
- *     (ArgMax) feeds only index inputs, as any integer tensor does.
+ *   - an output keeps the element type the model declares (or the one
+ *     inferred with the shape), as the op's "dtype" attribute: a bool
+ *     result feeds And, an int64 one (ArgMax) index inputs, as any
+ *     tensor of that type does (f32 for float, double and types
+ *     fuselab does not hold).
  * Every op records the node's name and op type (provenance), and the
  * import summary counts them as custom. */
 #include <math.h>
@@ -473,14 +476,20 @@ static int emit_output(fl_onnx_ctx *c, const custom_inputs *ci, int k,
 	int64_t dims[FL_MAX_RANK];
 	fl_onnx_binding *b;
 	fl_shape s = {0};
-	int dtype = FL_DT_FLOAT, t, rc = -1;
+	int dtype = FL_DT_FLOAT, dt, t, rc = -1;
 
 	if (output_shape(c, k, &s, &dtype, err) < 0)
 		return -1;
 	for (int d = 0; d < s.rank; d++)
 		dims[d] = s.dim[d];
+	/* the element type the model declares (or fuselab infers), so a
+	 * typed op after it (And on a bool result) imports; f32 for
+	 * float, double and the types fuselab does not hold */
+	dt = fl_onnx_to_dtype(dtype);
 	if (fl_attrs_set_string(&a, "fn", "opaque") < 0 ||
-	    fl_attrs_set_ints(&a, "shape", dims, s.rank) < 0) {
+	    fl_attrs_set_ints(&a, "shape", dims, s.rank) < 0 ||
+	    (dt > 0 && fl_attrs_set_string(&a, "dtype",
+					   fl_dtype_name((fl_dtype)dt)) < 0)) {
 		fl_error_set(err, "out of memory");
 		goto out;
 	}

@@ -130,7 +130,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	OPAQUE(FL_OP_BROADCAST_TO, "broadcast_to", broadcast_to, 1, 1,
 	       ATTRS("shape"), EXPR("$0"), "stretch to \"shape\""),
 	{"custom", FL_OP_CUSTOM, FL_CLASS_CUSTOM, 0, -1, 1, fl_infer_custom,
-	 fl_eval_custom, NULL, ATTRS("fn", "shape", "reason"),
+	 fl_eval_custom, NULL, ATTRS("fn", "shape", "reason", "dtype"),
 	 "an op the engine cannot model (\"fn\": cumsum|copy|opaque)", NO_C},
 	COMPOUND(FL_OP_SOFTMAX, "softmax", softmax, 1, 1, ATTRS("axis"),
 		 "exp(x-max)/sum along \"axis\""),

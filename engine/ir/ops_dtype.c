@@ -111,11 +111,11 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 	case FL_OP_WHERE:
 		return common_dtype(op, in, 1, out, err);
 	case FL_OP_CUSTOM:
-		/* an opaque op is never computed: it takes anything */
-		if (fl_custom_fn_of(op) == FL_CUSTOM_OPAQUE) {
-			out[0] = FL_F32;
-			return 0;
-		}
+		/* an opaque op is never computed: it takes anything, and
+		 * its output has the "dtype" it declares (the type the
+		 * model gives it; f32 by default) */
+		if (fl_custom_fn_of(op) == FL_CUSTOM_OPAQUE)
+			return cast_dtype(op, out, err);
 		break;
 	case FL_OP_GATHER:
 		if (op->n_in > 1 && in[1] == FL_BOOL)
