@@ -419,6 +419,59 @@ static void test_types_onnx_opaque_keeps_declared_type(void **state)
 	t_remove_dir(dir);
 }
 
+/* GatherND with constant indices (as PyTorch writes the attention mask:
+ * GatherND(Cast(mask, to=bool)), then And) on bool, int64 and float
+ * data, batch_dims 0 and 1, negative indices; ONNX's reference
+ * implementation (gather_nd_impl) computes the expected outputs. */
+static void test_types_onnx_gather_nd(void **state)
+{
+	char dir[64], args[300], path[128], *out;
+
+	(void)state;
+	write_onnx_model(dir, sizeof dir,
+		"from onnx.backend.test.case.node.gathernd import gather_nd_impl as ref\n"
+		"i1 = np.array([[[0, 1], [-1, -1], [1, 0]], [[0, 3], [-2, 2], [2, -4]]], dtype=np.int64)\n"
+		"i2 = np.array([[[2], [-3]], [[-1], [1]]], dtype=np.int64)\n"
+		"i3 = np.array([[[1, -1, 0]], [[0, 2, -1]]], dtype=np.int64)\n"
+		"nodes = [h.make_node(\"Cast\", [\"ids\"], [\"m\"], to=T.BOOL),\n"
+		" h.make_node(\"GatherND\", [\"m\", \"i1\"], [\"g\"], batch_dims=1),\n"
+		" h.make_node(\"And\", [\"g\", \"b\"], [\"y\"]),\n"
+		" h.make_node(\"GatherND\", [\"f\", \"i2\"], [\"fo\"]),\n"
+		" h.make_node(\"GatherND\", [\"ids\", \"i3\"], [\"io\"])]\n"
+		"g = h.make_graph(nodes, \"gathernd\",\n"
+		" [h.make_tensor_value_info(\"ids\", T.INT64, [2, 3, 4]),\n"
+		"  h.make_tensor_value_info(\"b\", T.BOOL, [2, 3]),\n"
+		"  h.make_tensor_value_info(\"f\", T.FLOAT, [3, 4, 5])],\n"
+		" [h.make_tensor_value_info(\"y\", T.BOOL, [2, 3]),\n"
+		"  h.make_tensor_value_info(\"fo\", T.FLOAT, [2, 2, 4, 5]),\n"
+		"  h.make_tensor_value_info(\"io\", T.INT64, [2, 1])],\n"
+		" [nh.from_array(i1, \"i1\"), nh.from_array(i2, \"i2\"),\n"
+		"  nh.from_array(i3, \"i3\")])\n"
+		"m = h.make_model(g, opset_imports=[h.make_opsetid(\"\", 13)])\n"
+		"onnx.save(m, \"m.onnx\")\n"
+		"os.makedirs(\"d\", exist_ok=True)\n"
+		"rng = np.random.default_rng(7)\n"
+		"ids = rng.integers(0, 3, (2, 3, 4)).astype(np.int64) * 1000000007\n"
+		"b = np.array([[True, True, False], [True, True, True]])\n"
+		"f = rng.standard_normal((3, 4, 5)).astype(np.float32)\n"
+		"outs = [ref(ids != 0, i1, 1) & b, ref(f, i2, 0), ref(ids, i3, 0)]\n"
+		"for k, a in enumerate([ids, b, f]):\n"
+		"  open(\"d/input_%d.pb\" % k, \"wb\").write(nh.from_array(a).SerializeToString())\n"
+		"for k, a in enumerate(outs):\n"
+		"  open(\"d/output_%d.pb\" % k, \"wb\").write(nh.from_array(a).SerializeToString())\n");
+	snprintf(args, sizeof args, "--run --strategy all --repeat 1 "
+		 "--warmup 0 --inputs %s/d --expect %s/d", dir, dir);
+	snprintf(path, sizeof path, "%s/m.onnx", dir);
+	out = t_fuselab_ok(args, path);
+	t_assert_contains(out, "expect y [2,3]: ok (bool, exact)");
+	t_assert_contains(out, "expect fo [2,2,4,5]: ok (max abs error 0");
+	t_assert_contains(out, "expect io [2,1]: ok (i64, exact)");
+	if (strstr(out, "verified no") || strstr(out, "opaque"))
+		fail_msg("a strategy did not verify:\n%s", out);
+	free(out);
+	t_remove_dir(dir);
+}
+
 FL_SUITE(types,
 	 cmocka_unit_test(test_types_inferred),
 	 cmocka_unit_test(test_types_interp_exact),
@@ -427,4 +480,5 @@ FL_SUITE(types,
 	 cmocka_unit_test(test_types_every_strategy_verifies),
 	 cmocka_unit_test(test_types_printed_declarations),
 	 cmocka_unit_test(test_types_onnx_int64_model),
-	 cmocka_unit_test(test_types_onnx_opaque_keeps_declared_type));
+	 cmocka_unit_test(test_types_onnx_opaque_keeps_declared_type),
+	 cmocka_unit_test(test_types_onnx_gather_nd));

@@ -63,6 +63,8 @@ int fl_onnx_const_tensor(fl_onnx_ctx *c, const char *what, const fl_shape *s,
 			 const float *data, fl_error *err);
 /* onnx_resize.c: Resize and Upsample. */
 int fl_onnx_map_resize(fl_onnx_ctx *c, fl_error *err);
+/* onnx_gather_nd.c: GatherND with indices known at import. */
+int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err);
 /* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
 int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
 

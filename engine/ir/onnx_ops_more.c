@@ -636,6 +636,7 @@ static const struct {
 	{"LRN", map_lrn}, {"Resize", fl_onnx_map_resize},
 	{"Upsample", fl_onnx_map_resize},
 	{"ConvTranspose", fl_onnx_map_conv_transpose},
+	{"GatherND", fl_onnx_map_gather_nd},
 };
 
 fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type)
