@@ -45,12 +45,6 @@ typedef struct tconv {
 	int64_t group;
 } tconv;
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
 static const fl_shape *shape_of(const fl_onnx_ctx *c, int t)
 {
 	return &c->g->tensors[t].shape;
@@ -210,23 +204,6 @@ static void lift_1d(tconv *t)
 	}
 }
 
-static int emit_ints(fl_onnx_ctx *c, fl_op_kind kind, int x, const char *key,
-		     const int64_t *v, int n, fl_error *err)
-{
-	fl_attrs a = {0};
-	int t;
-
-	if (x < 0)
-		return -1;
-	if (fl_attrs_set_ints(&a, key, v, n) < 0) {
-		fl_attrs_free(&a);
-		return oom(err);
-	}
-	t = fl_onnx_emit(c, kind, &x, 1, &a, TMP, err);
-	fl_attrs_free(&a);
-	return t;
-}
-
 static int reshape(fl_onnx_ctx *c, int x, int rank, const int64_t *dims,
 		   fl_error *err)
 {
@@ -262,12 +239,14 @@ static int pad_or_crop(fl_onnx_ctx *c, int x, const int64_t *lo,
 		if (fl_attrs_set_ints(&a, "starts", starts, 4) < 0 ||
 		    fl_attrs_set_ints(&a, "ends", ends, 4) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
 		x = fl_onnx_emit(c, FL_OP_SLICE, &x, 1, &a, TMP, err);
 		fl_attrs_free(&a);
 	}
-	return pad ? emit_ints(c, FL_OP_PAD, x, "pads", pads, 8, err) : x;
+	return pad ? fl_onnx_emit_ints(c, FL_OP_PAD, x, "pads", pads, 8, TMP,
+				       err)
+		   : x;
 }
 
 /* x [N,C,H,W] with s-1 zeros after each element along H and W, and
@@ -286,7 +265,7 @@ static int spread_and_pad(fl_onnx_ctx *c, int x, const tconv *t,
 		pads[6 + 5] = t->stride[1] - 1;
 		x = reshape(c, x, 6, (int64_t[]){n, ch, t->in[0], 1, t->in[1],
 						 1}, err);
-		x = emit_ints(c, FL_OP_PAD, x, "pads", pads, 12, err);
+		x = fl_onnx_emit_ints(c, FL_OP_PAD, x, "pads", pads, 12, TMP, err);
 		x = reshape(c, x, 4, (int64_t[]){n, ch,
 			    t->in[0] * t->stride[0], t->in[1] * t->stride[1]},
 			    err);
@@ -309,7 +288,7 @@ static int reversed_index(fl_onnx_ctx *c, int64_t n, fl_error *err)
 	int t;
 
 	if (!v)
-		return oom(err);
+		return fl_onnx_oom(err);
 	for (int64_t i = 0; i < n; i++)
 		v[i] = (float)(n - 1 - i);
 	t = fl_onnx_const_tensor(c, "flip", &s, v, err);
@@ -327,7 +306,7 @@ static int gather_axis(fl_onnx_ctx *c, int x, int idx, int axis,
 		return -1;
 	if (fl_attrs_set_number(&a, "axis", axis) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	t = fl_onnx_emit(c, FL_OP_GATHER, in, 2, &a, TMP, err);
 	fl_attrs_free(&a);
@@ -343,7 +322,7 @@ static int conv_kernel(fl_onnx_ctx *c, int w, const tconv *t, fl_error *err)
 	static const int64_t swap[5] = {0, 2, 1, 3, 4};
 
 	w = reshape(c, w, 5, (int64_t[]){g, cg, mg, r, k}, err);
-	w = emit_ints(c, FL_OP_TRANSPOSE, w, "perm", swap, 5, err);
+	w = fl_onnx_emit_ints(c, FL_OP_TRANSPOSE, w, "perm", swap, 5, TMP, err);
 	w = reshape(c, w, 4, (int64_t[]){g * mg, cg, r, k}, err);
 	if (r > 1)
 		w = gather_axis(c, w, reversed_index(c, r, err), 2, err);
@@ -381,7 +360,7 @@ int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err)
 	if (fl_attrs_set_ints(&a, "dilation", t.dilation, 2) < 0 ||
 	    fl_attrs_set_number(&a, "groups", (double)t.group) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_CONV2D, in, 2, &a, TMP, err);
 	fl_attrs_free(&a);

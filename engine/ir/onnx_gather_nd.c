@@ -21,12 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
 /* An int64 const tensor [n] holding rows (taken over). */
 static int rows_tensor(fl_onnx_ctx *c, int64_t *rows, int64_t n,
 		       fl_error *err)
@@ -134,7 +128,7 @@ int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err)
 	/* M index tuples; each batch entry owns m / B consecutive ones */
 	rows = malloc((size_t)(m > 0 ? m : 1) * sizeof *rows);
 	if (!rows)
-		return oom(err);
+		return fl_onnx_oom(err);
 	{
 		int64_t n_batch = 1, tuples_per_batch;
 
@@ -160,7 +154,7 @@ int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err)
 	in[1] = ind;
 	if (fl_attrs_set_number(&a, "axis", 0) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	g = fl_onnx_emit(c, FL_OP_GATHER, in, 2, &a, -1, err);
 	fl_attrs_free(&a);

@@ -507,20 +507,40 @@ int fl_onnx_emit2(fl_onnx_ctx *c, fl_op_kind kind, int a, int b, int out,
 	return fl_onnx_emit(c, kind, in, 2, NULL, out, err);
 }
 
+int fl_onnx_oom(fl_error *err)
+{
+	fl_error_set(err, "out of memory");
+	return -1;
+}
+
+int fl_onnx_emit_attrs(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n,
+		       fl_attrs *a, int out, fl_error *err)
+{
+	int t = fl_onnx_emit(c, kind, in, n, a, out, err);
+
+	fl_attrs_free(a);
+	return t;
+}
+
+int fl_onnx_emit_ints(fl_onnx_ctx *c, fl_op_kind kind, int x, const char *key,
+		      const int64_t *v, int n, int out, fl_error *err)
+{
+	fl_attrs a = {0};
+
+	if (x < 0)
+		return -1;
+	if (fl_attrs_set_ints(&a, key, v, n) < 0) {
+		fl_attrs_free(&a);
+		return fl_onnx_oom(err);
+	}
+	return fl_onnx_emit_attrs(c, kind, &x, 1, &a, out, err);
+}
+
 int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
 		    fl_error *err)
 {
-	fl_attrs a = {0};
-	int t;
-
-	if (fl_attrs_set_ints(&a, "shape", s->dim, s->rank) < 0) {
-		fl_attrs_free(&a);
-		fl_error_set(err, "out of memory");
-		return -1;
-	}
-	t = fl_onnx_emit(c, FL_OP_RESHAPE, &x, 1, &a, out, err);
-	fl_attrs_free(&a);
-	return t;
+	return fl_onnx_emit_ints(c, FL_OP_RESHAPE, x, "shape", s->dim, s->rank,
+				 out, err);
 }
 
 int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err)

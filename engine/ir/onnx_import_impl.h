@@ -181,6 +181,18 @@ int fl_onnx_emit1(fl_onnx_ctx *c, fl_op_kind kind, int x, int out,
 		  fl_error *err);
 int fl_onnx_emit2(fl_onnx_ctx *c, fl_op_kind kind, int a, int b, int out,
 		  fl_error *err);
+
+/* Sets err to "out of memory"; returns -1. */
+int fl_onnx_oom(fl_error *err);
+
+/* fl_onnx_emit with attrs a, which it frees. */
+int fl_onnx_emit_attrs(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n,
+		       fl_attrs *a, int out, fl_error *err);
+
+/* Op `kind` on x with the one ints attribute key = v[0..n-1]; -1 at once
+ * when x < 0 (a failed earlier step), so calls chain. */
+int fl_onnx_emit_ints(fl_onnx_ctx *c, fl_op_kind kind, int x, const char *key,
+		      const int64_t *v, int n, int out, fl_error *err);
 int fl_onnx_reshape(fl_onnx_ctx *c, int x, const fl_shape *s, int out,
 		    fl_error *err);
 int fl_onnx_scalar(fl_onnx_ctx *c, float v, fl_error *err);

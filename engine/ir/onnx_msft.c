@@ -43,12 +43,6 @@
 #define OUT 0		/* emit into the node's output 0 */
 #define TMP (-1)	/* emit into a new intermediate */
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
 static int emit_gelu(fl_onnx_ctx *c, int x, const char *approximate,
 		     fl_error *err)
 {
@@ -57,7 +51,7 @@ static int emit_gelu(fl_onnx_ctx *c, int x, const char *approximate,
 
 	if (fl_attrs_set_string(&a, "approximate", approximate) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_GELU, &x, 1, &a, OUT, err);
 	fl_attrs_free(&a);
@@ -147,7 +141,7 @@ static int map_skip_layernorm(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_number(&a, "eps",
 				fl_onnx_attr_float(c, "epsilon", 1e-12f)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	n = fl_onnx_emit(c, FL_OP_LAYERNORM, in, n, &a, OUT, err);
 	fl_attrs_free(&a);
@@ -171,7 +165,7 @@ static int emit_rmsnorm(fl_onnx_ctx *c, int x, int k, int out, fl_error *err)
 	if (fl_attrs_set_number(&a, "eps",
 				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_RMSNORM, in, 2, &a, out, err);
 	fl_attrs_free(&a);
@@ -237,7 +231,7 @@ static int map_fused_matmul(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_bool(&a, "transpose_b",
 			      fl_onnx_attr_int(c, "transB", 0) != 0) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_MATMUL, in, 2, &a, alpha == 1.0f ? OUT : TMP,
 			 err);
@@ -312,7 +306,7 @@ static int fused_activation(fl_onnx_ctx *c, const char *act, int y,
 					 activation_param(c, 1, 0.5f));
 	if (rc < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, act[0] == 'L' ? FL_OP_LEAKY_RELU
 					  : FL_OP_HARD_SIGMOID,

@@ -24,34 +24,6 @@
 #define OUT 0		/* emit into the node's output 0 */
 #define TMP (-1)	/* emit into a new intermediate */
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
-/* Emits op `kind` with attrs a (freed here) on in[0..n-1]. */
-static int emit_attrs(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n,
-		      fl_attrs *a, int out, fl_error *err)
-{
-	int t = fl_onnx_emit(c, kind, in, n, a, out, err);
-
-	fl_attrs_free(a);
-	return t;
-}
-
-static int emit_ints(fl_onnx_ctx *c, fl_op_kind kind, int x, const char *key,
-		     const int64_t *v, int n, int out, fl_error *err)
-{
-	fl_attrs a = {0};
-
-	if (fl_attrs_set_ints(&a, key, v, n) < 0) {
-		fl_attrs_free(&a);
-		return oom(err);
-	}
-	return emit_attrs(c, kind, &x, 1, &a, out, err);
-}
-
 static int emit_scalar_op(fl_onnx_ctx *c, fl_op_kind kind, int x, float v,
 			  int out, fl_error *err)
 {
@@ -191,9 +163,9 @@ static int cast_to(fl_onnx_ctx *c, int x, fl_dtype dt, int out,
 		return x;
 	if (fl_attrs_set_string(&a, "dtype", fl_dtype_name(dt)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_CAST, &x, 1, &a, out, err);
+	return fl_onnx_emit_attrs(c, FL_OP_CAST, &x, 1, &a, out, err);
 }
 
 /* Pow, whose exponent may have another type than its base: computed in
@@ -238,9 +210,9 @@ static int map_leaky_relu(fl_onnx_ctx *c, fl_error *err)
 	if (fl_attrs_set_number(&a, "alpha",
 				fl_onnx_attr_float(c, "alpha", 0.01f)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_LEAKY_RELU, &x, 1, &a, OUT, err) < 0 ? -1
+	return fl_onnx_emit_attrs(c, FL_OP_LEAKY_RELU, &x, 1, &a, OUT, err) < 0 ? -1
 									 : 0;
 }
 
@@ -268,9 +240,9 @@ static int map_activation(fl_onnx_ctx *c, fl_error *err)
 					 fl_onnx_attr_float(c, "beta", 0.5f));
 	if (rc < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* Softplus log(1 + e^x), Softsign x / (1 + |x|), Mish x tanh(softplus x),
@@ -287,9 +259,9 @@ static int map_soft_activation(fl_onnx_ctx *c, fl_error *err)
 		if (fl_attrs_set_number(&a, "alpha", fl_onnx_attr_float(
 				c, "alpha", 1.67326319217681884765625f)) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
-		if ((y = emit_attrs(c, FL_OP_ELU, &x, 1, &a, TMP, err)) < 0)
+		if ((y = fl_onnx_emit_attrs(c, FL_OP_ELU, &x, 1, &a, TMP, err)) < 0)
 			return -1;
 		return emit_scalar_op(c, FL_OP_MUL, y, fl_onnx_attr_float(
 				c, "gamma", 1.05070102214813232421875f), OUT,
@@ -401,9 +373,9 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
 				fl_onnx_attr_string(c, "approximate", "none",
 						    buf, sizeof buf)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_GELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_GELU, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* Cast between fuselab's element types (docs/types.md): float (and
@@ -431,9 +403,9 @@ static int map_cast(fl_onnx_ctx *c, fl_error *err)
 		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
 	if (fl_attrs_set_string(&a, "dtype", fl_dtype_name((fl_dtype)dt)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_CAST, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_CAST, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* --- matmul family --- */
@@ -492,9 +464,9 @@ static int map_gemm(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_bool(&a, "transpose_b",
 			      fl_onnx_attr_int(c, "transB", 0) != 0) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	y = emit_attrs(c, FL_OP_MATMUL, in, 2, &a,
+	y = fl_onnx_emit_attrs(c, FL_OP_MATMUL, in, 2, &a,
 		       alpha == 1.0f && !has_c ? OUT : TMP, err);
 	if (y < 0)
 		return -1;
@@ -644,9 +616,9 @@ static int pad_window(fl_onnx_ctx *c, int x, const window *w, double v,
 	if (fl_attrs_set_ints(&a, "pads", pads, 8) < 0 ||
 	    fl_attrs_set_number(&a, "value", v) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_PAD, &x, 1, &a, TMP, err);
+	return fl_onnx_emit_attrs(c, FL_OP_PAD, &x, 1, &a, TMP, err);
 }
 
 /* Back to the node's rank for a 1-D window: [N,K,1,L] -> [N,K,L]. */
@@ -662,7 +634,7 @@ static int drop_unit_height(fl_onnx_ctx *c, int y, fl_error *err)
 static int window_attrs(fl_attrs *a, const window *w, fl_error *err)
 {
 	if (fl_attrs_set_ints(a, "stride", w->stride, 2) < 0)
-		return oom(err);
+		return fl_onnx_oom(err);
 	return 0;
 }
 
@@ -708,9 +680,9 @@ static int map_conv(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_number(&a, "groups",
 				(double)fl_onnx_attr_int(c, "group", 1)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	y = emit_attrs(c, FL_OP_CONV2D, in, 2, &a,
+	y = fl_onnx_emit_attrs(c, FL_OP_CONV2D, in, 2, &a,
 		       w.nsp == 2 && !bias ? OUT : TMP, err);
 	if (y < 0 || (bias && (y = conv_bias(c, y, w.nsp == 2 ? OUT : TMP,
 					     err)) < 0))
@@ -729,9 +701,9 @@ static int pool(fl_onnx_ctx *c, int x, const window *w, bool avg, int out,
 	    fl_attrs_set_ints(&a, "kernel", w->kernel, 2) < 0 ||
 	    fl_attrs_set_string(&a, "mode", avg ? "avg" : "max") < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_POOL2D, &x, 1, &a, out, err);
+	return fl_onnx_emit_attrs(c, FL_OP_POOL2D, &x, 1, &a, out, err);
 }
 
 /* The mean over the valid elements of each window (count_include_pad
@@ -808,7 +780,7 @@ static int map_global_pool(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	for (int d = 2; d < tensor_rank(c, x); d++)
 		axes[n++] = d;
-	return emit_ints(c, avg ? FL_OP_REDUCE_MEAN : FL_OP_REDUCE_MAX, x,
+	return fl_onnx_emit_ints(c, avg ? FL_OP_REDUCE_MEAN : FL_OP_REDUCE_MAX, x,
 			 "axes", axes, n, OUT, err) < 0 ? -1 : 0;
 }
 
@@ -852,9 +824,10 @@ static int map_batchnorm(fl_onnx_ctx *c, fl_error *err)
 	if (fl_attrs_set_number(&a, "eps",
 				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_BATCHNORM, in, 5, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_BATCHNORM, in, 5, &a, OUT, err) < 0
+		       ? -1 : 0;
 }
 
 static int map_layernorm(fl_onnx_ctx *c, fl_error *err)
@@ -870,9 +843,10 @@ static int map_layernorm(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_number(&a, "eps",
 				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_LAYERNORM, in, n, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_LAYERNORM, in, n, &a, OUT, err) < 0
+		       ? -1 : 0;
 }
 
 /* Softmax, LogSoftmax.  From opset 13 along "axis" (default -1); before,
@@ -899,9 +873,9 @@ static int map_softmax(fl_onnx_ctx *c, fl_error *err)
 	if (c->opset >= 13 || axis == s.rank - 1) {
 		if (fl_attrs_set_number(&a, "axis", axis) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
-		return emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+		return fl_onnx_emit_attrs(c, kind, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 	}
 	rows = fl_shape_make(2, (int64_t[]){1, 1});
 	for (int d = 0; d < s.rank; d++)
@@ -928,9 +902,9 @@ static int map_instancenorm(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_number(&a, "eps",
 				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	if ((y = emit_attrs(c, FL_OP_LAYERNORM, &x, 1, &a, TMP, err)) < 0 ||
+	if ((y = fl_onnx_emit_attrs(c, FL_OP_LAYERNORM, &x, 1, &a, TMP, err)) < 0 ||
 	    (scale = per_channel(c, 1, tensor_rank(c, x), err)) < 0 ||
 	    (bias = per_channel(c, 2, tensor_rank(c, x), err)) < 0 ||
 	    (y = fl_onnx_emit2(c, FL_OP_MUL, y, scale, TMP, err)) < 0)
@@ -1010,7 +984,7 @@ static int map_reduce(fl_onnx_ctx *c, fl_error *err)
 	    (x = fl_onnx_emit1(c, kinds[r].pre, x, TMP, err)) < 0)
 		return -1;
 	last = keep && kinds[r].post == FL_OP_COUNT;
-	y = emit_ints(c, kinds[r].kind, x, "axes", axes, n, last ? OUT : TMP,
+	y = fl_onnx_emit_ints(c, kinds[r].kind, x, "axes", axes, n, last ? OUT : TMP,
 		      err);
 	if (y >= 0 && kinds[r].post != FL_OP_COUNT)
 		y = fl_onnx_emit1(c, kinds[r].post, y, keep ? OUT : TMP, err);
@@ -1211,7 +1185,7 @@ static int map_transpose(fl_onnx_ctx *c, fl_error *err)
 	if (n < 0)
 		for (n = 0; n < tensor_rank(c, x); n++)
 			perm[n] = tensor_rank(c, x) - 1 - n;
-	return emit_ints(c, FL_OP_TRANSPOSE, x, "perm", perm, n, OUT,
+	return fl_onnx_emit_ints(c, FL_OP_TRANSPOSE, x, "perm", perm, n, OUT,
 			 err) < 0 ? -1 : 0;
 }
 
@@ -1222,17 +1196,17 @@ static int map_concat(fl_onnx_ctx *c, fl_error *err)
 	int rc = -1;
 
 	if (!in)
-		return oom(err);
+		return fl_onnx_oom(err);
 	for (int k = 0; k < n; k++)
 		if ((in[k] = fl_onnx_data(c, k, err)) < 0)
 			goto out;
 	if (fl_attrs_set_number(&a, "axis",
 				(double)fl_onnx_attr_int(c, "axis", 0)) < 0) {
 		fl_attrs_free(&a);
-		oom(err);
+		fl_onnx_oom(err);
 		goto out;
 	}
-	rc = emit_attrs(c, FL_OP_CONCAT, in, n, &a, OUT, err) < 0 ? -1 : 0;
+	rc = fl_onnx_emit_attrs(c, FL_OP_CONCAT, in, n, &a, OUT, err) < 0 ? -1 : 0;
 out:
 	free(in);
 	return rc;
@@ -1335,9 +1309,9 @@ static int map_slice(fl_onnx_ctx *c, fl_error *err)
 	    fl_attrs_set_ints(&a, "ends", end, s.rank) < 0 ||
 	    fl_attrs_set_ints(&a, "steps", step, s.rank) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_SLICE, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_SLICE, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* Pad's pads: an attribute before opset 11, then an input; from opset
@@ -1414,9 +1388,9 @@ static int map_pad(fl_onnx_ctx *c, fl_error *err)
 	if (fl_attrs_set_ints(&a, "pads", pads, 2 * r) < 0 ||
 	    fl_attrs_set_number(&a, "value", value) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_PAD, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_PAD, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* Indices computed at run time: where(relu(-i), i + extent, i), as
@@ -1456,7 +1430,7 @@ static int iota_along(fl_onnx_ctx *c, int rank, int ax, int64_t n,
 	t->n_data = n;
 	t->ints = malloc((size_t)n * sizeof *t->ints);
 	if (!t->ints)
-		return oom(err);
+		return fl_onnx_oom(err);
 	for (int64_t i = 0; i < n; i++)
 		t->ints[i] = i;
 	return k;
@@ -1485,7 +1459,7 @@ static int map_arg_extreme(fl_onnx_ctx *c, fl_error *err)
 	}
 	axes[0] = ax;
 	n = s.dim[ax];
-	if ((m = emit_ints(c, max ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN, x,
+	if ((m = fl_onnx_emit_ints(c, max ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN, x,
 			   "axes", axes, 1, TMP, err)) < 0 ||
 	    (in[0] = fl_onnx_emit2(c, FL_OP_EQUAL, x, m, TMP, err)) < 0 ||
 	    (in[1] = iota_along(c, s.rank, ax, n, err)) < 0 ||
@@ -1494,9 +1468,9 @@ static int map_arg_extreme(fl_onnx_ctx *c, fl_error *err)
 	    (r = fl_onnx_emit(c, FL_OP_WHERE, in, 3, NULL, TMP, err)) < 0)
 		return -1;
 	if (fl_onnx_attr_int(c, "keepdims", 1))
-		return emit_ints(c, last ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN,
+		return fl_onnx_emit_ints(c, last ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN,
 				 r, "axes", axes, 1, OUT, err) < 0 ? -1 : 0;
-	if ((r = emit_ints(c, last ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN, r,
+	if ((r = fl_onnx_emit_ints(c, last ? FL_OP_REDUCE_MAX : FL_OP_REDUCE_MIN, r,
 			   "axes", axes, 1, TMP, err)) < 0)
 		return -1;
 	for (int d = ax; d + 1 < s.rank; d++)
@@ -1548,9 +1522,9 @@ static int map_gather(fl_onnx_ctx *c, fl_error *err)
 	}
 	if (fl_attrs_set_number(&a, "axis", ax) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
-	return emit_attrs(c, FL_OP_GATHER, in, 2, &a, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit_attrs(c, FL_OP_GATHER, in, 2, &a, OUT, err) < 0 ? -1 : 0;
 }
 
 /* Expand: numpy broadcasting both ways between x and the given shape. */
@@ -1567,7 +1541,7 @@ static int map_expand(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	if (fl_shape_equal(&s, shape_of(c, x)))
 		return fl_onnx_emit1(c, FL_OP_COPY, x, OUT, err) < 0 ? -1 : 0;
-	return emit_ints(c, FL_OP_BROADCAST_TO, x, "shape", s.dim, s.rank, OUT,
+	return fl_onnx_emit_ints(c, FL_OP_BROADCAST_TO, x, "shape", s.dim, s.rank, OUT,
 			 err) < 0 ? -1 : 0;
 }
 
@@ -1634,9 +1608,9 @@ static int map_split(fl_onnx_ctx *c, fl_error *err)
 		if (fl_attrs_set_ints(&a, "starts", start, s.rank) < 0 ||
 		    fl_attrs_set_ints(&a, "ends", end, s.rank) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
-		if (emit_attrs(c, FL_OP_SLICE, &x, 1, &a, k, err) < 0)
+		if (fl_onnx_emit_attrs(c, FL_OP_SLICE, &x, 1, &a, k, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -1671,16 +1645,16 @@ static int map_tile(fl_onnx_ctx *c, fl_error *err)
 		s = *shape_of(c, x);
 		if (s.dim[d] == 1) {
 			s.dim[d] = reps[d];
-			x = emit_ints(c, FL_OP_BROADCAST_TO, x, "shape", s.dim,
+			x = fl_onnx_emit_ints(c, FL_OP_BROADCAST_TO, x, "shape", s.dim,
 				      s.rank, TMP, err);
 		} else {
 			for (int k = 0; k < reps[d]; k++)
 				parts[k] = x;
 			if (fl_attrs_set_number(&a, "axis", d) < 0) {
 				fl_attrs_free(&a);
-				return oom(err);
+				return fl_onnx_oom(err);
 			}
-			x = emit_attrs(c, FL_OP_CONCAT, parts, (int)reps[d], &a,
+			x = fl_onnx_emit_attrs(c, FL_OP_CONCAT, parts, (int)reps[d], &a,
 				       TMP, err);
 		}
 		if (x < 0)

@@ -28,12 +28,6 @@
  * constant. */
 #define MAX_SUM_EXTENT 4096
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
 static const fl_shape *shape_of(const fl_onnx_ctx *c, int t)
 {
 	return &c->g->tensors[t].shape;
@@ -55,32 +49,10 @@ int fl_onnx_const_tensor(fl_onnx_ctx *c, const char *what, const fl_shape *s,
 		return -1;
 	c->g->tensors[t].data = malloc((size_t)(n > 0 ? n : 1) * sizeof *data);
 	if (!c->g->tensors[t].data)
-		return oom(err);
+		return fl_onnx_oom(err);
 	memcpy(c->g->tensors[t].data, data, (size_t)n * sizeof *data);
 	c->g->tensors[t].n_data = n;
 	return t;
-}
-
-/* Emits op `kind` on x with attrs a (freed here). */
-static int emit_attrs(fl_onnx_ctx *c, fl_op_kind kind, const int *in, int n,
-		      fl_attrs *a, int out, fl_error *err)
-{
-	int t = fl_onnx_emit(c, kind, in, n, a, out, err);
-
-	fl_attrs_free(a);
-	return t;
-}
-
-static int emit_ints(fl_onnx_ctx *c, fl_op_kind kind, int x, const char *key,
-		     const int64_t *v, int n, int out, fl_error *err)
-{
-	fl_attrs a = {0};
-
-	if (fl_attrs_set_ints(&a, key, v, n) < 0) {
-		fl_attrs_free(&a);
-		return oom(err);
-	}
-	return emit_attrs(c, kind, &x, 1, &a, out, err);
 }
 
 /* x (op) a scalar constant v; after a failed step (x < 0) only -1. */
@@ -226,7 +198,7 @@ static int reshape_transpose_reshape(fl_onnx_ctx *c, int x, const fl_shape *to,
 	int t = fl_onnx_reshape(c, x, to, TMP, err);
 
 	if (t >= 0)
-		t = emit_ints(c, FL_OP_TRANSPOSE, t, "perm", perm, to->rank,
+		t = fl_onnx_emit_ints(c, FL_OP_TRANSPOSE, t, "perm", perm, to->rank,
 			      TMP, err);
 	return t < 0 ? -1 : done(fl_onnx_reshape(c, t, last, OUT, err));
 }
@@ -350,7 +322,7 @@ static int map_trilu(fl_onnx_ctx *c, fl_error *err)
 	}
 	m = malloc((size_t)fl_shape_numel(&ms) * sizeof *m);
 	if (!m)
-		return oom(err);
+		return fl_onnx_oom(err);
 	for (int64_t i = 0; i < ms.dim[0]; i++)
 		for (int64_t j = 0; j < ms.dim[1]; j++)
 			m[i * ms.dim[1] + j] =
@@ -379,7 +351,7 @@ static int summing_matrix(fl_onnx_ctx *c, int64_t n, bool exclusive,
 	}
 	m = malloc((size_t)(n * n) * sizeof *m);
 	if (!m)
-		return oom(err);
+		return fl_onnx_oom(err);
 	for (int64_t j = 0; j < n; j++)
 		for (int64_t i = 0; i < n; i++) {
 			int64_t d = reverse ? i - j : j - i;
@@ -477,7 +449,7 @@ static int map_hardmax(fl_onnx_ctx *c, fl_error *err)
 	}
 	{
 		int64_t ax = axis;
-		int m = emit_ints(c, FL_OP_REDUCE_MAX, x, "axes", &ax, 1, TMP,
+		int m = fl_onnx_emit_ints(c, FL_OP_REDUCE_MAX, x, "axes", &ax, 1, TMP,
 				  err);
 
 		is_max = scalar_with(c, FL_OP_SUB, 1, un(c, FL_OP_SIGN,
@@ -530,7 +502,7 @@ static int map_eye_like(fl_onnx_ctx *c, fl_error *err)
 	}
 	m = calloc((size_t)fl_shape_numel(&s), sizeof *m);
 	if (!m)
-		return oom(err);
+		return fl_onnx_oom(err);
 	/* a diagonal outside the matrix leaves it 0 (and i + k in range) */
 	for (int64_t i = 0; k > -s.dim[0] && k < s.dim[1] && i < s.dim[0]; i++)
 		if (i + k >= 0 && i + k < s.dim[1])
@@ -556,8 +528,8 @@ static int map_mvn(fl_onnx_ctx *c, fl_error *err)
 		n = 3;
 		axes[0] = 0, axes[1] = 2, axes[2] = 3;
 	}
-	mean = emit_ints(c, FL_OP_REDUCE_MEAN, x, "axes", axes, n, TMP, err);
-	var = mean < 0 ? -1 : emit_ints(c, FL_OP_VARIANCE, x, "axes", axes, n,
+	mean = fl_onnx_emit_ints(c, FL_OP_REDUCE_MEAN, x, "axes", axes, n, TMP, err);
+	var = mean < 0 ? -1 : fl_onnx_emit_ints(c, FL_OP_VARIANCE, x, "axes", axes, n,
 					TMP, err);
 	den = with_scalar(c, FL_OP_ADD, un(c, FL_OP_SQRT, var, TMP, err), 1e-9f,
 			  TMP, err);
@@ -595,7 +567,7 @@ static int map_lrn(fl_onnx_ctx *c, fl_error *err)
 	pads[1] = (size - 1) / 2;
 	pads[s.rank + 1] = size / 2;	/* ceil((size - 1) / 2) */
 	sq = un(c, FL_OP_SQUARE, x, TMP, err);
-	padded = sq < 0 ? -1 : emit_ints(c, FL_OP_PAD, sq, "pads", pads,
+	padded = sq < 0 ? -1 : fl_onnx_emit_ints(c, FL_OP_PAD, sq, "pads", pads,
 					 2 * s.rank, TMP, err);
 	for (int64_t k = 0; padded >= 0 && k < size; k++) {
 		fl_attrs a = {0};
@@ -608,9 +580,9 @@ static int map_lrn(fl_onnx_ctx *c, fl_error *err)
 		if (fl_attrs_set_ints(&a, "starts", starts, s.rank) < 0 ||
 		    fl_attrs_set_ints(&a, "ends", ends, s.rank) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
-		part = emit_attrs(c, FL_OP_SLICE, &padded, 1, &a, TMP, err);
+		part = fl_onnx_emit_attrs(c, FL_OP_SLICE, &padded, 1, &a, TMP, err);
 		sum = k == 0 ? part : bin(c, FL_OP_ADD, sum, part, TMP, err);
 		if (sum < 0)
 			return -1;

@@ -19,12 +19,6 @@
 #define TMP (-1)
 #define MAX_REFLECT 64
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
 /* x[..., from:from+len, ...] along axis d. */
 static int slice_axis(fl_onnx_ctx *c, int x, int d, int64_t from,
 		      int64_t len, fl_error *err)
@@ -41,7 +35,7 @@ static int slice_axis(fl_onnx_ctx *c, int x, int d, int64_t from,
 	if (fl_attrs_set_ints(&a, "starts", starts, s->rank) < 0 ||
 	    fl_attrs_set_ints(&a, "ends", ends, s->rank) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_SLICE, &x, 1, &a, TMP, err);
 	fl_attrs_free(&a);
@@ -62,7 +56,7 @@ static int edge_part(fl_onnx_ctx *c, int x, int d, int64_t at, int64_t n,
 	s.dim[d] = n;
 	if (fl_attrs_set_ints(&a, "shape", s.dim, s.rank) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_BROADCAST_TO, &y, 1, &a, TMP, err);
 	fl_attrs_free(&a);
@@ -105,7 +99,7 @@ static int pad_axis(fl_onnx_ctx *c, int x, int d, int64_t before,
 		return -1;
 	if (fl_attrs_set_number(&a, "axis", d) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	y = fl_onnx_emit(c, FL_OP_CONCAT, parts, n, &a, TMP, err);
 	fl_attrs_free(&a);

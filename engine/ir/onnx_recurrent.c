@@ -44,12 +44,6 @@ typedef struct node_plan {
 	char why[200];		/* non-empty: opaque, for this reason */
 } node_plan;
 
-static int oom(fl_error *err)
-{
-	fl_error_set(err, "out of memory");
-	return -1;
-}
-
 static const fl_shape *shape_of(const fl_onnx_ctx *c, int t)
 {
 	return &c->g->tensors[t].shape;
@@ -71,7 +65,7 @@ static int transpose(fl_onnx_ctx *c, int x, const int64_t *perm, int rank,
 		return -1;
 	if (fl_attrs_set_ints(&a, "perm", perm, rank) < 0) {
 		fl_attrs_free(&a);
-		return oom(err);
+		return fl_onnx_oom(err);
 	}
 	t = fl_onnx_emit(c, FL_OP_TRANSPOSE, &x, 1, &a, out, err);
 	fl_attrs_free(&a);
@@ -124,7 +118,7 @@ static int read_activations(fl_onnx_ctx *c, node_plan *p, fl_error *err)
 		}
 	}
 	return fl_attrs_set_string(&p->attrs, "activations", list) < 0
-		? oom(err) : 0;
+		? fl_onnx_oom(err) : 0;
 }
 
 static int read_direction(fl_onnx_ctx *c, node_plan *p, fl_error *err)
@@ -140,7 +134,7 @@ static int read_direction(fl_onnx_ctx *c, node_plan *p, fl_error *err)
 		return -1;
 	}
 	p->D = strcmp(dir, "bidirectional") ? 1 : 2;
-	return fl_attrs_set_string(&p->attrs, "direction", dir) < 0 ? oom(err)
+	return fl_attrs_set_string(&p->attrs, "direction", dir) < 0 ? fl_onnx_oom(err)
 								     : 0;
 }
 
@@ -167,7 +161,7 @@ static int read_numbers(fl_onnx_ctx *c, node_plan *p, fl_error *err)
 	if (p->kind == FL_OP_GRU &&
 	    fl_onnx_attr_int(c, "linear_before_reset", 0))
 		rc |= fl_attrs_set_bool(&p->attrs, "linear_before_reset", true);
-	return rc < 0 ? oom(err) : 0;
+	return rc < 0 ? fl_onnx_oom(err) : 0;
 }
 
 /* ---- inputs ---- */
@@ -285,7 +279,7 @@ static int emit_cell(fl_onnx_ctx *c, node_plan *p, const char *which,
 
 	if (fl_attrs_copy(&a, &p->attrs) < 0 ||
 	    fl_attrs_set_string(&a, "output", which) < 0)
-		oom(err);
+		fl_onnx_oom(err);
 	else
 		t = fl_onnx_emit(c, p->kind, p->in, p->n_in, &a, out, err);
 	fl_attrs_free(&a);
@@ -304,7 +298,7 @@ static int last_of_y(fl_onnx_ctx *c, node_plan *p, int y, int d, bool back,
 
 	if (fl_attrs_set_ints(&a, "starts", st, 4) < 0 ||
 	    fl_attrs_set_ints(&a, "ends", en, 4) < 0)
-		oom(err);
+		fl_onnx_oom(err);
 	else
 		s = fl_onnx_emit(c, FL_OP_SLICE, &y, 1, &a, -1, err);
 	fl_attrs_free(&a);
@@ -332,7 +326,7 @@ static int y_h_from_y(fl_onnx_ctx *c, node_plan *p, int y, int out,
 
 		if (fl_attrs_set_number(&a, "axis", 1) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
 		h = fl_onnx_emit(c, FL_OP_CONCAT, parts, 2, &a, -1, err);
 		fl_attrs_free(&a);
@@ -410,7 +404,7 @@ static int emit_opaque(fl_onnx_ctx *c, node_plan *p, fl_error *err)
 		    fl_attrs_set_ints(&a, "shape", s.dim, s.rank) < 0 ||
 		    fl_attrs_set_string(&a, "reason", p->why) < 0) {
 			fl_attrs_free(&a);
-			return oom(err);
+			return fl_onnx_oom(err);
 		}
 		t = fl_onnx_emit(c, FL_OP_CUSTOM, p->in, p->n_in, &a, k, err);
 		fl_attrs_free(&a);
