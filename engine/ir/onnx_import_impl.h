@@ -54,6 +54,11 @@ typedef int (*fl_onnx_map_fn)(fl_onnx_ctx *c, fl_error *err);
 
 /* onnx_ops.c: the mapping of op_type (default domain), or NULL. */
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
+
+/* onnx_ops.c: matmul of in[0] and in[1], each transposed as the node's
+ * transA and transB say (Gemm, com.microsoft's FusedMatMul). */
+int fl_onnx_emit_trans_matmul(fl_onnx_ctx *c, const int *in, int out,
+			      fl_error *err);
 /* onnx_ops_more.c: the mappings of issue 29's operators (Mod, Trilu,
  * CumSum, ...), or NULL; fl_onnx_mapping falls back on it. */
 fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type);

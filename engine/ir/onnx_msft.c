@@ -212,7 +212,6 @@ static int map_fused_matmul(fl_onnx_ctx *c, fl_error *err)
 {
 	float alpha = fl_onnx_attr_float(c, "alpha", 1.0f);
 	int in[2], y;
-	fl_attrs a = {0};
 
 	if (fl_onnx_attr_int(c, "transBatchA", 0) ||
 	    fl_onnx_attr_int(c, "transBatchB", 0))
@@ -226,16 +225,7 @@ static int map_fused_matmul(fl_onnx_ctx *c, fl_error *err)
 			     "more");
 		return -1;
 	}
-	if (fl_attrs_set_bool(&a, "transpose_a",
-			      fl_onnx_attr_int(c, "transA", 0) != 0) < 0 ||
-	    fl_attrs_set_bool(&a, "transpose_b",
-			      fl_onnx_attr_int(c, "transB", 0) != 0) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	y = fl_onnx_emit(c, FL_OP_MATMUL, in, 2, &a, alpha == 1.0f ? OUT : TMP,
-			 err);
-	fl_attrs_free(&a);
+	y = fl_onnx_emit_trans_matmul(c, in, alpha == 1.0f ? OUT : TMP, err);
 	if (y < 0 || alpha == 1.0f)
 		return y < 0 ? -1 : 0;
 	if ((in[1] = fl_onnx_scalar(c, alpha, err)) < 0)

@@ -447,18 +447,11 @@ static int map_matmul(fl_onnx_ctx *c, fl_error *err)
 	return fl_onnx_emit2(c, FL_OP_MATMUL, a, b, OUT, err) < 0 ? -1 : 0;
 }
 
-/* alpha * A' B' + beta * C. */
-static int map_gemm(fl_onnx_ctx *c, fl_error *err)
+int fl_onnx_emit_trans_matmul(fl_onnx_ctx *c, const int *in, int out,
+			      fl_error *err)
 {
-	float alpha = fl_onnx_attr_float(c, "alpha", 1.0f);
-	float beta = fl_onnx_attr_float(c, "beta", 1.0f);
-	bool has_c = fl_onnx_has_input(c, 2);
 	fl_attrs a = {0};
-	int in[2], y, bias;
 
-	if ((in[0] = fl_onnx_data(c, 0, err)) < 0 ||
-	    (in[1] = fl_onnx_data(c, 1, err)) < 0)
-		return -1;
 	if (fl_attrs_set_bool(&a, "transpose_a",
 			      fl_onnx_attr_int(c, "transA", 0) != 0) < 0 ||
 	    fl_attrs_set_bool(&a, "transpose_b",
@@ -466,8 +459,22 @@ static int map_gemm(fl_onnx_ctx *c, fl_error *err)
 		fl_attrs_free(&a);
 		return fl_onnx_oom(err);
 	}
-	y = fl_onnx_emit_attrs(c, FL_OP_MATMUL, in, 2, &a,
-		       alpha == 1.0f && !has_c ? OUT : TMP, err);
+	return fl_onnx_emit_attrs(c, FL_OP_MATMUL, in, 2, &a, out, err);
+}
+
+/* alpha * A' B' + beta * C. */
+static int map_gemm(fl_onnx_ctx *c, fl_error *err)
+{
+	float alpha = fl_onnx_attr_float(c, "alpha", 1.0f);
+	float beta = fl_onnx_attr_float(c, "beta", 1.0f);
+	bool has_c = fl_onnx_has_input(c, 2);
+	int in[2], y, bias;
+
+	if ((in[0] = fl_onnx_data(c, 0, err)) < 0 ||
+	    (in[1] = fl_onnx_data(c, 1, err)) < 0)
+		return -1;
+	y = fl_onnx_emit_trans_matmul(c, in, alpha == 1.0f && !has_c ? OUT : TMP,
+				      err);
 	if (y < 0)
 		return -1;
 	if (alpha != 1.0f &&
