@@ -602,6 +602,7 @@ static double stmt_value(const poly_run *r, const double *v)
 			return v[3] + v[0] * v[1];
 		return is_max_pool(r->op) ? fmax(v[3], v[0]) : v[3] + v[0];
 	case FL_STMT_COMPUTE:
+	case FL_STMT_SCATTER:	/* no op run here has one */
 		break;
 	}
 	if (k == FL_OP_ADD)

@@ -10,8 +10,9 @@
  *    tile coordinates) and turns every exact access of it into an
  *    isl_ast_expr through the build's schedule
  *    (isl_ast_build_access_from_pw_multi_aff), localised into its box for
- *    a tile-local tensor; gather and reshape also get the original
- *    iterators.  Isl's default calls S(c0, c1) are never printed;
+ *    a tile-local tensor; gather, gather_elements and reshape also get
+ *    the original iterators, and a scatter's statement gets them
+ *    instead of its write (a may-write, not a function).  Isl's default calls S(c0, c1) are never printed;
  *  - every for node carries an fl_cg_loop: its schedule depth, whether it
  *    runs a coincident band member, and whether it is parallel -- after
  *    the AST under an FL_CG_PAR_MARK is built, the for loop directly under
@@ -104,10 +105,16 @@ static bool stmt_exprs(fl_cg_kernel *cg, fl_cg_stmt *st,
 {
 	const fl_poly_stmt *ps = st->ps;
 
-	st->write = access_expr(cg, sc, ps->write, st->op->out[0],
-				&st->wsched);
-	if (!st->write)
-		return false;
+	if (ps->role == FL_STMT_SCATTER) {
+		/* a may-write: the printer writes the element from the
+		 * original iterators and the index (print_c.c) */
+		cg->arr[st->op->out[0]].used = true;
+	} else {
+		st->write = access_expr(cg, sc, ps->write, st->op->out[0],
+					&st->wsched);
+		if (!st->write)
+			return false;
+	}
 	for (int r = 0; r < ps->n_reads; r++) {
 		int t = fl_cg_read_tensor(st->op, &ps->reads[r]);
 
@@ -120,7 +127,9 @@ static bool stmt_exprs(fl_cg_kernel *cg, fl_cg_stmt *st,
 		if (!st->reads[r])
 			return false;
 	}
-	if (st->op->kind == FL_OP_GATHER || st->op->kind == FL_OP_RESHAPE) {
+	if (st->op->kind == FL_OP_GATHER || st->op->kind == FL_OP_RESHAPE ||
+	    st->op->kind == FL_OP_GATHER_ELEMENTS ||
+	    ps->role == FL_STMT_SCATTER) {
 		isl_pw_multi_aff *id = isl_pw_multi_aff_from_multi_aff(
 			isl_multi_aff_copy(sc->proj));
 

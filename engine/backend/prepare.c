@@ -18,8 +18,9 @@
  * tile coordinates and falls inside its box (fl_cg_localize, called while
  * the AST is built) and all its accesses lie under one innermost tile
  * loop, whose body then declares it (its scope, fixed once the AST is
- * built); gather's data is read by a data-dependent index and always
- * stays global.  A tensor that breaks a rule is kept in global memory --
+ * built); the data of gather and gather_elements and the output of
+ * scatter_elements are accessed by a data-dependent index and always
+ * stay global.  A tensor that breaks a rule is kept in global memory --
  * always correct -- by the next attempt, and the kernel's comment says
  * why; the printer drives the attempts until none is needed.  So is the
  * largest tile-local tensor while a tile's arrays together exceed the
@@ -373,8 +374,13 @@ static void setup_arrays(fl_cg_kernel *cg)
 		const fl_op *op = &cg->g->ops[k->ops[i]];
 
 		cg->arr[op->out[0]].written = true;
-		if (op->kind == FL_OP_GATHER)	/* its data read is not affine */
+		/* data read or written by a data-dependent index is not
+		 * affine: it stays in the global array the index points in */
+		if (op->kind == FL_OP_GATHER ||
+		    op->kind == FL_OP_GATHER_ELEMENTS)
 			cg->force_global[op->in[0]] = true;
+		if (op->kind == FL_OP_SCATTER_ELEMENTS)
+			cg->force_global[op->out[0]] = true;
 	}
 	for (int i = 0; i < k->n_tensors; i++) {
 		const fl_kernel_tensor *kt = &k->tensors[i];
@@ -391,8 +397,8 @@ static void setup_arrays(fl_cg_kernel *cg)
 		}
 		if (cg->force_global[t]) {
 			if (!cg->why[t][0])
-				snprintf(cg->why[t], sizeof cg->why[t], "gather "
-					 "reads it by a data-dependent index");
+				snprintf(cg->why[t], sizeof cg->why[t], "read "
+					 "or written by a data-dependent index");
 			continue;
 		}
 		setup_local(cg, t, kt);

@@ -16,9 +16,11 @@
  *
  * Statements print "element = rhs;" where rhs comes from the op table's C
  * templates (fl_op_c in ops.h) with each "$k" replaced by the access of
- * the statement's read of input k.  Two statements are written whole:
- * gather, whose data index is itself data (floored and clamped, as the
- * reference does), and reshape of a global tensor, read through the flat
+ * the statement's read of input k.  Some statements are written whole:
+ * gather, gather_elements and a scatter_elements update, whose data
+ * index is itself data (resolved as the reference does: floored, for
+ * the latter two counted from the end when negative, clamped), and
+ * reshape of a global tensor, read through the flat
  * buffer at the output's linear index rather than through isl's division
  * and modulo per dimension.  For loops print with what annotate.c decided
  * for them: "#pragma omp parallel for" (outermost parallel loop), "omp
@@ -284,6 +286,7 @@ static const char *role_name(fl_stmt_role r)
 	case FL_STMT_FINALIZE: return "finalize";
 	case FL_STMT_COPY: return "copy";
 	case FL_STMT_FILL: return "fill";
+	case FL_STMT_SCATTER: return "scatter";
 	}
 	return "?";
 }
@@ -388,7 +391,7 @@ static const char *rhs_template(fl_cg_kernel *cg, const fl_cg_stmt *st,
 	case FL_STMT_UPDATE: tpl = c.update; break;
 	case FL_STMT_FINALIZE: tpl = c.finalize; break;
 	case FL_STMT_FILL: tpl = c.fill; break;
-	case FL_STMT_COPY: break;
+	case FL_STMT_COPY: case FL_STMT_SCATTER: break;
 	}
 	if (!tpl) {
 		snprintf(what, sizeof what, "op %s has no C template for its "
@@ -477,6 +480,118 @@ static __isl_give isl_printer *print_gather(__isl_take isl_printer *p,
 	return isl_printer_print_str(p, "; }");
 }
 
+/* The opening of an indexed statement: "{ long fl_j = <index>; ", the
+ * element along an axis of `extent` that the index read $1 picks --
+ * fl_index_resolve's rule (ops.h): floored, NaN reads 0, negative counts
+ * from the end, then clamped into [0, extent). */
+static __isl_give isl_printer *print_index(__isl_take isl_printer *p,
+					   fl_cg_kernel *cg,
+					   const fl_cg_stmt *st, int64_t extent)
+{
+	long long x = (long long)extent;
+	char buf[256];
+
+	if (fl_dtype_is_int(cg->g->tensors[st->op->in[1]].dtype)) {
+		p = isl_printer_print_str(p, "{ long fl_j = (long)(");
+		p = print_template(p, cg, st, "$1");
+		snprintf(buf, sizeof buf, "); if (fl_j < 0) fl_j += %lldL; "
+			 "fl_j = fl_j < 0 ? 0 : fl_j > %lldL ? %lldL : fl_j; ",
+			 x, x - 1, x - 1);
+		return isl_printer_print_str(p, buf);
+	}
+	p = isl_printer_print_str(p, "{ float fl_v = floorf(");
+	p = print_template(p, cg, st, "$1");
+	snprintf(buf, sizeof buf, "); if (fl_v < 0.0f) fl_v += %lld.0f; "
+		 "const long fl_j = !(fl_v >= 0.0f) ? 0 : fl_v >= %lld.0f ? "
+		 "%lldL : (long)fl_v; ", x, x - 1, x - 1);
+	return isl_printer_print_str(p, buf);
+}
+
+/* T<t>[i_0]..[fl_j]..[i_{r-1}]: the element of tensor t (global) at
+ * the statement's original iterators, fl_j along the axis. */
+static __isl_give isl_printer *print_indexed(__isl_take isl_printer *p,
+					     const fl_cg_stmt *st, int t,
+					     int rank, int axis)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof buf, "T%d", t);
+	p = isl_printer_print_str(p, buf);
+	for (int d = 0; d < rank; d++) {
+		isl_ast_expr *e;
+
+		if (d == axis) {
+			p = isl_printer_print_str(p, "[fl_j]");
+			continue;
+		}
+		e = isl_ast_expr_op_get_arg(st->iters, d + 1);
+		p = isl_printer_print_str(p, "[");
+		p = isl_printer_print_ast_expr(p, e);
+		p = isl_printer_print_str(p, "]");
+		isl_ast_expr_free(e);
+	}
+	return p;
+}
+
+/* gather_elements: out[i] = x[i with i_axis = index(idx[i])]. */
+static __isl_give isl_printer *print_gather_elements(
+	__isl_take isl_printer *p, fl_cg_kernel *cg, const fl_cg_stmt *st)
+{
+	const fl_op *op = st->op;
+	const fl_shape *xs = &cg->g->tensors[op->in[0]].shape;
+	int axis = 0;
+
+	fl_index_axis(op, xs->rank, &axis, NULL);
+	p = print_index(p, cg, st, xs->dim[axis]);
+	p = print_access(p, cg, st->write, op->out[0]);
+	p = isl_printer_print_str(p, " = ");
+	p = print_indexed(p, st, op->in[0], xs->rank, axis);
+	return isl_printer_print_str(p, "; }");
+}
+
+/* The combination of the element *fl_o with update $2 under scatter
+ * reduction r, for elements of dtype dt. */
+static const char *scatter_rhs(fl_scatter_red r, fl_dtype dt)
+{
+	bool ints = fl_dtype_is_int(dt);
+
+	switch (r) {
+	case FL_SCATTER_ADD: return "*fl_o + $2";
+	case FL_SCATTER_MUL: return "*fl_o * $2";
+	case FL_SCATTER_MAX: return ints ? "(*fl_o > $2 ? *fl_o : $2)"
+					 : "fl_fmaxf(*fl_o, $2)";
+	case FL_SCATTER_MIN: return ints ? "(*fl_o < $2 ? *fl_o : $2)"
+					 : "fl_fminf(*fl_o, $2)";
+	default: return "$2";
+	}
+}
+
+/* A scatter_elements update: the element of out at j with j_axis =
+ * index(idx[j]) becomes upd[j], or combines with it.  Its instances
+ * that may hit one element differ only along the axis, which layer 1
+ * keeps in order in one loop: never parallel, never a race. */
+static __isl_give isl_printer *print_scatter(__isl_take isl_printer *p,
+					     fl_cg_kernel *cg,
+					     const fl_cg_stmt *st)
+{
+	const fl_op *op = st->op;
+	const fl_tensor *o = &cg->g->tensors[op->out[0]];
+	fl_scatter_red r = FL_SCATTER_NONE;
+	int axis = 0;
+	char buf[64];
+
+	fl_index_axis(op, o->shape.rank, &axis, NULL);
+	fl_scatter_reduction(op, &r, NULL);
+	p = print_index(p, cg, st, o->shape.dim[axis]);
+	snprintf(buf, sizeof buf, "%s *const fl_o = &",
+		 fl_dtype_c_type(o->dtype));
+	p = isl_printer_print_str(p, buf);
+	p = print_indexed(p, st, op->out[0], o->shape.rank, axis);
+	p = isl_printer_print_str(p, "; *fl_o = ");
+	p = print_template(p, cg, st, scatter_rhs(r, o->dtype));
+	return isl_printer_print_str(p, "; }");
+}
+
 /* reshape of a global input: the same row-major element, read through
  * the flat buffer at the output's linear index -- isl's subscripts for
  * it need a division and a modulo per dimension. */
@@ -558,6 +673,10 @@ __isl_give isl_printer *fl_cg_print_stmt(__isl_take isl_printer *p,
 		p = print_acc_update(p, cg, st);
 	} else if (st->op->kind == FL_OP_GATHER) {
 		p = print_gather(p, cg, st);
+	} else if (st->op->kind == FL_OP_GATHER_ELEMENTS) {
+		p = print_gather_elements(p, cg, st);
+	} else if (st->ps->role == FL_STMT_SCATTER) {
+		p = print_scatter(p, cg, st);
 	} else if (st->op->kind == FL_OP_RESHAPE &&
 		   !cg->arr[st->op->in[0]].local) {
 		p = print_reshape(p, cg, st);

@@ -34,8 +34,8 @@ void fl_values_free(fl_values *v)
 	free(v);
 }
 
-/* Smallest extent that tensor t indexes as a gather index, or 0 when no
- * gather reads it as indices. */
+/* Smallest extent that tensor t indexes as a gather (gather_elements,
+ * scatter_elements) index, or 0 when none reads it as indices. */
 static int64_t gather_extent(const fl_graph *g, int t)
 {
 	int64_t extent = 0;
@@ -46,7 +46,10 @@ static int64_t gather_extent(const fl_graph *g, int t)
 		int64_t axis;
 		int ax;
 
-		if (op->kind != FL_OP_GATHER || op->n_in != 2 || op->in[1] != t)
+		if ((op->kind != FL_OP_GATHER &&
+		     op->kind != FL_OP_GATHER_ELEMENTS &&
+		     op->kind != FL_OP_SCATTER_ELEMENTS) ||
+		    op->n_in < 2 || op->in[1] != t)
 			continue;
 		data = &g->tensors[op->in[0]].shape;
 		if (fl_attr_int(&op->attrs, "axis", 0, &axis, NULL) < 0)

@@ -13,8 +13,8 @@
  * i_{q-2} rows; `gather` along axis 0 gives [M, R], reshaped to the
  * output's shape.
  *
- * Indices known only at run time: not modelled (fl_onnx_cannot_model),
- * the node stays an opaque custom op.  An index out of range, or
+ * Indices known only at run time: onnx_indexed.c's
+ * gather_elements form.  An index out of range, or
  * indices whose shape does not fit the data's, is an error. */
 #include "onnx_import_impl.h"
 
@@ -80,9 +80,8 @@ int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	ds = c->g->tensors[x].shape;
 	iv = fl_onnx_input_known(c, 1);
-	if (!iv)
-		return fl_onnx_cannot_model(c, err, "indices computed at run "
-					    "time");
+	if (!iv)	/* computed in the graph (onnx_indexed.c) */
+		return fl_onnx_map_gather_nd_dynamic(c, err);
 	if (!iv->i) {
 		fl_error_set(err, "input 1: indices must be integers");
 		return -1;

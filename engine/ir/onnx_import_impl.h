@@ -68,8 +68,14 @@ int fl_onnx_const_tensor(fl_onnx_ctx *c, const char *what, const fl_shape *s,
 			 const float *data, fl_error *err);
 /* onnx_resize.c: Resize and Upsample. */
 int fl_onnx_map_resize(fl_onnx_ctx *c, fl_error *err);
-/* onnx_gather_nd.c: GatherND with indices known at import. */
+/* onnx_gather_nd.c: GatherND with indices known at import (the others
+ * go to onnx_indexed.c's). */
 int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err);
+/* onnx_indexed.c: GatherElements, ScatterElements, Scatter, ScatterND
+ * (the mapping of op_type, or NULL; fl_onnx_mapping_more falls back on
+ * it), and GatherND with indices computed at run time. */
+fl_onnx_map_fn fl_onnx_mapping_indexed(const char *op_type);
+int fl_onnx_map_gather_nd_dynamic(fl_onnx_ctx *c, fl_error *err);
 /* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
 int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
 

@@ -127,6 +127,12 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	 * writes it whole */
 	OPAQUE(FL_OP_GATHER, "gather", gather, 2, 2, ATTRS("axis"), NO_C,
 	       "select slices by index"),
+	/* indexed ops write their statements whole too (print_c.c) */
+	OPAQUE(FL_OP_GATHER_ELEMENTS, "gather_elements", gather_elements, 2, 2,
+	       ATTRS("axis"), NO_C, "select elements by an index per element"),
+	OPAQUE(FL_OP_SCATTER_ELEMENTS, "scatter_elements", scatter_elements,
+	       3, 3, ATTRS("axis", "reduction"), NO_C,
+	       "copy of x with elements replaced (or combined) at indices"),
 	OPAQUE(FL_OP_BROADCAST_TO, "broadcast_to", broadcast_to, 1, 1,
 	       ATTRS("shape"), EXPR("$0"), "stretch to \"shape\""),
 	{"custom", FL_OP_CUSTOM, FL_CLASS_CUSTOM, 0, -1, 1, fl_infer_custom,

@@ -32,8 +32,10 @@
  * accept bool and integer tensors: neg abs relu square copy add sub mul
  * div max min (integers, not bool; div truncates toward zero, x/0 = 0),
  * reduce_sum/max/min (integers), and the data movement ops transpose
- * reshape concat slice pad broadcast_to custom("copy") and gather's data
- * (any dtype) and indices (integers or integral floats).  Every other op
+ * reshape concat slice pad broadcast_to custom("copy") and the data of
+ * gather, gather_elements and scatter_elements (any dtype; a scatter's
+ * reduction other than none takes numbers, not bool) and their indices
+ * (integers or integral floats).  Every other op
  * computes in f32 and refuses other inputs: cast them first.
  *   matmul(a, b)       a [..., M, K], b [..., K, N] (rank >= 2 both, batch
  *                      dims broadcast); "transpose_a", "transpose_b" bools
@@ -57,6 +59,18 @@
  *   gather(x, idx)     "axis" (default 0); out = x.shape[:axis] + idx.shape
  *                      + x.shape[axis+1:]; idx holds integral floats, an
  *                      index outside [0, extent) is clamped into it
+ *   gather_elements(x, idx)  "axis" (default 0); idx of x's rank, each
+ *                      dim but the axis no larger than x's; out has
+ *                      idx's shape, out[i] = x[i with i_axis = idx[i]];
+ *                      a negative index counts from the end, then
+ *                      anything outside [0, extent) is clamped into it
+ *   scatter_elements(x, idx, upd)  "axis" (default 0), "reduction"
+ *                      none|add|mul|max|min (default none); idx and upd
+ *                      of one shape, as gather_elements' idx; out = x,
+ *                      then for each element j of upd in row-major
+ *                      order out[j with j_axis = idx[j]] becomes upd[j]
+ *                      (none: the last write wins) or combines with it;
+ *                      indices as gather_elements'
  *   broadcast_to(x)    "shape" *required*; numpy rule
  *   custom(x...)       an op the engine cannot model (fusion treats it as a
  *                      wall); "fn": "cumsum" (inclusive prefix sum along the
@@ -146,6 +160,7 @@ typedef enum fl_op_kind {
 	/* opaque */
 	FL_OP_MATMUL, FL_OP_CONV2D, FL_OP_POOL2D, FL_OP_TRANSPOSE,
 	FL_OP_RESHAPE, FL_OP_CONCAT, FL_OP_SLICE, FL_OP_PAD, FL_OP_GATHER,
+	FL_OP_GATHER_ELEMENTS, FL_OP_SCATTER_ELEMENTS,
 	FL_OP_BROADCAST_TO, FL_OP_CUSTOM,
 	/* compound */
 	FL_OP_SOFTMAX, FL_OP_LOG_SOFTMAX, FL_OP_LAYERNORM, FL_OP_RMSNORM,
@@ -283,6 +298,23 @@ fl_op_c fl_op_c_templates(const struct fl_op *op, char *buf, size_t n);
  * conversions on assignment do cast's work. */
 fl_op_c fl_op_c_templates_typed(const struct fl_op *op, fl_dtype dt,
 				char *buf, size_t n);
+
+/* Indexed ops (ops_index.c): gather_elements and scatter_elements.
+ * fl_index_axis reads op's "axis" (default 0) for data of rank `rank`,
+ * normalised; fl_scatter_reduction its "reduction"; fl_index_resolve is
+ * the element an index value v picks along an axis of `extent`: floored,
+ * NaN reads 0, a negative value counts from the end, the rest clamped
+ * into [0, extent) -- the rule the generated code follows too. */
+typedef enum fl_scatter_red {
+	FL_SCATTER_NONE, FL_SCATTER_ADD, FL_SCATTER_MUL, FL_SCATTER_MAX,
+	FL_SCATTER_MIN,
+} fl_scatter_red;
+
+int fl_index_axis(const struct fl_op *op, int rank, int *axis,
+		  fl_error *err);
+int fl_scatter_reduction(const struct fl_op *op, fl_scatter_red *r,
+			 fl_error *err);
+int64_t fl_index_resolve(double v, int64_t extent);
 
 /* The dtype op computes in: its first input's (where: its branches'). */
 fl_dtype fl_op_operand_dtype(const struct fl_graph *g,

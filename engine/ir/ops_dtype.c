@@ -95,6 +95,32 @@ static int float_only(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 	return 0;
 }
 
+/* scatter_elements: integer (or integral float) indices, updates of the
+ * data's type; a reduction other than none computes on numbers. */
+static int scatter_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
+			 fl_error *err)
+{
+	fl_scatter_red r = FL_SCATTER_NONE;
+
+	if (op->n_in < 3)
+		return float_only(op, in, out, err);
+	if (in[1] == FL_BOOL)
+		return refuse(op, 1, in, "takes integer indices", err);
+	if (in[2] != in[0]) {
+		fl_error_set(err, "in[2]: scatter_elements needs updates of the "
+			     "data's dtype %s, got %s", fl_dtype_name(in[0]),
+			     fl_dtype_name(in[2]));
+		return -1;
+	}
+	if (fl_scatter_reduction(op, &r, err) < 0)
+		return -1;
+	if (r != FL_SCATTER_NONE && in[0] == FL_BOOL)
+		return refuse(op, 0, in, "combines numbers with a reduction "
+			      "(cast bool to an integer type first)", err);
+	out[0] = in[0];
+	return 0;
+}
+
 int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 		      fl_error *err)
 {
@@ -117,11 +143,13 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 		if (fl_custom_fn_of(op) == FL_CUSTOM_OPAQUE)
 			return cast_dtype(op, out, err);
 		break;
-	case FL_OP_GATHER:
+	case FL_OP_GATHER: case FL_OP_GATHER_ELEMENTS:
 		if (op->n_in > 1 && in[1] == FL_BOOL)
 			return refuse(op, 1, in, "takes integer indices", err);
 		out[0] = in[0];
 		return 0;
+	case FL_OP_SCATTER_ELEMENTS:
+		return scatter_dtype(op, in, out, err);
 	default:
 		break;
 	}

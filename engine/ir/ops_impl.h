@@ -31,6 +31,9 @@ FL_DECLARE_PRIM(concat)
 FL_DECLARE_PRIM(slice)
 FL_DECLARE_PRIM(pad)
 FL_DECLARE_PRIM(gather)
+/* ops_index.c */
+FL_DECLARE_PRIM(gather_elements)
+FL_DECLARE_PRIM(scatter_elements)
 FL_DECLARE_PRIM(broadcast_to)
 FL_DECLARE_PRIM(custom)
 

@@ -286,7 +286,11 @@ static bool moves_data(const fl_op *op)
 
 void fl_eval_typed(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
-	if (moves_data(op))
+	/* ops_index.c reads typed buffers itself */
+	if (op->kind == FL_OP_GATHER_ELEMENTS ||
+	    op->kind == FL_OP_SCATTER_ELEMENTS)
+		fl_op_info_of(op->kind)->eval(op, in, out);
+	else if (moves_data(op))
 		eval_moving(op, in, out);
 	else if (fl_op_info_of(op->kind)->cls == FL_CLASS_REDUCE)
 		eval_reduce(op, in, out);

@@ -23,6 +23,18 @@
  *                                        statement alone is the op's flow)
  *   gather                               COMPUTE with a may-read of the
  *                                        whole gathered axis of the data
+ *   gather_elements                      likewise, over idx's space
+ *   scatter_elements                     COPY of the data, then SCATTER
+ *                                        over idx's space: a may-write
+ *                                        (and, with a reduction, a
+ *                                        may-read) of the whole axis of
+ *                                        the output (main -1).  The
+ *                                        SCATTER instances that may hit
+ *                                        one element differ only in the
+ *                                        axis coordinate, so layer 1's
+ *                                        dependences chain them along it
+ *                                        in order: that loop is never
+ *                                        parallel, the others are
  *
  * Ownership: every isl object made here ends up owned by the fl_poly_op
  * (freed by fl_poly_op_free); helpers say what they take and give.  isl
@@ -658,26 +670,38 @@ static int build_pad(builder *b)
 	return add_copy(b, 0, pads);
 }
 
-/* The may-read of gather's data: { S[i] -> x[i0.., t, ..] : 0 <= t < X },
- * the whole axis, since the index is data.  __isl_give. */
-static isl_map *gather_data_read(builder *b, const fl_poly_stmt *s, int axis)
+/* The whole axis of tensor `tensor` (rank n) around statement s's
+ * iterators: { S[i] -> T[i<off>.., t, ..] : 0 <= t < ext } with the
+ * iterators from off on for the dims before the axis, from off + skip
+ * on for those after it (skip: how many iterators the axis stands for
+ * in s).  The access of a data-dependent index.  __isl_give. */
+static isl_map *axis_region(builder *b, const fl_poly_stmt *s, int tensor,
+			    int n, int axis, int skip, int64_t ext)
 {
-	const fl_shape *sx = in_shape(b, 0);
-	int rq = in_shape(b, 1)->rank;
 	isl_aff *subs[MAX_ITERS];
 	char arr[32];
 	isl_map *m;
 
 	iters(s, 0, axis, subs);
-	iters(s, axis + rq, sx->rank - 1 - axis, subs + axis);
-	m = make_access(s, b->op->in[0], subs, sx->rank - 1);
+	iters(s, axis + skip, n - 1 - axis, subs + axis);
+	m = make_access(s, tensor, subs, n - 1);
 	m = isl_map_insert_dims(m, isl_dim_out, (unsigned)axis, 1);
 	m = isl_map_lower_bound_si(m, isl_dim_out, (unsigned)axis, 0);
 	m = isl_map_upper_bound_val(m, isl_dim_out, (unsigned)axis,
-				    val(b->ctx, sx->dim[axis] - 1));
+				    val(b->ctx, ext - 1));
 	return isl_map_set_tuple_name(m, isl_dim_out,
-				      fl_poly_array_name(b->op->in[0], arr,
+				      fl_poly_array_name(tensor, arr,
 							 sizeof arr));
+}
+
+/* The may-read of gather's data: { S[i] -> x[i0.., t, ..] : 0 <= t < X },
+ * the whole axis, since the index is data.  __isl_give. */
+static isl_map *gather_data_read(builder *b, const fl_poly_stmt *s, int axis)
+{
+	const fl_shape *sx = in_shape(b, 0);
+
+	return axis_region(b, s, b->op->in[0], sx->rank, axis,
+			   in_shape(b, 1)->rank, sx->dim[axis]);
 }
 
 /* COMPUTE with a may-read of the data and an exact read
@@ -702,6 +726,57 @@ static int build_gather(builder *b)
 		return -1;
 	iters(s, axis, rq, subs);
 	return add_read(b, s, 1, subs);
+}
+
+/* gather_elements: COMPUTE over idx's space (the output's) with the
+ * may-read { S[i] -> x[i.., t, ..] } of the data's axis and the exact
+ * read { S[i] -> idx[i] }. */
+static int build_gather_elements(builder *b)
+{
+	const fl_shape *sx = in_shape(b, 0);
+	isl_aff *subs[MAX_ITERS];
+	fl_poly_stmt *s;
+	int axis;
+
+	if (fl_index_axis(b->op, sx->rank, &axis, b->err) < 0 ||
+	    !(s = add_compute(b)) ||
+	    add_read_map(b, s, 0, axis_region(b, s, b->op->in[0], sx->rank,
+					      axis, 1, sx->dim[axis]),
+			 false) < 0)
+		return -1;
+	iters(s, 0, sx->rank, subs);
+	return add_read(b, s, 1, subs);
+}
+
+/* scatter_elements: COPY { S0[i] -> x[i] } into { S0[i] -> out[i] },
+ * then SCATTER over idx's space reading idx[j] and upd[j] exactly, and
+ * with a reduction the output's axis (a may-read), writing it (a
+ * may-write { S1[j] -> out[j.., t, ..] }). */
+static int build_scatter_elements(builder *b)
+{
+	const fl_shape *so = out_shape(b), *sq = in_shape(b, 1);
+	static const int64_t zero[FL_MAX_RANK];
+	isl_aff *subs[MAX_ITERS];
+	fl_scatter_red red;
+	fl_poly_stmt *s;
+	int axis, out = b->op->out[0];
+
+	if (fl_index_axis(b->op, so->rank, &axis, b->err) < 0 ||
+	    fl_scatter_reduction(b->op, &red, b->err) < 0 ||
+	    add_copy(b, 0, zero) < 0 ||
+	    !(s = add_stmt(b, FL_STMT_SCATTER, -1, sq->rank, sq->dim)))
+		return -1;
+	for (int k = 1; k <= 2; k++) {
+		iters(s, 0, sq->rank, subs);
+		if (add_read(b, s, k, subs) < 0)
+			return -1;
+	}
+	if (red != FL_SCATTER_NONE &&
+	    add_read_map(b, s, -1, axis_region(b, s, out, so->rank, axis, 1,
+					       so->dim[axis]), false) < 0)
+		return -1;
+	s->write = axis_region(b, s, out, so->rank, axis, 1, so->dim[axis]);
+	return s->write ? 0 : report_isl_failure(b, "write access");
 }
 
 /* ---- entry points ------------------------------------------------- */
@@ -730,6 +805,8 @@ static int build(builder *b)
 	case FL_OP_SLICE: return build_slice(b);
 	case FL_OP_PAD: return build_pad(b);
 	case FL_OP_GATHER: return build_gather(b);
+	case FL_OP_GATHER_ELEMENTS: return build_gather_elements(b);
+	case FL_OP_SCATTER_ELEMENTS: return build_scatter_elements(b);
 	case FL_OP_CUSTOM:
 		fl_error_set(b->err, "op \"%s\": custom op cannot be modelled",
 			     b->op->name);

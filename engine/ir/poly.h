@@ -26,12 +26,17 @@ typedef enum fl_stmt_role {
 	FL_STMT_FINALIZE,	/* out[..] = g(out[..]), e.g. avg pool scale */
 	FL_STMT_COPY,		/* out[offset + ..] = in_k[..] (concat, pad) */
 	FL_STMT_FILL,		/* out[..] = constant (pad border) */
+	FL_STMT_SCATTER,	/* out[j.., idx[j], ..] = upd[j] (or combined
+				   with it): its write is a may-write of the
+				   whole axis, not a function */
 } fl_stmt_role;
 
 typedef struct fl_poly_read {
 	int input;		/* index into op->in[], -1: the op's own output */
 	isl_map *access;	/* stmt -> T<tensor> */
-	bool exact;		/* false: a may-read (gather's data by index) */
+	bool exact;		/* false: a may-read (data read by an index:
+				   gather, gather_elements, a scatter's
+				   output) */
 } fl_poly_read;
 
 typedef struct fl_poly_stmt {
@@ -39,7 +44,8 @@ typedef struct fl_poly_stmt {
 	fl_stmt_role role;
 	int input;		/* COPY: which op input it copies, else -1 */
 	isl_set *domain;
-	isl_map *write;		/* stmt -> T<out tensor> */
+	isl_map *write;		/* stmt -> T<out tensor>; a function but for
+				   FL_STMT_SCATTER */
 	int n_reads;
 	fl_poly_read *reads;
 } fl_poly_stmt;

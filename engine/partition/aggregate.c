@@ -59,7 +59,7 @@ static uint64_t kind_mask(const fl_op_kind *k, int n)
 	uint64_t m = 0;
 
 	for (int i = 0; i < n; i++)
-		m |= 1ull << k[i];
+		m |= fl_kind_bit(k[i]);
 	return m;
 }
 

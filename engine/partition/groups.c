@@ -1,5 +1,6 @@
 /* Micro-graph bookkeeping for merging passes (see groups.h). */
 #include "groups_impl.h"
+#include "rules.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +221,7 @@ int fl_groups_init(fl_state *st, fl_error *err)
 		goto oom;
 	for (int i = 0; i < n; i++) {
 		gx->ord[i] = gx->at_slot[i] = i;
-		gx->kinds[i][st->part.type_of[i]] |= 1ull << g->ops[i].kind;
+		gx->kinds[i][st->part.type_of[i]] |= fl_kind_bit(g->ops[i].kind);
 	}
 	return 0;
 oom:
@@ -312,6 +313,32 @@ static int check_fence(const fl_state *st, int x, int y, char *why, size_t n)
 	return 0;
 }
 
+/* Whether micro-graph g holds a scatter_elements (whatever its type). */
+static bool holds_scatter(const fl_state *st, int g)
+{
+	uint64_t all = 0;
+
+	for (int t = 0; t < 4; t++)
+		all |= st->groups->kinds[g][t];
+	return (all & fl_kind_bit(FL_OP_SCATTER_ELEMENTS)) != 0;
+}
+
+/* A scatter writes elements chosen by data: a consumer fused with it
+ * could not be told which of its instances produce a tile's elements
+ * (recomputing them would combine twice), so it keeps a kernel of its
+ * own under any rules. */
+static int check_scatter(const fl_state *st, int x, int y, char *why,
+			 size_t n)
+{
+	int g = holds_scatter(st, x) ? x : holds_scatter(st, y) ? y : -1;
+
+	if (g < 0)
+		return 0;
+	snprintf(why, n, "%s writes by data-dependent indices: it keeps a "
+		 "kernel of its own", first_name(st, g));
+	return 1;
+}
+
 static int check_constraints(const fl_state *st, int x, int y, char *why,
 			     size_t n)
 {
@@ -342,7 +369,8 @@ int fl_groups_check(fl_state *st, int x, int y, char *why, size_t n)
 
 	if (x == y)
 		return 0;
-	if (check_fence(st, x, y, why, n) || check_constraints(st, x, y, why, n))
+	if (check_fence(st, x, y, why, n) || check_scatter(st, x, y, why, n) ||
+	    check_constraints(st, x, y, why, n))
 		return 1;
 	if (collect_window(gx, gx->ord[p], gx->ord[c]) == 0)
 		return 0;

@@ -47,7 +47,10 @@ void fl_rules_default(fl_rule_table *t)
 	r->p_except[1] = FL_OP_TRANSPOSE;
 	r->p_except[2] = FL_OP_CONCAT;
 	r->p_except[3] = FL_OP_GATHER;
-	r->n_p_except = 4;
+	/* indexed reads and writes: never fused as if affine */
+	r->p_except[4] = FL_OP_GATHER_ELEMENTS;
+	r->p_except[5] = FL_OP_SCATTER_ELEMENTS;
+	r->n_p_except = 6;
 	r = &t->rules[t->n];
 	add_rule(t, "R6", T(E) | T(B), T(O), FL_TYPE_O, FL_STAGE_PARTITION,
 		 "sliding-window op takes its elementwise prologue");
