@@ -745,6 +745,85 @@ static int export_gather(builder *b)
 	return nd ? attr_int(b, nd, "axis", axis) : -1;
 }
 
+/* The ONNX index (int64) of fuselab index tensor `idx` along an axis of
+ * `extent`, as gather_elements and scatter_elements resolve it (ops.h):
+ * floored, a negative one counted from the end, then clipped into
+ * [0, extent - 1] -- ONNX would reject what fuselab clamps. */
+static const char *export_index(builder *b, const char *idx, int in_t,
+				int64_t extent)
+{
+	fl_shape scalar = fl_shape_scalar();
+	const char *v = idx, *zero, *x, *t[3];
+	Onnx__NodeProto *nd;
+
+	if (b->g->tensors[in_t].dtype != FL_F32) {
+		nd = add_node(b, "Cast", &v, 1, NULL);
+		if (!nd || attr_int(b, nd, "to", DT_FLOAT) < 0)
+			return NULL;
+		v = nd->output[0];
+	}
+	if (!(nd = add_node(b, "Floor", &v, 1, NULL)) ||
+	    !(zero = init_splat(b, "zero", &scalar, 0)) ||
+	    !(x = init_splat(b, "extent", &scalar, (float)extent)))
+		return NULL;
+	t[2] = v = nd->output[0];
+	if (!(nd = add_node(b, "Less", (const char *[]){v, zero}, 2, NULL)))
+		return NULL;
+	t[0] = nd->output[0];
+	if (!(nd = add_node(b, "Add", (const char *[]){v, x}, 2, NULL)))
+		return NULL;
+	t[1] = nd->output[0];
+	if (!(nd = add_node(b, "Where", t, 3, NULL)) ||
+	    !(x = init_splat(b, "last", &scalar, (float)(extent - 1))))
+		return NULL;
+	if (!(nd = add_node(b, "Clip", (const char *[]){nd->output[0], zero, x},
+			    3, NULL)) ||
+	    !(nd = add_node(b, "Cast", (const char *[]){nd->output[0]}, 1,
+			    NULL)) ||
+	    attr_int(b, nd, "to", DT_INT64) < 0)
+		return NULL;
+	return nd->output[0];
+}
+
+static int attr_string(builder *b, Onnx__NodeProto *nd, const char *name,
+		       const char *v)
+{
+	Onnx__AttributeProto *a = nd ? add_attr(b, nd, name,
+		ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) : NULL;
+	char *d = a ? dup_str(b, v) : NULL;
+
+	if (!d)
+		return -1;
+	a->has_s = 1;
+	a->s.data = (uint8_t *)d;
+	a->s.len = strlen(d);
+	return 0;
+}
+
+/* gather_elements is GatherElements, scatter_elements ScatterElements
+ * (opset 18 for max and min), their indices resolved as fuselab does. */
+static int export_indexed(builder *b)
+{
+	const fl_shape x = *shape_of(b, b->op->in[0]);
+	int axis = fl_axis_normalize(op_int(b, "axis", 0), x.rank);
+	bool scatter = b->op->kind == FL_OP_SCATTER_ELEMENTS;
+	const char *in[3] = {in_name(b, 0), NULL, scatter ? in_name(b, 2)
+							  : NULL};
+	const char *red = "none";
+	Onnx__NodeProto *nd;
+
+	if (!(in[1] = export_index(b, in_name(b, 1), b->op->in[1],
+				   x.dim[axis])))
+		return -1;
+	nd = add_node(b, scatter ? "ScatterElements" : "GatherElements", in,
+		      scatter ? 3 : 2, out_name(b));
+	if (!nd || attr_int(b, nd, "axis", axis) < 0)
+		return -1;
+	fl_attr_string(&b->op->attrs, "reduction", "none", &red, NULL);
+	return scatter && strcmp(red, "none") ? attr_string(b, nd, "reduction",
+							    red) : 0;
+}
+
 /* custom: fn cumsum (inclusive, last axis) is CumSum, fn copy Identity. */
 static int export_custom(builder *b)
 {
@@ -964,6 +1043,8 @@ static int export_op(builder *b)
 	case FL_OP_SLICE: return export_slice(b);
 	case FL_OP_PAD: return export_pad(b);
 	case FL_OP_GATHER: return export_gather(b);
+	case FL_OP_GATHER_ELEMENTS: case FL_OP_SCATTER_ELEMENTS:
+		return export_indexed(b);
 	case FL_OP_CUSTOM: return export_custom(b);
 	case FL_OP_LAYERNORM: return export_layernorm(b);
 	case FL_OP_BATCHNORM: return export_batchnorm(b);

@@ -37,6 +37,7 @@ static const char *const onnx_ops[] = {
 	/* issue 29's unary primitives */
 	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
 	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd",
+	"GatherElements", "ScatterElements",
 };
 
 static bool is_onnx_op(const char *type)
@@ -487,6 +488,13 @@ static const op_case op_cases[] = {
 	{HEAD IN("x", "[2,3,4]") OUT("y", "[2,1,1]") OPS
 	 OP("a", "reduce_prod", "'x'", "y", "'axes':[1,2]") TAIL,
 	 "ReduceProd", ""},
+	/* indexed ops, their indices resolved as fuselab does */
+	{HEAD IN("x", "[3,2]") CONST("idx", "[2,2]", "[0,-1,2,9]")
+	 OUT("y", "[3,2]") OPS
+	 OP("ge", "gather_elements", "'x','idx'", "t1", "") ","
+	 OP("se", "scatter_elements", "'x','idx','t1'", "y",
+	    "'axis':0,'reduction':'add'") TAIL,
+	 "Floor Where Clip GatherElements ScatterElements", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])
