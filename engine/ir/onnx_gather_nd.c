@@ -80,9 +80,11 @@ int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	ds = c->g->tensors[x].shape;
 	iv = fl_onnx_input_known(c, 1);
-	if (!iv)
+	if (!iv) {
+		fl_onnx_want_known(c, 1);
 		return fl_onnx_cannot_model(c, err, "indices computed at run "
 					    "time");
+	}
 	if (!iv->i) {
 		fl_error_set(err, "input 1: indices must be integers");
 		return -1;
