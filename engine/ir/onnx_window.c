@@ -8,9 +8,11 @@
  *   Hamming   25/46 - 21/46 cos(2 pi n / N)
  *   Blackman  0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)
  * where N = size with periodic = 1 (the default), size - 1 with
- * periodic = 0 (the symmetric window), computed in double as ONNX's
- * reference does and stored in output_datatype (default float; integer
- * types truncate, as a cast does).  A size computed at run time keeps
+ * periodic = 0 (the symmetric window), computed in double and stored in
+ * output_datatype (default float; integer types truncate, as a cast
+ * does).  ONNX's test data were computed partly in float: they differ
+ * from these by float rounding (about 1e-4 relative), within ONNX's
+ * tolerances.  A size computed at run time keeps
  * the node opaque (the folder names the input); a size below 1 or above
  * what the import computes, or an output type fuselab does not decode,
  * is an error. */
