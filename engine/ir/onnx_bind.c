@@ -59,10 +59,15 @@ static int match_input(const Onnx__GraphProto *gp,
 	for (size_t k = 0; gv->position >= 0 && k < gp->n_input; k++)
 		if (candidate(gp, k) && pos++ == gv->position && !given[k])
 			return (int)k;
-	fl_error_set(err, "\"%s\" is not a graph input of the model%s",
-		     fl_error_name(gv->name ? gv->name : ""),
-		     gv->position >= 0 ? " (nor does its position name one "
-		     "not given already)" : "");
+	if (gv->name && *gv->name)
+		fl_error_set(err, "\"%s\" is not a graph input of the model%s",
+			     fl_error_name(gv->name), gv->position >= 0 ?
+			     " (nor is its position one not given already)"
+			     : "");
+	else
+		fl_error_set(err, "an unnamed tensor, and the model has no "
+			     "graph input at position %d not given already",
+			     gv->position);
 	return -1;
 }
 
