@@ -753,14 +753,17 @@ static int run_engine(const fl_graph *g, const fl_options *o,
 /* --inputs DIR, --expect DIR: -1 (message printed) when a file does
  * not fit the graph. */
 static int load_tensor_files(const fl_options *o, const fl_graph *g,
-			     fl_tensor_files *in, fl_tensor_files *expect)
+			     const fl_onnx_info *info, fl_tensor_files *in,
+			     fl_tensor_files *expect)
 {
 	fl_error err = {""};
 
 	if ((o->inputs_dir &&
-	     fl_tensor_files_load(o->inputs_dir, "input", g, in, &err) < 0) ||
+	     fl_tensor_files_load(o->inputs_dir, "input", g, info->bound,
+				  info->n_bound, in, &err) < 0) ||
 	    (o->expect_dir &&
-	     fl_tensor_files_load(o->expect_dir, "output", g, expect, &err) < 0)) {
+	     fl_tensor_files_load(o->expect_dir, "output", g, NULL, 0, expect,
+				  &err) < 0)) {
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return -1;
 	}
@@ -773,6 +776,7 @@ int fl_batch_run(const fl_options *o)
 	fl_session *kept = NULL;
 	fl_ladder ladder = {0};
 	fl_tensor_files in = {0}, expect = {0};
+	fl_onnx_info info = {0};
 	fl_error err = {""};
 	fl_graph *g;
 	bool mismatch = false;
@@ -780,17 +784,22 @@ int fl_batch_run(const fl_options *o)
 
 	if (fl_app_check_rules(o) < 0)
 		return 2;
-	g = fl_app_load(o, &err);
+	/* the ONNX summary tells which inputs were bound at import */
+	g = o->file ? fl_app_load_path(o->file, o, &info, &err)
+		    : fl_app_load(o, &err);
 	if (!g) {
+		fl_onnx_info_free(&info);
 		fprintf(stderr, "fuselab: %s\n", fl_safe_name(err.msg));
 		return 2;
 	}
 	if (fl_app_check_overrides(o, g) < 0 ||
-	    load_tensor_files(o, g, &in, &expect) < 0) {
+	    load_tensor_files(o, g, &info, &in, &expect) < 0) {
+		fl_onnx_info_free(&info);
 		fl_tensor_files_free(&in);
 		fl_graph_free(g);
 		return 2;
 	}
+	fl_onnx_info_free(&info);
 	/* compiling or running kernels: stop cleanly on SIGINT/SIGTERM */
 	if (o->run || stop_pass(o) >= FL_PASS_COMPILE)
 		fl_app_signals_install();

@@ -116,9 +116,29 @@ static int add_file(fl_tensor_files *f, const fl_graph *g, int t,
 	return 0;
 }
 
+/* Whether the file at position pos, holding tensor `name`, is the value
+ * of an input bound at import: by its name, or by its position when it
+ * names no input of g (as the import matched it). */
+static bool is_bound(const fl_graph *g, const fl_onnx_bound_input *bound,
+		     int n_bound, const char *name, int pos)
+{
+	int t = *name ? fl_graph_find_tensor(g, name) : -1;
+	bool names_input = t >= 0 && g->tensors[t].role == FL_ROLE_INPUT;
+
+	for (int k = 0; k < n_bound; k++)
+		if (!strcmp(name, bound[k].name) ||
+		    (!names_input && pos == bound[k].position))
+			return true;
+	return false;
+}
+
+/* Loads the file at position pos (pos less the bound inputs' files
+ * before it among the graph's inputs); 1 when it is a bound input's,
+ * skipped. */
 static int load_one(const char *path, const fl_graph *g, const char *stem,
-		    const int *cand, int n_cand, int pos, fl_tensor_files *f,
-		    fl_error *err)
+		    const int *cand, int n_cand, int pos,
+		    const fl_onnx_bound_input *bound, int n_bound,
+		    fl_tensor_files *f, fl_error *err)
 {
 	fl_onnx_values v;
 	char *name;
@@ -126,17 +146,25 @@ static int load_one(const char *path, const fl_graph *g, const char *stem,
 
 	if (fl_onnx_read_tensor_file(path, &v, &name, err) < 0)
 		return -1;
+	if (is_bound(g, bound, n_bound, name, pos)) {
+		rc = 1;
+		goto out;
+	}
+	for (int k = 0; k < n_bound; k++)
+		pos -= bound[k].position < pos;
 	t = match_tensor(g, cand, n_cand, stem, pos, name, f, err);
 	if (t >= 0)
 		rc = add_file(f, g, t, &v, path, err);
 	if (rc < 0)
 		fl_error_prefix(err, "%s", path);
+out:
 	free(name);
 	fl_onnx_values_free(&v);
 	return rc;
 }
 
 int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
+			 const fl_onnx_bound_input *bound, int n_bound,
 			 fl_tensor_files *f, fl_error *err)
 {
 	int *cand = NULL;
@@ -149,7 +177,7 @@ int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
-	for (int k = 0; rc == 0; k++) {
+	for (int k = 0; rc >= 0; k++) {
 		snprintf(path, sizeof path, "%s/%s_%d.pb", dir, stem, k);
 		if (access(path, F_OK) != 0) {
 			/* a graph without inputs has no input files */
@@ -167,7 +195,8 @@ int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 			rc = -1;
 			break;
 		}
-		rc = load_one(path, g, stem, cand, n_cand, k, f, err);
+		rc = load_one(path, g, stem, cand, n_cand, k, bound, n_bound,
+			      f, err);
 	}
 	free(cand);
 	if (rc < 0)

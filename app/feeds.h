@@ -10,6 +10,7 @@
 
 #include "graph.h"
 #include "interp.h"
+#include "onnx_import.h"
 
 /* ONNX's backend-test tolerances: |got - want| <= atol + rtol |want|. */
 #define FL_EXPECT_RTOL 1e-3
@@ -32,8 +33,12 @@ typedef struct fl_tensor_files {
  * matches each to g's inputs or outputs; -1 with "DIR/input_1.pb: ..."
  * on any problem (none found where the graph has some, more files than
  * the graph has tensors, a shape the graph does not have, a tensor given
- * twice, an unreadable file). */
+ * twice, an unreadable file).  The files of the n_bound inputs the
+ * import bound to given values (--bind-inputs; by name, or an unnamed
+ * file by its position) are skipped, and the positions of the others
+ * count the remaining inputs (bound may be NULL). */
 int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
+			 const fl_onnx_bound_input *bound, int n_bound,
 			 fl_tensor_files *f, fl_error *err);
 
 void fl_tensor_files_free(fl_tensor_files *f);

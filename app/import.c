@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "bind.h"
 #include "loader.h"
 
 /* "NAME=d1,d2,..." (checked by the option parser) into s and a
@@ -66,7 +67,8 @@ static fl_graph *load_onnx(const char *path, const fl_options *o,
 {
 	fl_onnx_input_shape shapes[FL_MAX_LIST];
 	char *names[FL_MAX_LIST] = {NULL};
-	fl_onnx_import_opts opts = {0, shapes};
+	fl_onnx_import_opts opts = {0, shapes, 0, NULL};
+	fl_app_given given = {0};
 	fl_onnx_info mine;
 	fl_graph *g = NULL;
 
@@ -77,12 +79,20 @@ static fl_graph *load_onnx(const char *path, const fl_options *o,
 		shapes[k].name = names[k];
 		opts.n_shapes++;
 	}
+	if ((o->bind_dir || o->n_bind) &&
+	    fl_app_given_load(o, &given, err) < 0)
+		goto out;
+	opts.n_given = given.n;
+	opts.given = given.in;
 	g = fl_onnx_load_file(path, &opts, info ? info : &mine, err);
 	if (g)
 		print_custom_line(path, info ? info : &mine);
+	if (g && given.n)
+		fl_app_print_bound(path, info ? info : &mine);
 	if (!info)
 		fl_onnx_info_free(&mine);
 out:
+	fl_app_given_free(&given);
 	for (int k = 0; k < o->n_input_shape; k++)
 		free(names[k]);
 	return g;
@@ -95,9 +105,10 @@ fl_graph *fl_app_load_path(const char *path, const fl_options *o,
 		memset(info, 0, sizeof *info);
 	if (fl_onnx_is_model_path(path))
 		return load_onnx(path, o, info, err);
-	if (o->n_input_shape) {
-		fl_error_set(err, "--input-shape is for ONNX models, and %s is "
-			     "not one (no .onnx)", path);
+	if (o->n_input_shape || o->bind_dir || o->n_bind) {
+		fl_error_set(err, "%s is for ONNX models, and %s is not one "
+			     "(no .onnx)", o->n_input_shape ? "--input-shape"
+			     : o->bind_dir ? "--bind-inputs" : "--bind", path);
 		return NULL;
 	}
 	return fl_load_graph_file(path, err);

@@ -1,7 +1,7 @@
 /* Picking the loader of a graph file: JSON (fuselab-graph/1) or, for a
  * name ending in ".onnx" (any case), the ONNX importer with the
- * --input-shape values; and what the command line prints about an
- * imported model. */
+ * --input-shape values and the --bind-inputs / --bind files (bind.h);
+ * and what the command line prints about an imported model. */
 #ifndef FL_APP_IMPORT_H
 #define FL_APP_IMPORT_H
 
@@ -13,8 +13,10 @@
 
 /* Loads `path` with the loader its name asks for.  info may be NULL;
  * when not, it receives the ONNX summary (zeroed for a JSON file; the
- * caller frees it with fl_onnx_info_free).  An ONNX model with custom
- * ops gets one line on stderr listing them with counts.  NULL + message. */
+ * caller frees it with fl_onnx_info_free; info->bound lists the inputs
+ * bound at import).  An ONNX model with custom ops gets one line on
+ * stderr listing them with counts, and one given values for inputs a
+ * line naming those bound.  NULL + message. */
 fl_graph *fl_app_load_path(const char *path, const fl_options *o,
 			   fl_onnx_info *info, fl_error *err);
 

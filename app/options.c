@@ -24,7 +24,7 @@ typedef enum opt_id {
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
 	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET, OPT_INPUTS, OPT_EXPECT,
 	OPT_EXPORT_ONNX,
-	OPT_INPUT_SHAPE, OPT_MACHINE,
+	OPT_INPUT_SHAPE, OPT_MACHINE, OPT_BIND_INPUTS, OPT_BIND,
 } opt_id;
 
 typedef struct opt_spec {
@@ -79,6 +79,15 @@ static const opt_spec specs[] = {
 	{OPT_INPUT_SHAPE, "input-shape", 0, "NAME=D1,D2,...",
 	 "the shape of ONNX model input NAME, for its dynamic dimensions "
 	 "(or to replace the declared ones); repeatable"},
+	{OPT_BIND_INPUTS, "bind-inputs", 0, "DIR",
+	 "ONNX model inputs whose values an op needs at import (a Reshape's "
+	 "shape, Slice's starts, a Range's limit, ...) take their values "
+	 "from DIR/input_K.pb (as --inputs reads them) and become "
+	 "constants: the model is specialised to them; the other inputs "
+	 "stay inputs, and --inputs skips the files of bound ones"},
+	{OPT_BIND, "bind", 0, "NAME=FILE",
+	 "the same for ONNX model input NAME from the TensorProto FILE; "
+	 "repeatable"},
 	{OPT_RULES, "rules", 0, "FILE",
 	 "load the aggregation rule table from FILE (fuselab-rules/1 JSON)"},
 	{OPT_DISABLE_RULE, "disable-rule", 0, "ID",
@@ -635,6 +644,14 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 			return -1;
 		}
 		break;
+	case OPT_BIND_INPUTS: o->bind_dir = arg; break;
+	case OPT_BIND:
+		if (!strchr(arg, '=') || arg[0] == '=' || !strchr(arg, '=')[1]) {
+			snprintf(err, err_len, "--bind: expected NAME=FILE, got "
+				 "\"%s\"", arg);
+			return -1;
+		}
+		return push(o->bind, &o->n_bind, arg, spec->lng, err, err_len);
 	case OPT_INPUT_SHAPE:
 		if (check_input_shape(arg, err, err_len) < 0)
 			return -1;

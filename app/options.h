@@ -84,6 +84,11 @@ typedef struct fl_options {
 	/* ONNX import (DESIGN 9): --input-shape NAME=d1,d2,... as given */
 	int n_input_shape;
 	const char *input_shape[FL_MAX_LIST];
+	/* --bind-inputs DIR and --bind NAME=FILE as given: values for
+	 * inputs an op needs at import */
+	const char *bind_dir;
+	int n_bind;
+	const char *bind[FL_MAX_LIST];
 } fl_options;
 
 /* Parses argv; on a usage error writes the message to `err` (a line of at

@@ -10,7 +10,12 @@
 # A test is skipped, with the reason, when the importer cannot model it:
 # an unsupported op (one that would become a `custom` op), element type
 # or attribute.  Everything else that is not a pass is a failure, with
-# fuselab's error.  One line per test, then the totals and the skipped
+# fuselab's error.  A test skipped for a shape input fed at run time (a
+# value an op needs at import, such as a Reshape's shape, given as a
+# graph input) is tried again on each data set with --bind-inputs SET:
+# the model specialised to the test's values; when that passes it is a
+# PASS noted "(shape inputs bound from the test data)", and the totals
+# count such passes.  One line per test, then the totals and the skipped
 # tests grouped by reason.
 #
 # The project's own real models (tests/models/<name>/model.onnx, the
@@ -90,64 +95,86 @@ args=
 res=$work/r/$(echo "$t" | tr / _)
 log=$work/l/$(echo "$t" | tr / _)
 
+# fuselab's line naming the inputs bound at import (--bind-inputs).
+bound_line='bound at import to their given values\|none bound$'
+
 # The first line of $log that names the problem, without "fuselab: ".
 why() {
-	grep -m1 -E "$1" "$log" | sed -e 's/^fuselab: //' -e "s|$dir/||g" |
-		cut -c1-200
+	grep -v "$bound_line" "$log" | grep -m1 -E "$1" |
+		sed -e 's/^fuselab: //' -e "s|$dir/||g" | cut -c1-200
 }
 
 if [ ! -f "$dir/model.onnx" ]; then
 	printf 'FAIL\t%s\tno model.onnx\n' "$t" > "$res"
 	exit 0
 fi
-# shellcheck disable=SC2086
-"$fuselab" --check $args "$dir/model.onnx" > "$log" 2>&1
-rc=$?
-# The import's message without the path and the node's name:
-# "(OpType): what".
-msg=$(grep -m1 '^fuselab: ' "$log" | sed -e 's/^fuselab: //' \
-	-e "s|^$dir/model.onnx: ||" -e 's/^node [^ ]* (/(/')
-if [ $rc -ne 0 ]; then
-	op=$(printf '%s\n' "$msg" | sed -n 's/^(\([A-Za-z0-9]*\)).*/\1/p')
-	case $msg in
-	*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*|\
-	*"cannot be modelled, and its output"*)
-		r="unsupported op: $op" ;;
-	*"on the data path"*|*"element type"*"not supported"*|\
-	*"computes in f32"*)
-		r="unsupported type: $msg" ;;
-	*"must be known at import"*)
-		r="unsupported: a shape input computed at run time ($op)" ;;
-	*"fuselab needs extents >= 1"*)
-		r="unsupported: an empty (0-extent) tensor" ;;
-	*"dynamic dimensions"*)
-		r="unsupported: an input with dynamic dimensions and no values" ;;
-	*"fuselab computes its first output only"*)
-		r="unsupported: ${msg#*: }" ;;
-	*"not supported"*|*unsupported*|*"is supported"*|*"windows only"*)
-		r="unsupported attribute or form: $msg" ;;
-	*)	r= ;;
-	esac
-	if [ -n "$r" ]; then
-		printf 'SKIP\t%s\t%s\n' "$t" "$r" > "$res"
-	else
-		printf 'FAIL\t%s\timport: %s\n' "$t" "$msg" > "$res"
+# check [SET]: imports the model (with SET: its inputs that an op needs
+# at import bound to SET's values, --bind-inputs) and sets verdict to
+# ok, SKIP or FAIL, with the reason in r; runtime is set when the import
+# skipped for want of a value known at import (a shape input fed at run
+# time), which binding the test's inputs may give.
+check() {
+	# shellcheck disable=SC2086
+	"$fuselab" --check $args ${1:+--bind-inputs "$1"} "$dir/model.onnx" \
+		> "$log" 2>&1
+	rc=$?
+	verdict=ok r= runtime=
+	# The import's message without the path and the node's name:
+	# "(OpType): what" (not the line naming the bound inputs).
+	msg=$(grep '^fuselab: ' "$log" | grep -v "$bound_line" | head -n 1 |
+		sed -e 's/^fuselab: //' -e "s|^$dir/model.onnx: ||" \
+		    -e 's/^node [^ ]* (/(/')
+	if [ $rc -ne 0 ]; then
+		op=$(printf '%s\n' "$msg" | sed -n 's/^(\([A-Za-z0-9]*\)).*/\1/p')
+		case $msg in
+		*"must be known at import"*|*"computed at run time"*)
+			runtime=1 ;;
+		esac
+		case $msg in
+		*"is not supported"*"cannot be kept"*|*"is not supported, and its output"*|\
+		*"cannot be modelled, and its output"*)
+			r="unsupported op: $op" ;;
+		*"on the data path"*|*"element type"*"not supported"*|\
+		*"computes in f32"*)
+			r="unsupported type: $msg" ;;
+		*"must be known at import"*)
+			r="unsupported: a shape input computed at run time ($op)" ;;
+		*"fuselab needs extents >= 1"*)
+			r="unsupported: an empty (0-extent) tensor" ;;
+		*"dynamic dimensions"*)
+			r="unsupported: an input with dynamic dimensions and no values" ;;
+		*"fuselab computes its first output only"*)
+			r="unsupported: ${msg#*: }" ;;
+		*"not supported"*|*unsupported*|*"is supported"*|*"windows only"*)
+			r="unsupported attribute or form: $msg" ;;
+		*)	r= ;;
+		esac
+		if [ -n "$r" ]; then
+			verdict=SKIP
+		else
+			verdict=FAIL r="import: $msg"
+		fi
+		return
 	fi
-	exit 0
-fi
-custom=$(grep -m1 -E 'cannot be modelled and (is|are) opaque:' "$log" |
-	sed 's/.* opaque: *//')
-if [ -n "$custom" ]; then
-	printf 'SKIP\t%s\tunsupported op: %s (an opaque custom op: imports, cannot run)\n' "$t" \
-		"$custom" > "$res"
-	exit 0
-fi
-# run DATASET: the run on the inputs of DATASET (none: generated ones),
-# checked against its outputs; 0 when every strategy verified.
+	custom=$(grep -m1 -E 'cannot be modelled and (is|are) opaque:' "$log" |
+		sed 's/.* opaque: *//')
+	if [ -n "$custom" ]; then
+		case $custom in
+		*"computed at run time"*) runtime=1 ;;
+		esac
+		verdict=SKIP
+		r="unsupported op: $custom (an opaque custom op: imports, cannot run)"
+	fi
+}
+
+# run DATASET [bind]: the run on the inputs of DATASET (none: generated
+# ones), checked against its outputs; with bind, the inputs an op needs
+# at import bound to DATASET's values; 0 when every strategy verified.
 run() {
 	# shellcheck disable=SC2086
 	"$fuselab" --batch --run --strategy all --repeat 1 --warmup 0 $args \
-		${1:+--inputs "$1" --expect "$1"} "$dir/model.onnx" \
+		${1:+--inputs "$1" --expect "$1"} \
+		${2:+--bind-inputs "$1"} "$dir/model.onnx" \
 		> "$log" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then
@@ -169,6 +196,28 @@ run() {
 	fi
 }
 
+check
+if [ $verdict != ok ] && [ -n "$runtime" ] && \
+   [ -d "$dir/test_data_set_0" ]; then
+	# a shape input fed at run time: each data set with the inputs the
+	# import needs bound to its values (the model specialised to them)
+	for set in "$dir"/test_data_set_*; do
+		[ -d "$set" ] || continue
+		check "$set"
+		if [ $verdict != ok ]; then
+			printf '%s\t%s\t%s\n' $verdict "$t" "$r" > "$res"
+			exit 0
+		fi
+		run "$set" bind || exit 0
+	done
+	printf 'PASS\t%s\t(shape inputs bound from the test data)\n' "$t" \
+		> "$res"
+	exit 0
+fi
+if [ $verdict != ok ]; then
+	printf '%s\t%s\t%s\n' $verdict "$t" "$r" > "$res"
+	exit 0
+fi
 sets=0
 for set in "$dir"/test_data_set_*; do
 	[ -d "$set" ] || continue
@@ -192,9 +241,11 @@ cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
 {
 	awk -F '\t' '{ printf "%-4s %-60s %s\n", $1, $2, $3 }' "$work/table"
 	echo
-	awk -F '\t' '{ n[$1]++ } END {
-		printf "passed %d, failed %d, skipped %d of %d\n",
-		       n["PASS"], n["FAIL"], n["SKIP"], NR }' "$work/table"
+	awk -F '\t' '{ n[$1]++ }
+		$1 == "PASS" && $3 ~ /bound/ { bound++ } END {
+		printf "passed %d (%d with shape inputs bound at import), " \
+		       "failed %d, skipped %d of %d\n", n["PASS"], bound,
+		       n["FAIL"], n["SKIP"], NR }' "$work/table"
 	echo
 	echo "skipped, by reason:"
 	awk -F '\t' '$1 == "SKIP" { print $3 }' "$work/table" | sed -E \

@@ -12,6 +12,7 @@
 #include "onnx.pb-c.h"
 #include "onnx.h"
 #include "onnx_import.h"
+#include "onnx_tensor.h"
 #include "test_util.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
@@ -683,7 +684,7 @@ static void test_onnx_import_opaque_ops(void **state)
 	Onnx__NodeProto then_n, *then_nodes[1];
 	Onnx__ValueInfoProto *vis[1];
 	fl_onnx_input_shape shape = {"x", {4, {2, 3, 8, 8}}};
-	fl_onnx_import_opts o = {1, &shape};
+	fl_onnx_import_opts o = {1, &shape, 0, NULL};
 	fl_error err = {{0}};
 	fl_onnx_info info;
 	fl_engine_opts eo;
@@ -1127,6 +1128,315 @@ static void test_onnx_import_cli_runs_every_strategy(void **state)
 	}
 }
 
+
+/* --- graph inputs bound to given values (--bind-inputs, --bind) --- */
+
+#define T_INT32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+#define T_INT64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+#define T_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+
+/* Graph input `name` of element type dtype (the builder's are float). */
+static void typed_input(model *b, const char *name, const int64_t *dims,
+			int rank, int dtype)
+{
+	input(b, name, dims, rank);
+	b->tt[b->n_vi - 1].elem_type = dtype;
+}
+
+/* A given value of n integers (rank 1, or a scalar with rank 0); f is
+ * filled with them as floats. */
+static fl_onnx_values int_value(int64_t *i, float *f, int64_t n, int rank,
+				int dtype)
+{
+	fl_onnx_values v = {.dtype = dtype, .n = n, .f = f, .i = i};
+
+	v.shape = rank ? fl_shape_make(1, &n) : fl_shape_scalar();
+	for (int64_t k = 0; k < n; k++)
+		f[k] = (float)i[k];
+	return v;
+}
+
+/* x [2,3] -> Reshape(x, shape) -> y [3,2]: shape an int64 graph input. */
+static void reshape_model(model *b)
+{
+	static int64_t xd[] = {2, 3}, sd[] = {2}, yd[] = {3, 2};
+
+	model_init(b, 13);
+	input(b, "x", xd, 2);
+	typed_input(b, "shape", sd, 1, T_INT64);
+	node(b, "Reshape", "r", (const char *[]){"x", "shape", NULL}, "y");
+	output(b, "y", yd, 2);
+}
+
+/* Only the input an op needs at import is bound, by name or by its
+ * position; a data input given too stays an input. */
+static void test_onnx_import_bind_reshape_shape(void **state)
+{
+	static int64_t si[] = {3, 2};
+	static float sf[2], xf[6];
+	fl_onnx_values sv = int_value(si, sf, 2, 1, T_INT64);
+	fl_onnx_values xv = {fl_shape_make(2, (int64_t[]){2, 3}), T_FLOAT, 6,
+			     xf, NULL};
+	fl_onnx_given_input given[] = {{"x", 0, "in0.pb", &xv},
+				       {"", 1, "in1.pb", &sv}};
+	fl_onnx_import_opts o = {0, NULL, 2, given};
+	fl_onnx_info info;
+	fl_error err = {{0}};
+	fl_graph *g;
+	int *ins = NULL;
+	model b;
+
+	(void)state;
+	reshape_model(&b);
+	g = load(&b, NULL, &info, &err);	/* nothing given: opaque */
+	assert_non_null(g);
+	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 1);
+	assert_int_equal(info.n_bound, 0);
+	fl_onnx_info_free(&info);
+	fl_graph_free(g);
+	g = load(&b, &o, &info, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 0);
+	assert_int_equal(fl_graph_inputs(g, &ins), 1);
+	assert_string_equal(g->tensors[ins[0]].name, "x");
+	assert_shape(tensor(g, "y"), 2, (int64_t[]){3, 2});
+	assert_int_equal(info.n_bound, 1);
+	assert_string_equal(info.bound[0].name, "shape");
+	assert_int_equal(info.bound[0].position, 1);
+	free(ins);
+	fl_onnx_info_free(&info);
+	fl_graph_free(g);
+}
+
+/* The const tensor a known graph output `name` was copied from. */
+static const fl_tensor *known_output(const fl_graph *g, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		const fl_tensor *x = &g->tensors[t];
+
+		if (x->role != FL_ROLE_OUTPUT || strncmp(x->name, name, n) ||
+		    (x->name[n] && x->name[n] != '.'))
+			continue;
+		assert_true(x->producer >= 0);
+		assert_int_equal(g->ops[x->producer].kind, FL_OP_COPY);
+		return &g->tensors[g->ops[x->producer].in[0]];
+	}
+	fail_msg("no output %s", name);
+	return NULL;
+}
+
+static void assert_floats(const fl_tensor *t, const double *want, int n)
+{
+	assert_int_equal(fl_shape_numel(&t->shape), n);
+	assert_non_null(t->data);
+	for (int k = 0; k < n; k++)
+		if (fabs(t->data[k] - want[k]) > 1e-6)
+			fail_msg("%s[%d] = %.9g, want %.9g", t->name, k,
+				 t->data[k], want[k]);
+}
+
+static void assert_ints(const fl_tensor *t, const int64_t *want, int n)
+{
+	assert_int_equal(fl_shape_numel(&t->shape), n);
+	assert_non_null(t->ints);
+	for (int k = 0; k < n; k++)
+		assert_int_equal(t->ints[k], want[k]);
+}
+
+/* Range (int32, negative delta), ConstantOfShape and the three windows
+ * of bound inputs fold at import to the values ONNX defines. */
+static void test_onnx_import_bind_folds_range_windows(void **state)
+{
+	static int64_t sd[] = {2}, r3[] = {3}, w4[] = {4}, c22[] = {2, 2};
+	static int64_t start[] = {10}, limit[] = {2}, delta[] = {-3};
+	static int64_t size[] = {4}, shape[] = {2, 2}, seven[] = {7}, one = 1;
+	static float f[5][2];
+	fl_onnx_values v[5] = {
+		int_value(start, f[0], 1, 0, T_INT32),
+		int_value(limit, f[1], 1, 0, T_INT32),
+		int_value(delta, f[2], 1, 0, T_INT32),
+		int_value(size, f[3], 1, 0, T_INT64),
+		int_value(shape, f[4], 2, 1, T_INT64),
+	};
+	fl_onnx_given_input given[] = {
+		{"s", -1, "s.pb", &v[0]}, {"l", -1, "l.pb", &v[1]},
+		{"d", -1, "d.pb", &v[2]}, {"n", -1, "n.pb", &v[3]},
+		{"shape", -1, "shape.pb", &v[4]},
+	};
+	fl_onnx_import_opts o = {0, NULL, 5, given};
+	Onnx__TensorProto fill;
+	const double a = 25.0 / 46, q = 21.0 / 46, h = 0.5;
+	const double hann[] = {0, h, 1, h},
+		     hamming_sym[] = {a - q, a + q * h, a + q * h, a - q},
+		     blackman[] = {0, 0.34, 1, 0.34};
+	fl_error err = {{0}};
+	fl_graph *g;
+	model b;
+
+	(void)state;
+	model_init(&b, 17);
+	typed_input(&b, "s", NULL, 0, T_INT32);
+	typed_input(&b, "l", NULL, 0, T_INT32);
+	typed_input(&b, "d", NULL, 0, T_INT32);
+	typed_input(&b, "n", NULL, 0, T_INT64);
+	typed_input(&b, "shape", sd, 1, T_INT64);
+	node(&b, "Range", "rg", (const char *[]){"s", "l", "d", NULL}, "r");
+	node(&b, "HannWindow", "hw", (const char *[]){"n", NULL}, "hann");
+	node(&b, "HammingWindow", "mw", (const char *[]){"n", NULL}, "ham");
+	attr(&b, "periodic")->has_i = 1;	/* 0: symmetric */
+	b.attr[b.g.n_node - 1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	node(&b, "BlackmanWindow", "bw", (const char *[]){"n", NULL}, "bl");
+	node(&b, "ConstantOfShape", "cs", (const char *[]){"shape", NULL}, "c");
+	onnx__tensor_proto__init(&fill);
+	fill.has_data_type = 1;
+	fill.data_type = T_INT64;
+	fill.n_dims = 1;
+	fill.dims = &one;
+	fill.n_int64_data = 1;
+	fill.int64_data = seven;
+	attr(&b, "value")->t = &fill;
+	b.attr[b.g.n_node - 1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+	output(&b, "r", r3, 1);
+	output(&b, "hann", w4, 1);
+	output(&b, "ham", w4, 1);
+	output(&b, "bl", w4, 1);
+	output(&b, "c", c22, 2);
+	g = load(&b, &o, NULL, &err);
+	if (!g)
+		fail_msg("%s", err.msg);
+	assert_ints(known_output(g, "r"), (int64_t[]){10, 7, 4}, 3);
+	assert_floats(known_output(g, "hann"), hann, 4);
+	assert_floats(known_output(g, "ham"), hamming_sym, 4);
+	assert_floats(known_output(g, "bl"), blackman, 4);
+	assert_ints(known_output(g, "c"), (int64_t[]){7, 7, 7, 7}, 4);
+	fl_graph_free(g);
+	/* unbound, the import-only ops stay opaque, naming the input */
+	b.g.n_output = 1;
+	g = load(&b, NULL, NULL, &err);
+	assert_non_null(g);
+	assert_int_equal(count_kind(g, FL_OP_CUSTOM), 1);
+	fl_graph_free(g);
+}
+
+static void expect_bind_error(const model *b, fl_onnx_given_input *gv,
+			      const char *want)
+{
+	fl_onnx_import_opts o = {0, NULL, 1, gv};
+	fl_error err = {{0}};
+
+	assert_null(load(b, &o, NULL, &err));
+	t_assert_contains(err.msg, want);
+}
+
+/* A name that is no graph input, a wrong element type or shape. */
+static void test_onnx_import_bind_errors(void **state)
+{
+	static int64_t si[] = {3, 2, 1};
+	static float sf[3];
+	fl_onnx_values ok = int_value(si, sf, 2, 1, T_INT64);
+	fl_onnx_values three = int_value(si, sf, 3, 1, T_INT64);
+	fl_onnx_values floats = {fl_shape_make(1, (int64_t[]){2}), T_FLOAT,
+				 2, sf, NULL};
+	fl_onnx_given_input gv[] = {
+		{"nope", -1, "a.pb", &ok}, {"shape", -1, "b.pb", &floats},
+		{"shape", -1, "c.pb", &three}, {"nope", 5, "d.pb", &ok},
+	};
+	model b;
+
+	(void)state;
+	reshape_model(&b);
+	expect_bind_error(&b, &gv[0], "m.onnx: a.pb: \"nope\" is not a graph "
+			  "input of the model");
+	expect_bind_error(&b, &gv[1], "b.pb: input shape is int64, the file "
+			  "holds float");
+	expect_bind_error(&b, &gv[2], "c.pb: input shape has shape [2], the "
+			  "file [3]");
+	expect_bind_error(&b, &gv[3], "d.pb: \"nope\" is not a graph input");
+}
+
+/* A TensorProto file: name (may be ""), float or int64 values. */
+static void write_tensor(const char *path, const char *name, int dtype,
+			 int64_t *dims, int rank, float *f, int64_t *i, int n)
+{
+	Onnx__TensorProto t;
+	uint8_t buf[512];
+	size_t len;
+	FILE *out;
+
+	onnx__tensor_proto__init(&t);
+	t.name = (char *)name;
+	t.has_data_type = 1;
+	t.data_type = dtype;
+	t.n_dims = (size_t)rank;
+	t.dims = dims;
+	if (f)
+		t.n_float_data = (size_t)n, t.float_data = f;
+	else
+		t.n_int64_data = (size_t)n, t.int64_data = i;
+	len = onnx__tensor_proto__pack(&t, buf);
+	out = fopen(path, "wb");
+	assert_non_null(out);
+	assert_int_equal(fwrite(buf, 1, len, out), len);
+	fclose(out);
+}
+
+/* The command line: --bind-inputs binds shape and n (an unnamed file),
+ * --inputs skips their files and feeds x, and every strategy computes
+ * the expected Reshape and HannWindow; bad files are errors. */
+static void test_onnx_import_bind_cli(void **state)
+{
+	static int64_t xd[] = {2, 3}, sd[] = {2}, yd[] = {3, 2}, wd[] = {4};
+	static int64_t shape[] = {3, 2}, size[] = {4};
+	static float x[] = {1, 2, 3, 4, 5, 6}, hann[] = {0, 0.5f, 1, 0.5f};
+	char dir[64], path[256], args[1024];
+	char *out;
+	model b;
+
+	(void)state;
+	reshape_model(&b);
+	typed_input(&b, "n", NULL, 0, T_INT64);
+	node(&b, "HannWindow", "hw", (const char *[]){"n", NULL}, "w");
+	output(&b, "w", wd, 1);
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/m.onnx", dir);
+	write_model(&b, path);
+#define FILE_AT(f) (snprintf(path, sizeof path, "%s/" f, dir), path)
+	write_tensor(FILE_AT("input_0.pb"), "x", T_FLOAT, xd, 2, x, NULL, 6);
+	write_tensor(FILE_AT("input_1.pb"), "shape", T_INT64, sd, 1, NULL,
+		     shape, 2);
+	write_tensor(FILE_AT("input_2.pb"), "", T_INT64, NULL, 0, NULL, size,
+		     1);
+	write_tensor(FILE_AT("output_0.pb"), "y", T_FLOAT, yd, 2, x, NULL, 6);
+	write_tensor(FILE_AT("output_1.pb"), "w", T_FLOAT, wd, 1, hann, NULL,
+		     4);
+	snprintf(args, sizeof args, "--batch --run --strategy all --repeat 1 "
+		 "--warmup 0 --bind-inputs %s --inputs %s --expect %s %s/m.onnx",
+		 dir, dir, dir, dir);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	t_assert_contains(out, "bound at import to their given values: shape "
+			  "(input 1), n (input 2)");
+	t_assert_contains(out, "expect y [3,2]: ok");
+	t_assert_contains(out, "[4]: ok");
+	t_assert_contains(out, "verified yes");
+	assert_null(strstr(out, "verified no"));
+	assert_null(strstr(out, "MISMATCH"));
+	free(out);
+	snprintf(args, sizeof args, "--check --bind shape=%s/none.pb "
+		 "%s/m.onnx", dir, dir);
+	t_expect_fuselab(args, 2, "none.pb");
+	snprintf(args, sizeof args, "--check --bind nope=%s/input_1.pb "
+		 "%s/m.onnx", dir, dir);
+	t_expect_fuselab(args, 2, "\"nope\" is not a graph input");
+	snprintf(args, sizeof args, "--check --bind-inputs %s/m.onnx "
+		 "%s/m.onnx", dir, dir);
+	t_expect_fuselab(args, 2, "no input_0.pb there");
+	t_remove_dir(dir);
+#undef FILE_AT
+}
+
 FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_backend_conv_and_pool),
 	 cmocka_unit_test(test_onnx_import_backend_gemm_reduce_transpose),
@@ -1148,4 +1458,8 @@ FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_missing_external_data),
 	 cmocka_unit_test(test_onnx_import_report_names_source_op),
 	 cmocka_unit_test(test_onnx_import_cli_custom_line),
-	 cmocka_unit_test(test_onnx_import_cli_runs_every_strategy));
+	 cmocka_unit_test(test_onnx_import_cli_runs_every_strategy),
+	 cmocka_unit_test(test_onnx_import_bind_reshape_shape),
+	 cmocka_unit_test(test_onnx_import_bind_folds_range_windows),
+	 cmocka_unit_test(test_onnx_import_bind_errors),
+	 cmocka_unit_test(test_onnx_import_bind_cli));

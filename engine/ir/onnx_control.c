@@ -94,6 +94,7 @@ int fl_onnx_import_if(fl_onnx_ctx *c, fl_error *err)
 	const Onnx__GraphProto *gp;
 
 	if (!cond) {
+		fl_onnx_want_known(c, 0);
 		snprintf(c->reason, sizeof c->reason, "condition computed at "
 			 "run time");
 		return fl_onnx_import_custom(c, err);

@@ -5,14 +5,19 @@
  * known, which it always is) and its op type is one of the small
  * integer operators that exporters use to compute shapes (Shape, Gather,
  * Unsqueeze, Concat, Cast, Slice, arithmetic, ConstantOfShape, Range,
- * ...), and the inputs are integral (bool included), computes its
+ * the windows of onnx_window.c, ...), and the inputs are integral (bool
+ * included; Range and the makers of values take floats too), computes its
  * outputs and binds them as known values; the node adds no op.
  * Constant nodes always fold.  Integer arithmetic is exact (int64);
  * float values are computed in double and stored as float.
- * Anything else is left to the mapping (returns 0). */
+ * Anything else is left to the mapping (returns 0); an op that exists
+ * at import only (ConstantOfShape, Range, the windows) whose inputs are
+ * computed at run time records them as wanted (onnx_bind.c) and gives
+ * the reason its node is opaque ("input 1 computed at run time"). */
 #include "onnx_import_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -604,6 +609,8 @@ static int fold_by_type(fl_onnx_ctx *c, const char *t, fl_onnx_values **out,
 		return fold_expand(c, out, err);
 	if (!strcmp(t, "Where"))
 		return fold_where(c, out, err);
+	if (fl_onnx_is_window(t))
+		return fl_onnx_fold_window(c, out, err);
 	return 1;
 }
 
@@ -629,13 +636,35 @@ static bool enough_inputs(const fl_onnx_ctx *c, const char *t)
 static bool all_inputs_known(fl_onnx_ctx *c, const char *t)
 {
 	bool makes = !strcmp(t, "Cast") || !strcmp(t, "ConstantOfShape") ||
-		     !strcmp(t, "Range");
+		     !strcmp(t, "Range") || fl_onnx_is_window(t);
 
 	for (int k = 0; k < fl_onnx_n_inputs(c); k++)
 		if (fl_onnx_has_input(c, k) &&
 		    (!known(c, k) || (!makes && !known(c, k)->i)))
 			return false;
 	return fl_onnx_n_inputs(c) > 0 && fl_onnx_has_input(c, 0);
+}
+
+/* The ops that exist at import only (no mapping makes them graph ops):
+ * their values are known, or the node stays opaque. */
+static bool import_only(const char *t)
+{
+	return !strcmp(t, "ConstantOfShape") || !strcmp(t, "Range") ||
+	       fl_onnx_is_window(t);
+}
+
+/* An import-only node with inputs computed at run time: records that
+ * they are wanted known (onnx_bind.c) and says why the node will be
+ * opaque; 0, the node is left to the mapping. */
+static int want_inputs(fl_onnx_ctx *c)
+{
+	for (int k = fl_onnx_n_inputs(c) - 1; k >= 0; k--)
+		if (fl_onnx_has_input(c, k) && !known(c, k)) {
+			fl_onnx_want_known(c, k);
+			snprintf(c->reason, sizeof c->reason, "input %d "
+				 "computed at run time", k);
+		}
+	return 0;
 }
 
 static int bind_result(fl_onnx_ctx *c, fl_onnx_values *v, fl_error *err)
@@ -661,7 +690,7 @@ int fl_onnx_fold_node(fl_onnx_ctx *c, fl_error *err)
 		     : t[1] == 'h' ? fold_shape(c, &v, err)
 				   : fold_size(c, &v, err);
 	else if (!all_inputs_known(c, t) || !enough_inputs(c, t))
-		return 0;
+		return import_only(t) ? want_inputs(c) : 0;
 	else
 		rc = fold_by_type(c, t, &v, err);
 	if (rc == 1)

@@ -296,7 +296,9 @@ int fl_onnx_input_ints(fl_onnx_ctx *c, int k, int64_t *out, int max,
 		return -1;
 	if (!b->known) {
 		/* a shape or an amount computed at run time: fuselab's ops
-		 * are static, so the node cannot be modelled */
+		 * are static, so the node cannot be modelled (unless the
+		 * input it comes from is given: onnx_bind.c) */
+		fl_onnx_want_known(c, k);
 		snprintf(c->reason, sizeof c->reason, "input %d computed at "
 			 "run time", k);
 		c->cannot_model = true;
@@ -767,8 +769,11 @@ static bool resolve_by_name(const Onnx__GraphProto *gp,
 	return true;
 }
 
+/* Graph input vi; a given value (or NULL) sets its dynamic dims when
+ * --input-shape does not. */
 static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
-		     const fl_onnx_import_opts *o, fl_error *err)
+		     const fl_onnx_import_opts *o,
+		     const fl_onnx_values *given_value, fl_error *err)
 {
 	const fl_onnx_input_shape *given = given_shape(o, vi->name);
 	fl_shape s = {0};
@@ -786,6 +791,8 @@ static int add_input(fl_onnx_ctx *c, const Onnx__ValueInfoProto *vi,
 			return -1;
 		}
 		s = given->shape;
+	} else if (dynamic && given_value) {
+		s = given_value->shape;
 	} else if (dynamic && !resolve_by_name(c->graph, o, vi, &s)) {
 		fl_error_set(err, "dynamic dimensions: give them with "
 			     "--input-shape %s=d1,d2,...",
@@ -829,7 +836,8 @@ static int add_inputs(fl_onnx_ctx *c, const Onnx__GraphProto *gp,
 		}
 		if (fl_onnx_lookup(c, vi->name))
 			continue;	/* an initializer: a constant */
-		if (add_input(c, vi, o, err) < 0) {
+		if (add_input(c, vi, o, c->given ? c->given[k] : NULL,
+			      err) < 0) {
 			fl_error_prefix(err, "input %s",
 					fl_error_name(vi->name));
 			return -1;
@@ -1276,6 +1284,9 @@ static void ctx_free(fl_onnx_ctx *c)
 	}
 	free(c->bind);
 	free(c->hash);
+	for (int k = 0; k < c->n_wanted; k++)
+		free(c->wanted[k]);
+	free(c->wanted);
 }
 
 static int import_model(fl_onnx_ctx *c, const Onnx__ModelProto *m,
@@ -1291,7 +1302,8 @@ static int import_model(fl_onnx_ctx *c, const Onnx__ModelProto *m,
 	c->graph = gp;
 	c->main_graph = gp;
 	if (read_opsets(c, m, err) < 0 || bind_initializers(c, gp, err) < 0 ||
-	    add_inputs(c, gp, o, err) < 0 || import_nodes(c, gp, err) < 0 ||
+	    fl_onnx_bind_given(c, err) < 0 || add_inputs(c, gp, o, err) < 0 ||
+	    import_nodes(c, gp, err) < 0 ||
 	    mark_outputs(c, gp, err) < 0)
 		return -1;
 	if (fl_graph_validate(c->g, err) < 0)
@@ -1306,13 +1318,47 @@ static const char *graph_name(const Onnx__ModelProto *m, const char *source)
 	return source;
 }
 
+/* One import of m, the inputs marked in bound taken as their given
+ * values.  When ops wanted the value of given inputs not bound yet,
+ * marks them, sets *again and returns NULL: the caller imports again. */
+static fl_graph *import_pass(const Onnx__ModelProto *m, const char *source,
+			     const char *base_dir,
+			     const fl_onnx_import_opts *opts,
+			     const fl_onnx_values **given, bool *bound,
+			     fl_onnx_info *info, bool *again, fl_error *err)
+{
+	fl_onnx_ctx c = {0};
+	int rc = -1;
+
+	fl_onnx_info_free(info);
+	c.base_dir = base_dir;
+	c.info = info;
+	c.given = given;
+	c.bound = bound;
+	c.g = fl_graph_new(graph_name(m, source));
+	if (!c.g || (info && fill_info_header(info, m) < 0))
+		fl_error_set(err, "out of memory");
+	else
+		rc = import_model(&c, m, opts, err);
+	/* a failed import may fail for want of a bound value too */
+	*again = c.main_graph && fl_onnx_bind_wanted(&c, bound) > 0;
+	if (rc < 0 || *again) {
+		fl_graph_free(c.g);
+		c.g = NULL;
+	}
+	ctx_free(&c);
+	return c.g;
+}
+
 fl_graph *fl_onnx_load_bytes(const uint8_t *data, size_t len,
 			     const char *source, const char *base_dir,
 			     const fl_onnx_import_opts *opts,
 			     fl_onnx_info *info, fl_error *err)
 {
 	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
-	fl_onnx_ctx c = {0};
+	const fl_onnx_values **given = NULL;
+	bool *bound = NULL, again = true;
+	fl_graph *g = NULL;
 
 	if (info)
 		memset(info, 0, sizeof *info);
@@ -1321,24 +1367,28 @@ fl_graph *fl_onnx_load_bytes(const uint8_t *data, size_t len,
 			     "truncated or corrupt", source);
 		return NULL;
 	}
-	c.base_dir = base_dir;
-	c.info = info;
-	c.g = fl_graph_new(graph_name(m, source));
-	if (!c.g || (info && fill_info_header(info, m) < 0)) {
+	if (m->graph && fl_onnx_given_resolve(m->graph, opts, &given, err) < 0)
+		goto out;
+	if (given && !(bound = calloc(m->graph->n_input, sizeof *bound))) {
 		fl_error_set(err, "out of memory");
-		goto fail;
+		goto out;
 	}
-	if (import_model(&c, m, opts, err) < 0)
-		goto fail;
-	ctx_free(&c);
+	/* each pass binds one more given input at least, so this ends */
+	while (again)
+		g = import_pass(m, source, base_dir, opts, given, bound, info,
+				&again, err);
+	if (g && info && fl_onnx_note_bound(info, m->graph, bound) < 0) {
+		fl_error_set(err, "out of memory");
+		fl_graph_free(g);
+		g = NULL;
+	}
+out:
+	if (!g)
+		fl_error_prefix(err, "%s", source);
+	free(given);
+	free(bound);
 	onnx__model_proto__free_unpacked(m, NULL);
-	return c.g;
-fail:
-	fl_error_prefix(err, "%s", source);
-	fl_graph_free(c.g);
-	ctx_free(&c);
-	onnx__model_proto__free_unpacked(m, NULL);
-	return NULL;
+	return g;
 }
 
 fl_graph *fl_onnx_load_file(const char *path, const fl_onnx_import_opts *opts,
@@ -1382,6 +1432,9 @@ void fl_onnx_info_free(fl_onnx_info *info)
 		free(info->types[k].reason);
 	}
 	free(info->types);
+	for (int k = 0; k < info->n_bound; k++)
+		free(info->bound[k].name);
+	free(info->bound);
 	memset(info, 0, sizeof *info);
 }
 

@@ -31,10 +31,36 @@ typedef struct fl_onnx_input_shape {
 	fl_shape shape;
 } fl_onnx_input_shape;
 
+struct fl_onnx_values;
+
+/* One value given for a graph input (--bind-inputs DIR, --bind
+ * NAME=FILE).  The import takes it as a constant only when an op needs
+ * that input's value at import (a Reshape's shape, a Range's limit, ...,
+ * or a value computed from it): the model is specialised to it, and the
+ * input is no longer a graph input.  Inputs read only as data stay
+ * inputs (onnx_bind.c). */
+typedef struct fl_onnx_given_input {
+	const char *name;	/* the graph input it is for ("": none) */
+	int position;		/* K of DIR/input_K.pb: the input at that
+				 * position when the name matches none;
+				 * -1: by name only */
+	const char *source;	/* the file, for messages */
+	const struct fl_onnx_values *values;
+} fl_onnx_given_input;
+
 typedef struct fl_onnx_import_opts {
 	int n_shapes;
 	const fl_onnx_input_shape *shapes;
+	int n_given;
+	const fl_onnx_given_input *given;
 } fl_onnx_import_opts;
+
+/* A graph input the import took as a constant (its given value). */
+typedef struct fl_onnx_bound_input {
+	char *name;
+	int position;		/* among the model's graph inputs that are
+				 * not initializers */
+} fl_onnx_bound_input;
 
 typedef struct fl_onnx_opset {
 	char *domain;		/* "" for the default domain */
@@ -61,10 +87,14 @@ typedef struct fl_onnx_info {
 	int n_types;		/* in order of first appearance */
 	fl_onnx_op_count *types;
 	int n_nodes, n_initializers;
+	int n_bound;		/* given inputs taken as constants, in */
+	fl_onnx_bound_input *bound;	/* the model's order */
 } fl_onnx_info;
 
 /* Loads and validates the model at `path`.  opts may be NULL (no
- * --input-shape); info may be NULL, else it is filled (also when the
+ * --input-shape, no given values); a given value that names no graph
+ * input, or whose element type or shape is not the input's, is an
+ * error; info may be NULL, else it is filled (also when the
  * import fails part way) and the caller frees it with fl_onnx_info_free. */
 fl_graph *fl_onnx_load_file(const char *path, const fl_onnx_import_opts *opts,
 			    fl_onnx_info *info, fl_error *err);

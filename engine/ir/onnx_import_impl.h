@@ -45,6 +45,15 @@ typedef struct fl_onnx_ctx {
 	char reason[96];	/* "mode cubic": why, for the summary */
 	const Onnx__GraphProto *main_graph;	/* the model's graph */
 	int depth;		/* If branches inlined around the node */
+	/* given values (onnx_bind.c), per graph input of main_graph (NULL
+	 * when none, or when nothing is given): bound[k] when input k is
+	 * taken as a constant in this import */
+	const fl_onnx_values **given;
+	const bool *bound;
+	/* the values ops wanted known at import and found computed at run
+	 * time (names; recorded only when values are given) */
+	char **wanted;
+	int n_wanted, cap_wanted;
 } fl_onnx_ctx;
 
 /* A per-operator mapping: adds the node's ops (or binds known values) and
@@ -124,6 +133,32 @@ const Onnx__ValueInfoProto *fl_onnx_declared_value(const Onnx__GraphProto *gp,
 						   const char *name);
 int fl_onnx_declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
 			   bool *dynamic, fl_error *err);
+
+/* onnx_bind.c: given values (--bind-inputs, --bind) for the graph
+ * inputs of gp: *given receives one entry per gp->input (NULL where
+ * none is given; the array NULL when nothing is), each checked against
+ * the input's declared element type and shape.  Errors read "<file>:
+ * <what>". */
+int fl_onnx_given_resolve(const Onnx__GraphProto *gp,
+			  const fl_onnx_import_opts *o,
+			  const fl_onnx_values ***given, fl_error *err);
+/* onnx_bind.c: binds the given value of every input marked bound as a
+ * known value (a copy), before the graph inputs are made. */
+int fl_onnx_bind_given(fl_onnx_ctx *c, fl_error *err);
+/* onnx_bind.c: records that the node's input k must be known at import
+ * and is not (nothing when no value is given). */
+void fl_onnx_want_known(fl_onnx_ctx *c, int k);
+/* onnx_bind.c: marks in bound (one per main-graph input) the inputs
+ * with a given value, not bound yet, that a wanted value is computed
+ * from; how many. */
+int fl_onnx_bind_wanted(const fl_onnx_ctx *c, bool *bound);
+/* onnx_bind.c: the bound inputs into info->bound; -1 out of memory. */
+int fl_onnx_note_bound(fl_onnx_info *info, const Onnx__GraphProto *gp,
+		       const bool *bound);
+/* onnx_window.c: whether op_type is HannWindow, HammingWindow or
+ * BlackmanWindow, and its values for the node's known size. */
+bool fl_onnx_is_window(const char *op_type);
+int fl_onnx_fold_window(fl_onnx_ctx *c, fl_onnx_values **out, fl_error *err);
 
 /* onnx_fold.c: when every input of the node is known at import and its
  * op type is one the folder computes, binds its outputs to known values

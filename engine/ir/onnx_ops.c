@@ -1386,6 +1386,8 @@ static int map_pad(fl_onnx_ctx *c, fl_error *err)
 					  !strcmp(mode, "reflect"), err);
 	if (c->opset >= 11 && fl_onnx_has_input(c, 2)) {
 		if (!(v = fl_onnx_input_known(c, 2)) || v->n != 1) {
+			if (!v)
+				fl_onnx_want_known(c, 2);
 			fl_error_set(err, "constant_value must be a scalar "
 				     "known at import");
 			return -1;

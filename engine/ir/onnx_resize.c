@@ -137,6 +137,7 @@ static int read_scales(fl_onnx_ctx *c, float *scales, int max, int *n,
 	if (!fl_onnx_has_input(c, at))
 		return 0;
 	if (!(v = fl_onnx_input_known(c, at))) {
+		fl_onnx_want_known(c, at);
 		fl_error_set(err, "input %d: the scales must be known at "
 			     "import (a constant, or computed from shapes "
 			     "only)", at);
