@@ -380,7 +380,7 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
 
 /* Cast between fuselab's element types (docs/types.md): float (and
  * double) to float is a copy, anything else fuselab's cast; the 16-bit
- * floats, strings and the other integer widths are refused. */
+ * floats, strings and complex numbers are refused. */
 static int map_cast(fl_onnx_ctx *c, fl_error *err)
 {
 	int to = (int)fl_onnx_attr_int(c, "to", 0), x;
@@ -392,8 +392,8 @@ static int map_cast(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	if (dt < 0) {
 		fl_error_set(err, "Cast to %s is not supported (fuselab's "
-			     "element types: float, bool, int8, uint8, int32, "
-			     "int64)", fl_onnx_dtype_name(to));
+			     "element types: float, bool and the 8-, 16-, 32- "
+			     "and 64-bit integers)", fl_onnx_dtype_name(to));
 		return -1;
 	}
 	x = fl_onnx_data(c, 0, err);

@@ -49,7 +49,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	      "round to nearest, ties to even"),
 	{"cast", FL_OP_CAST, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
 	 fl_eval_unary, NULL, ATTRS("dtype"),
-	 "convert to \"dtype\" (f32 bool i8 u8 i32 i64)", EXPR("$0")},
+	 "convert to \"dtype\" (f32 bool i8 u8 i16 u16 i32 u32 i64 u64)", EXPR("$0")},
 	UNARY(FL_OP_SIN, "sin", "sinf($0)", "sine"),
 	UNARY(FL_OP_COS, "cos", "cosf($0)", "cosine"),
 	UNARY(FL_OP_TAN, "tan", "tanf($0)", "tangent"),
@@ -231,27 +231,6 @@ fl_op_c fl_op_c_templates(const fl_op *op, char *buf, size_t n)
  * integers: fabsf, the NaN-aware fl_fmaxf/fl_fminf, -INFINITY as an
  * identity, and a division that would trap on zero (the reference
  * gives 0, see ops_typed.c). */
-static const char *int_min_name(fl_dtype dt)
-{
-	switch (dt) {
-	case FL_I8: return "INT8_MIN";
-	case FL_I32: return "INT32_MIN";
-	case FL_I64: return "INT64_MIN";
-	default: return "0";
-	}
-}
-
-static const char *int_max_name(fl_dtype dt)
-{
-	switch (dt) {
-	case FL_I8: return "INT8_MAX";
-	case FL_U8: return "UINT8_MAX";
-	case FL_I32: return "INT32_MAX";
-	case FL_I64: return "INT64_MAX";
-	default: return "1";
-	}
-}
-
 fl_op_c fl_op_c_templates_typed(const fl_op *op, fl_dtype dt, char *buf,
 				size_t n)
 {
@@ -267,11 +246,11 @@ fl_op_c fl_op_c_templates_typed(const fl_op *op, fl_dtype dt, char *buf,
 	case FL_OP_MIN: c.compute = "($0 < $1 ? $0 : $1)"; break;
 	case FL_OP_REDUCE_SUM: c.init = "0"; break;
 	case FL_OP_REDUCE_MAX:
-		c.init = int_min_name(dt);
+		c.init = fl_dtype_min_name(dt);
 		c.update = "($0 > $o ? $0 : $o)";
 		break;
 	case FL_OP_REDUCE_MIN:
-		c.init = int_max_name(dt);
+		c.init = fl_dtype_max_name(dt);
 		c.update = "($0 < $o ? $0 : $o)";
 		break;
 	default: break;
