@@ -224,8 +224,100 @@ static void test_quant_onnx_wide_types(void **state)
 		node_test_verifies(tests[k]);
 }
 
+/* ------------------------------------------------ remainders and shifts */
+
+/* Python's and C's remainders of i32 x by a divisor of each sign (and by
+ * 0 and -1, which give 0 rather than trap); u64 and u8 shifts. */
+#define INT_OPS_GRAPH                                                       \
+	"{'format':'fuselab-graph/1','name':'intops','tensors':{"            \
+	"'x':{'shape':[6],'dtype':'i32','role':'input'},"                    \
+	"'d':{'shape':[6],'dtype':'i32','role':'const',"                     \
+	"'data':[3,-3,3,-3,0,-1]},"                                           \
+	"'n':{'shape':[6],'dtype':'u64','role':'const','data':[0,1,4,63,64,70]},"\
+	"'b':{'shape':[6],'dtype':'u8','role':'const','data':[0,1,4,7,8,9]},"\
+	"'md':{'shape':[6],'dtype':'i32','role':'output'},"                  \
+	"'fm':{'shape':[6],'dtype':'i32','role':'output'},"                  \
+	"'sl':{'shape':[6],'dtype':'u64','role':'output'},"                  \
+	"'sr':{'shape':[6],'dtype':'u64','role':'output'},"                  \
+	"'bl':{'shape':[6],'dtype':'u8','role':'output'},"                   \
+	"'br':{'shape':[6],'dtype':'u8','role':'output'}},"                  \
+	"'ops':["                                                             \
+	"{'name':'md','op':'mod','in':['x','d'],'out':['md']},"              \
+	"{'name':'fm','op':'fmod','in':['x','d'],'out':['fm']},"             \
+	"{'name':'cu','op':'cast','in':['x'],'out':['ux'],"                  \
+	"'attrs':{'dtype':'u64'}},"                                           \
+	"{'name':'sl','op':'shift_left','in':['ux','n'],'out':['sl']},"      \
+	"{'name':'sr','op':'shift_right','in':['ux','n'],'out':['sr']},"     \
+	"{'name':'c8','op':'cast','in':['x'],'out':['x8'],"                  \
+	"'attrs':{'dtype':'u8'}},"                                            \
+	"{'name':'bl','op':'shift_left','in':['x8','b'],'out':['bl']},"      \
+	"{'name':'br','op':'shift_right','in':['x8','b'],'out':['br']}]}"
+
+static void test_quant_remainders_and_shifts_exact(void **state)
+{
+	static const int64_t x[] = {-7, -7, 7, 7, 5, INT32_MIN};
+	/* Python: -7 % 3 = 2, -7 % -3 = -1, 7 % 3 = 1, 7 % -3 = -2 */
+	static const int64_t md[] = {2, -1, 1, -2, 0, 0};
+	/* C: the dividend's sign */
+	static const int64_t fm[] = {-1, -1, 1, 1, 0, 0};
+	/* -7 as u64 is 2^64 - 7: << 1 wraps, >> 4 is unsigned */
+	static const int64_t sl[] = {-7, -14, 112, INT64_MIN, 0, 0};
+	static const int64_t sr[] = {-7, INT64_MAX - 3, 0, 0, 0, 0};
+	/* -7 as u8 is 249 */
+	static const int64_t bl[] = {249, 242, 112, 128, 0, 0};
+	static const int64_t br[] = {249, 124, 0, 0, 0, 0};
+	fl_graph *g = t_load_q(INT_OPS_GRAPH);
+	fl_values *v = run_with_feed(g, "x", FL_I32, x, 6);
+
+	(void)state;
+	assert_ints(g, v, "md", FL_I32, md, 6);
+	assert_ints(g, v, "fm", FL_I32, fm, 6);
+	assert_ints(g, v, "sl", FL_U64, sl, 6);
+	assert_ints(g, v, "sr", FL_U64, sr, 6);
+	assert_ints(g, v, "bl", FL_U8, bl, 6);
+	assert_ints(g, v, "br", FL_U8, br, 6);
+	fl_values_free(v);
+	fl_graph_free(g);
+}
+
+static void test_quant_remainders_and_shifts_every_strategy(void **state)
+{
+	(void)state;
+	verifies_every_strategy("intops.json", INT_OPS_GRAPH);
+}
+
+/* Shifts take unsigned integers only, as ONNX's BitShift. */
+static void test_quant_shift_refuses_signed(void **state)
+{
+	(void)state;
+	t_load_fails("{\"format\":\"fuselab-graph/1\",\"tensors\":{"
+		     "\"x\":{\"shape\":[2],\"dtype\":\"i32\",\"role\":\"input\"},"
+		     "\"y\":{\"shape\":[2],\"dtype\":\"i32\",\"role\":\"output\"}},"
+		     "\"ops\":[{\"name\":\"o\",\"op\":\"shift_left\","
+		     "\"in\":[\"x\",\"x\"],\"out\":[\"y\"]}]}",
+		     "shift_left takes unsigned integers (u8, u16, u32, u64), "
+		     "got a i32 tensor");
+}
+
+static void test_quant_onnx_mod_and_bitshift(void **state)
+{
+	static const char *const tests[] = {
+		"test_mod_mixed_sign_int8", "test_mod_int64_fmod",
+		"test_mod_uint64", "test_mod_broadcast",
+		"test_bitshift_left_uint16", "test_bitshift_right_uint64",
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof tests / sizeof tests[0]; k++)
+		node_test_verifies(tests[k]);
+}
+
 FL_SUITE(quant,
 	 cmocka_unit_test(test_quant_wide_types_exact),
 	 cmocka_unit_test(test_quant_wide_types_every_strategy),
 	 cmocka_unit_test(test_quant_wide_types_declared),
-	 cmocka_unit_test(test_quant_onnx_wide_types));
+	 cmocka_unit_test(test_quant_onnx_wide_types),
+	 cmocka_unit_test(test_quant_remainders_and_shifts_exact),
+	 cmocka_unit_test(test_quant_remainders_and_shifts_every_strategy),
+	 cmocka_unit_test(test_quant_shift_refuses_signed),
+	 cmocka_unit_test(test_quant_onnx_mod_and_bitshift));

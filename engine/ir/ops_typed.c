@@ -7,7 +7,8 @@
  * 64-bit token id or an int32 sum that overflows comes out as C's
  * fixed-width arithmetic computes it; integer division truncates toward
  * zero (C and ONNX), dividing by zero gives 0 (generated code does the
- * same, rather than trap).
+ * same, rather than trap); mod is Python's remainder, fmod C's, shifts
+ * by the width or more give 0.
  *
  * Three families:
  *   - elementwise ops (cast, comparisons, logic, where, integer
@@ -102,6 +103,32 @@ static int64_t compare_op(fl_op_kind k, int c)
 	}
 }
 
+/* C's remainder (a's sign); Python's (b's sign) when `python`.  x % 0
+ * and x % -1 give 0 (the latter would trap on INT64_MIN). */
+static int64_t int_mod(fl_dtype dt, int64_t a, int64_t b, bool python)
+{
+	int64_t r;
+
+	if (b == 0)
+		return 0;
+	if (dt == FL_U64)
+		return (int64_t)((uint64_t)a % (uint64_t)b);
+	if (b == -1)
+		return 0;
+	r = a % b;
+	return python && r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+/* a shifted by b bits in dt (unsigned); by the width or more: 0. */
+static int64_t int_shift(fl_dtype dt, int64_t a, int64_t b, bool left)
+{
+	uint64_t n = (uint64_t)b;
+
+	if (n >= (uint64_t)(8 * fl_dtype_size(dt)))
+		return 0;
+	return (int64_t)(left ? (uint64_t)a << n : (uint64_t)a >> n);
+}
+
 static int sign_of(fl_dtype dt, int64_t v)
 {
 	return fl_dtype_compare(dt, v, 0);
@@ -144,6 +171,10 @@ static int64_t int_element(const fl_op *op, const fl_buf *in,
 	case FL_OP_SUB: return wrap_add(a, wrap_mul(b, -1));
 	case FL_OP_MUL: return wrap_mul(a, b);
 	case FL_OP_DIV: return int_div(dt, a, b);
+	case FL_OP_MOD: return int_mod(dt, a, b, true);
+	case FL_OP_FMOD: return int_mod(dt, a, b, false);
+	case FL_OP_SHIFT_LEFT: return int_shift(dt, a, b, true);
+	case FL_OP_SHIFT_RIGHT: return int_shift(dt, a, b, false);
 	case FL_OP_MAX: return fl_dtype_compare(dt, a, b) > 0 ? a : b;
 	case FL_OP_MIN: return fl_dtype_compare(dt, a, b) < 0 ? a : b;
 	default: return a;	/* copy */
