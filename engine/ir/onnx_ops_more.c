@@ -639,5 +639,5 @@ fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type)
 	for (size_t k = 0; k < sizeof mappings / sizeof mappings[0]; k++)
 		if (!strcmp(mappings[k].op_type, op_type))
 			return mappings[k].map;
-	return NULL;
+	return fl_onnx_quant_mapping(op_type);
 }
