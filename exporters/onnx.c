@@ -374,6 +374,21 @@ static int attr_float(builder *b, Onnx__NodeProto *nd, const char *name,
 	return 0;
 }
 
+static int attr_string(builder *b, Onnx__NodeProto *nd, const char *name,
+		       const char *v)
+{
+	Onnx__AttributeProto *a = nd ? add_attr(b, nd, name,
+		ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) : NULL;
+	char *s = a ? dup_str(b, v) : NULL;
+
+	if (!s)
+		return -1;
+	a->has_s = 1;
+	a->s.data = (uint8_t *)s;
+	a->s.len = strlen(s);
+	return 0;
+}
+
 static int attr_ints(builder *b, Onnx__NodeProto *nd, const char *name,
 		     const int64_t *v, int n)
 {
@@ -427,6 +442,7 @@ static const struct {
 	{FL_OP_ACOSH, "Acosh"}, {FL_OP_ATANH, "Atanh"},
 	{FL_OP_FLOOR, "Floor"}, {FL_OP_CEIL, "Ceil"}, {FL_OP_SIGN, "Sign"},
 	{FL_OP_MOD, "Mod"}, {FL_OP_FMOD, "Mod"},
+	{FL_OP_SHIFT_LEFT, "BitShift"}, {FL_OP_SHIFT_RIGHT, "BitShift"},
 	{FL_OP_ADD, "Add"}, {FL_OP_SUB, "Sub"}, {FL_OP_MUL, "Mul"},
 	{FL_OP_DIV, "Div"}, {FL_OP_MAX, "Max"}, {FL_OP_MIN, "Min"},
 	{FL_OP_POW, "Pow"}, {FL_OP_TRANSPOSE, "Transpose"},
@@ -508,6 +524,10 @@ static int same_inputs_attrs(builder *b, Onnx__NodeProto *nd)
 		return attr_float(b, nd, "alpha", op_float(b, "alpha", 1.0));
 	case FL_OP_FMOD:
 		return attr_int(b, nd, "fmod", 1);
+	case FL_OP_SHIFT_LEFT:
+		return attr_string(b, nd, "direction", "LEFT");
+	case FL_OP_SHIFT_RIGHT:
+		return attr_string(b, nd, "direction", "RIGHT");
 	case FL_OP_CONCAT:
 		return attr_int(b, nd, "axis",
 				fl_axis_normalize(op_int(b, "axis", 0), rank));

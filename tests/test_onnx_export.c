@@ -36,7 +36,7 @@ static const char *const onnx_ops[] = {
 	"Where",
 	/* issue 29's unary primitives */
 	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd",
+	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd", "BitShift",
 	"GatherElements", "ScatterElements",
 };
 
@@ -485,6 +485,12 @@ static const op_case op_cases[] = {
 	{HEAD IN("x", "[2,3]") IN("z", "[3]") OUT("y", "[2,3]") OPS
 	 OP("a", "mod", "'x','z'", "t1", "") ","
 	 OP("b", "fmod", "'t1','z'", "y", "") TAIL, "Mod", ""},
+	/* unsigned shifts (BitShift's direction) */
+	{HEAD "'u':{'shape':[2,3],'dtype':'u32','role':'input'},"
+	 "'n':{'shape':[3],'dtype':'u32','role':'const','data':[1,2,31]},"
+	 "'y':{'shape':[2,3],'dtype':'u32','role':'output'}" OPS
+	 OP("a", "shift_left", "'u','n'", "t1", "") ","
+	 OP("b", "shift_right", "'t1','n'", "y", "") TAIL, "BitShift", ""},
 	{HEAD IN("x", "[2,3,4]") OUT("y", "[2,1,1]") OPS
 	 OP("a", "reduce_prod", "'x'", "y", "'axes':[1,2]") TAIL,
 	 "ReduceProd", ""},

@@ -981,9 +981,9 @@ static void test_onnx_import_bad_models(void **state)
 	output(&b, "y", xd, 1);
 	expect_error(&b, "node r (Sqrt): sqrt: in[0]: sqrt computes in f32 "
 		     "(cast the input to f32 first), got a i64 tensor");
-	/* a uint16 one: no fuselab type holds it on the data path */
-	b.tt[0].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__UINT16;
-	expect_error(&b, "is a uint16 tensor on the data path (fuselab's "
+	/* a float16 one: no fuselab type holds it on the data path */
+	b.tt[0].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+	expect_error(&b, "is a float16 tensor on the data path (fuselab's "
 		     "element types");
 
 	/* a value folded at import past 2^22 elements: refused, not made */

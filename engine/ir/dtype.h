@@ -1,13 +1,15 @@
 /* fl_dtype: the element types a tensor can have.
  *
  * f32 is the default and the type of every computation that is not
- * integral by nature; bool, i8, u8, i32 and i64 carry indices, masks,
- * token ids and the like.  The zero value is f32, so a zeroed tensor,
+ * integral by nature; bool and the integers (i8 u8 i16 u16 i32 u32 i64
+ * u64) carry indices, masks, token ids, quantized values and the like.  The zero value is f32, so a zeroed tensor,
  * buffer or struct is a float one.
  *
  * Representation (docs/types.md): the interpreter holds every integral
  * and bool value exactly as an int64_t (fl_buf.ints), wrapped to its
- * type's range after each op (fl_dtype_wrap); generated code declares
+ * type's range after each op (fl_dtype_wrap) -- a u64 above INT64_MAX
+ * is held as its two's complement bits, so comparisons, division and
+ * conversion to float go through fl_dtype_is_unsigned; generated code declares
  * each array in its own C type (fl_dtype_c_type), bool as C's bool. */
 #ifndef FL_DTYPE_H
 #define FL_DTYPE_H
@@ -23,10 +25,15 @@ typedef enum fl_dtype {
 	FL_U8,
 	FL_I32,
 	FL_I64,
+	FL_I16,
+	FL_U16,
+	FL_U32,
+	FL_U64,
 	FL_DTYPE_COUNT
 } fl_dtype;
 
-/* "f32", "bool", "i8", "u8", "i32", "i64" (the graph format's names). */
+/* "f32", "bool", "i8", "u8", "i32", "i64", "i16", "u16", "u32", "u64"
+ * (the graph format's names). */
 const char *fl_dtype_name(fl_dtype dt);
 
 /* The dtype named `name`; -1 when it names none. */
@@ -36,11 +43,27 @@ int fl_dtype_parse(const char *name);
 int fl_dtype_size(fl_dtype dt);
 
 /* The element's C type in generated code: "float", "bool", "int8_t",
- * "uint8_t", "int32_t", "int64_t". */
+ * "uint8_t", ..., "uint64_t". */
 const char *fl_dtype_c_type(fl_dtype dt);
 
 /* True for every dtype but f32: values held exactly as integers. */
 bool fl_dtype_is_int(fl_dtype dt);
+
+/* True for the unsigned integer types (bool included: 0 and 1). */
+bool fl_dtype_is_unsigned(fl_dtype dt);
+
+/* The smallest and largest value of integral dt (u64's largest is
+ * UINT64_MAX, held as -1); the C names of both for generated code. */
+int64_t fl_dtype_min(fl_dtype dt);
+int64_t fl_dtype_max(fl_dtype dt);
+const char *fl_dtype_min_name(fl_dtype dt);
+const char *fl_dtype_max_name(fl_dtype dt);
+
+/* Integral value v of dt as a double (u64 read as unsigned). */
+double fl_dtype_to_double(fl_dtype dt, int64_t v);
+
+/* Orders integral values a and b of dt: -1, 0 or 1 (u64 unsigned). */
+int fl_dtype_compare(fl_dtype dt, int64_t a, int64_t b);
 
 /* v reduced to dt's range the way C's conversion to the type does
  * (two's complement wrap-around; bool: v != 0). */

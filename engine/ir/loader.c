@@ -327,7 +327,8 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 	if (dtype && !(cJSON_IsString(dtype) &&
 		       fl_dtype_parse(dtype->valuestring) >= 0)) {
 		fl_error_set(err, "tensors.%s.dtype: expected one of \"f32\", "
-			     "\"bool\", \"i8\", \"u8\", \"i32\", \"i64\"",
+			     "\"bool\", \"i8\", \"u8\", \"i16\", \"u16\", "
+			     "\"i32\", \"u32\", \"i64\", \"u64\"",
 			     fl_error_name(name));
 		return -1;
 	}

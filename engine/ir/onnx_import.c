@@ -267,8 +267,8 @@ static int data_input(fl_onnx_ctx *c, int k, bool any_type, fl_error *err)
 	/* the op's dtype inference decides whether it takes the type */
 	if (!any_type && fl_onnx_to_dtype(b->dtype) < 0) {
 		fl_error_set(err, "input %d: \"%s\" is a %s tensor on the data "
-			     "path (fuselab's element types: float, bool, int8, "
-			     "uint8, int32, int64)", k, fl_error_name(b->name),
+			     "path (fuselab's element types: float, bool and "
+			     "the 8-, 16-, 32- and 64-bit integers)", k, fl_error_name(b->name),
 			     fl_onnx_dtype_name(b->dtype));
 		return -1;
 	}

@@ -68,6 +68,21 @@ fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
  * transA and transB say (Gemm, com.microsoft's FusedMatMul). */
 int fl_onnx_emit_trans_matmul(fl_onnx_ctx *c, const int *in, int out,
 			      fl_error *err);
+
+/* onnx_ops.c, shared with the quantized operators (onnx_quant.c):
+ * ONNX's MatMul of tensors a and b (numpy's rules for 1-D operands and
+ * batch dims), and Conv of x by weights w with bias b (-1: none) under
+ * the node's own Conv attributes (pads, strides, dilations, group,
+ * auto_pad); the result into out (0: the node's output 0, -1: a new
+ * intermediate).  -1 at once when an operand is -1, so calls chain. */
+int fl_onnx_emit_matmul(fl_onnx_ctx *c, int a, int b, int out, fl_error *err);
+int fl_onnx_emit_conv(fl_onnx_ctx *c, int x, int w, int b, int out,
+		      fl_error *err);
+
+/* onnx_quant.c: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ * MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv; NULL for the
+ * other op types. */
+fl_onnx_map_fn fl_onnx_quant_mapping(const char *op_type);
 /* onnx_ops_more.c: the mappings of issue 29's operators (Mod, Trilu,
  * CumSum, ...), or NULL; fl_onnx_mapping falls back on it. */
 fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type);

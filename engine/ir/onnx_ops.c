@@ -380,7 +380,7 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
 
 /* Cast between fuselab's element types (docs/types.md): float (and
  * double) to float is a copy, anything else fuselab's cast; the 16-bit
- * floats, strings and the other integer widths are refused. */
+ * floats, strings and complex numbers are refused. */
 static int map_cast(fl_onnx_ctx *c, fl_error *err)
 {
 	int to = (int)fl_onnx_attr_int(c, "to", 0), x;
@@ -392,8 +392,8 @@ static int map_cast(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	if (dt < 0) {
 		fl_error_set(err, "Cast to %s is not supported (fuselab's "
-			     "element types: float, bool, int8, uint8, int32, "
-			     "int64)", fl_onnx_dtype_name(to));
+			     "element types: float, bool and the 8-, 16-, 32- "
+			     "and 64-bit integers)", fl_onnx_dtype_name(to));
 		return -1;
 	}
 	x = fl_onnx_data(c, 0, err);
@@ -410,12 +410,12 @@ static int map_cast(fl_onnx_ctx *c, fl_error *err)
 
 /* --- matmul family --- */
 
-static int map_matmul(fl_onnx_ctx *c, fl_error *err)
+int fl_onnx_emit_matmul(fl_onnx_ctx *c, int a, int b, int out, fl_error *err)
 {
-	int a = fl_onnx_data(c, 0, err), b, y;
 	fl_shape sa, sb, sy;
+	int y;
 
-	if (a < 0 || (b = fl_onnx_data(c, 1, err)) < 0)
+	if (a < 0 || b < 0)
 		return -1;
 	sa = *shape_of(c, a);
 	sb = *shape_of(c, b);
@@ -442,9 +442,16 @@ static int map_matmul(fl_onnx_ctx *c, fl_error *err)
 				sy.dim[sy.rank - (sb.rank == 1 ? 0 : 1)];
 			sy.rank--;
 		}
-		return fl_onnx_reshape(c, y, &sy, OUT, err) < 0 ? -1 : 0;
+		return fl_onnx_reshape(c, y, &sy, out, err);
 	}
-	return fl_onnx_emit2(c, FL_OP_MATMUL, a, b, OUT, err) < 0 ? -1 : 0;
+	return fl_onnx_emit2(c, FL_OP_MATMUL, a, b, out, err);
+}
+
+static int map_matmul(fl_onnx_ctx *c, fl_error *err)
+{
+	int a = fl_onnx_data(c, 0, err), b = a < 0 ? -1 : fl_onnx_data(c, 1, err);
+
+	return fl_onnx_emit_matmul(c, a, b, OUT, err) < 0 ? -1 : 0;
 }
 
 int fl_onnx_emit_trans_matmul(fl_onnx_ctx *c, const int *in, int out,
@@ -629,13 +636,19 @@ static int pad_window(fl_onnx_ctx *c, int x, const window *w, double v,
 }
 
 /* Back to the node's rank for a 1-D window: [N,K,1,L] -> [N,K,L]. */
-static int drop_unit_height(fl_onnx_ctx *c, int y, fl_error *err)
+static int drop_unit_height_into(fl_onnx_ctx *c, int y, int out,
+				 fl_error *err)
 {
 	fl_shape s = *shape_of(c, y);
 
 	s.rank = 3;
 	s.dim[2] = s.dim[3];
-	return fl_onnx_reshape(c, y, &s, OUT, err);
+	return fl_onnx_reshape(c, y, &s, out, err);
+}
+
+static int drop_unit_height(fl_onnx_ctx *c, int y, fl_error *err)
+{
+	return drop_unit_height_into(c, y, OUT, err);
 }
 
 static int window_attrs(fl_attrs *a, const window *w, fl_error *err)
@@ -646,9 +659,8 @@ static int window_attrs(fl_attrs *a, const window *w, fl_error *err)
 }
 
 /* Conv's bias [K] as [K,1,1] added to y. */
-static int conv_bias(fl_onnx_ctx *c, int y, int out, fl_error *err)
+static int conv_bias(fl_onnx_ctx *c, int y, int b, int out, fl_error *err)
 {
-	int b = fl_onnx_data(c, 2, err);
 	fl_shape s;
 
 	if (b < 0)
@@ -659,15 +671,16 @@ static int conv_bias(fl_onnx_ctx *c, int y, int out, fl_error *err)
 	return fl_onnx_emit2(c, FL_OP_ADD, y, b, out, err);
 }
 
-static int map_conv(fl_onnx_ctx *c, fl_error *err)
+int fl_onnx_emit_conv(fl_onnx_ctx *c, int x, int wt, int b, int out,
+		      fl_error *err)
 {
-	int in[2] = {fl_onnx_data(c, 0, err), -1}, y;
-	bool bias = fl_onnx_has_input(c, 2);
+	int in[2] = {x, wt}, y;
+	bool bias = b >= 0, last;
 	fl_shape ws, s;
 	fl_attrs a = {0};
 	window w;
 
-	if (in[0] < 0 || (in[1] = fl_onnx_data(c, 1, err)) < 0)
+	if (x < 0 || wt < 0)
 		return -1;
 	ws = *shape_of(c, in[1]);
 	if (read_pair(c, "kernel_shape", ws.rank - 2, 1, w.kernel, err) < 0 ||
@@ -689,14 +702,23 @@ static int map_conv(fl_onnx_ctx *c, fl_error *err)
 		fl_attrs_free(&a);
 		return fl_onnx_oom(err);
 	}
+	last = w.nsp == 2;	/* the conv or its bias is the result */
 	y = fl_onnx_emit_attrs(c, FL_OP_CONV2D, in, 2, &a,
-		       w.nsp == 2 && !bias ? OUT : TMP, err);
-	if (y < 0 || (bias && (y = conv_bias(c, y, w.nsp == 2 ? OUT : TMP,
+			       last && !bias ? out : TMP, err);
+	if (y < 0 || (bias && (y = conv_bias(c, y, b, last ? out : TMP,
 					     err)) < 0))
 		return -1;
-	if (w.nsp == 1)
-		return drop_unit_height(c, y, err) < 0 ? -1 : 0;
-	return 0;
+	return last ? y : drop_unit_height_into(c, y, out, err);
+}
+
+static int map_conv(fl_onnx_ctx *c, fl_error *err)
+{
+	int x = fl_onnx_data(c, 0, err), w = x < 0 ? -1 : fl_onnx_data(c, 1, err);
+	int b = -1;
+
+	if (w >= 0 && fl_onnx_has_input(c, 2) && (b = fl_onnx_data(c, 2, err)) < 0)
+		return -1;
+	return fl_onnx_emit_conv(c, x, w, b, OUT, err) < 0 ? -1 : 0;
 }
 
 static int pool(fl_onnx_ctx *c, int x, const window *w, bool avg, int out,

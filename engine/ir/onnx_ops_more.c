@@ -1,6 +1,7 @@
 /* ONNX import: the mappings of issue 29 ("Models users bring"), float
  * operators of the default domain that fuselab has no op of its own for,
- * built from the op library's primitives and compound ops.
+ * built from the op library's primitives and compound ops (and Mod and
+ * BitShift, which take integers too).
  *
  * Contract: as onnx_ops.c's mappings (onnx_import_impl.h): each one turns
  * the node being imported into ops emitted through fl_onnx_emit, reading
@@ -126,6 +127,27 @@ static int map_mod(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	}
 	return done(fl_onnx_emit2(c, fmod_attr ? FL_OP_FMOD : FL_OP_MOD, a, b,
+				  OUT, err));
+}
+
+/* BitShift: direction "LEFT" or "RIGHT", on unsigned integers (the op's
+ * dtype inference refuses the others, as ONNX's type constraint). */
+static int map_bit_shift(fl_onnx_ctx *c, fl_error *err)
+{
+	char buf[16];
+	const char *dir = fl_onnx_attr_string(c, "direction", "", buf,
+					      sizeof buf);
+	int a = fl_onnx_data(c, 0, err), b;
+
+	if (a < 0 || (b = fl_onnx_data(c, 1, err)) < 0)
+		return -1;
+	if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0) {
+		fl_error_set(err, "attribute direction: \"%s\" (LEFT or RIGHT)",
+			     dir);
+		return -1;
+	}
+	return done(fl_onnx_emit2(c, strcmp(dir, "LEFT") == 0
+				  ? FL_OP_SHIFT_LEFT : FL_OP_SHIFT_RIGHT, a, b,
 				  OUT, err));
 }
 
@@ -599,7 +621,8 @@ static const struct {
 	const char *op_type;
 	fl_onnx_map_fn map;
 } mappings[] = {
-	{"Mod", map_mod}, {"ThresholdedRelu", map_thresholded_relu},
+	{"Mod", map_mod}, {"BitShift", map_bit_shift},
+	{"ThresholdedRelu", map_thresholded_relu},
 	{"Shrink", map_shrink}, {"Celu", map_celu},
 	{"DepthToSpace", map_depth_to_space},
 	{"SpaceToDepth", map_space_to_depth}, {"Trilu", map_trilu},
@@ -616,5 +639,7 @@ fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type)
 	for (size_t k = 0; k < sizeof mappings / sizeof mappings[0]; k++)
 		if (!strcmp(mappings[k].op_type, op_type))
 			return mappings[k].map;
-	return fl_onnx_mapping_indexed(op_type);
+	fl_onnx_map_fn m = fl_onnx_mapping_indexed(op_type);
+
+	return m ? m : fl_onnx_quant_mapping(op_type);
 }

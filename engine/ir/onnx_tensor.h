@@ -36,7 +36,8 @@ typedef struct fl_onnx_values {
 const char *fl_onnx_dtype_name(int dtype);
 
 /* The fuselab dtype of ONNX element type `dtype` (float and double:
- * f32; bool, int8, uint8, int32, int64: their own), -1 for the others. */
+ * f32; bool and the 8- to 64-bit integers: their own), -1 for the
+ * others (the 16-bit floats, strings, complex). */
 int fl_onnx_to_dtype(int dtype);
 
 /* The ONNX element type of fuselab dtype dt. */

@@ -3,6 +3,7 @@
  * functions in ops_prim.c or ops_compound.c; a primitive's row also says
  * how the C backend writes its scalar body (fl_op_c in ops.h), so an
  * elementwise op needs nothing else from the backend. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops_impl.h"
@@ -49,7 +50,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	      "round to nearest, ties to even"),
 	{"cast", FL_OP_CAST, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
 	 fl_eval_unary, NULL, ATTRS("dtype"),
-	 "convert to \"dtype\" (f32 bool i8 u8 i32 i64)", EXPR("$0")},
+	 "convert to \"dtype\" (f32 bool i8 u8 i16 u16 i32 u32 i64 u64)", EXPR("$0")},
 	UNARY(FL_OP_SIN, "sin", "sinf($0)", "sine"),
 	UNARY(FL_OP_COS, "cos", "cosf($0)", "cosine"),
 	UNARY(FL_OP_TAN, "tan", "tanf($0)", "tangent"),
@@ -83,6 +84,12 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	       "remainder with b's sign (Python's %), broadcasting"),
 	BINARY(FL_OP_FMOD, "fmod", "fmodf($0, $1)",
 	       "remainder with a's sign (C's fmod), broadcasting"),
+	/* unsigned integers only (ops_dtype.c); the typed templates say
+	 * what a shift by the width or more gives (0, as numpy) */
+	TYPED_BINARY(FL_OP_SHIFT_LEFT, "shift_left", "$0 << $1",
+		     "a << b, unsigned integers, broadcasting"),
+	TYPED_BINARY(FL_OP_SHIFT_RIGHT, "shift_right", "$0 >> $1",
+		     "a >> b, unsigned integers, broadcasting"),
 	/* results are bool: the interpreter's typed path evaluates them */
 	TYPED_BINARY(FL_OP_EQUAL, "equal", "$0 == $1", "a == b, bool"),
 	TYPED_BINARY(FL_OP_LESS, "less", "$0 < $1", "a < b, bool"),
@@ -235,27 +242,28 @@ fl_op_c fl_op_c_templates(const fl_op *op, char *buf, size_t n)
 
 /* Integer forms of the templates whose float form would be wrong on
  * integers: fabsf, the NaN-aware fl_fmaxf/fl_fminf, -INFINITY as an
- * identity, and a division that would trap on zero (the reference
- * gives 0, see ops_typed.c). */
-static const char *int_min_name(fl_dtype dt)
+ * identity, fmodf, and a division or remainder that would trap on zero
+ * or on INT_MIN by -1 (the reference gives 0, see ops_typed.c). */
+static const char *int_mod_template(fl_op_kind k, fl_dtype dt)
 {
-	switch (dt) {
-	case FL_I8: return "INT8_MIN";
-	case FL_I32: return "INT32_MIN";
-	case FL_I64: return "INT64_MIN";
-	default: return "0";
-	}
+	if (fl_dtype_is_unsigned(dt))
+		return "($1 == 0 ? 0 : $0 % $1)";
+	if (k == FL_OP_FMOD)
+		return "($1 == 0 || $1 == -1 ? 0 : $0 % $1)";
+	/* Python's %: a remainder with a's sign moves to b's by adding b */
+	return "($1 == 0 || $1 == -1 ? 0 : $0 % $1 != 0 && ($0 % $1 < 0) != "
+	       "($1 < 0) ? $0 % $1 + $1 : $0 % $1)";
 }
 
-static const char *int_max_name(fl_dtype dt)
+/* A shift by the width or more gives 0; the left one shifts in 64 bits
+ * (the store truncates), so that no promoted int overflows. */
+static const char *shift_template(fl_op_kind k, fl_dtype dt, char *buf,
+				  size_t n)
 {
-	switch (dt) {
-	case FL_I8: return "INT8_MAX";
-	case FL_U8: return "UINT8_MAX";
-	case FL_I32: return "INT32_MAX";
-	case FL_I64: return "INT64_MAX";
-	default: return "1";
-	}
+	snprintf(buf, n, k == FL_OP_SHIFT_LEFT
+		 ? "($1 >= %d ? 0 : (uint64_t)$0 << $1)"
+		 : "($1 >= %d ? 0 : $0 >> $1)", 8 * fl_dtype_size(dt));
+	return buf;
 }
 
 fl_op_c fl_op_c_templates_typed(const fl_op *op, fl_dtype dt, char *buf,
@@ -271,13 +279,19 @@ fl_op_c fl_op_c_templates_typed(const fl_op *op, fl_dtype dt, char *buf,
 	case FL_OP_DIV: c.compute = "($1 == 0 ? 0 : $0 / $1)"; break;
 	case FL_OP_MAX: c.compute = "($0 > $1 ? $0 : $1)"; break;
 	case FL_OP_MIN: c.compute = "($0 < $1 ? $0 : $1)"; break;
+	case FL_OP_MOD: case FL_OP_FMOD:
+		c.compute = int_mod_template(op->kind, dt);
+		break;
+	case FL_OP_SHIFT_LEFT: case FL_OP_SHIFT_RIGHT:
+		c.compute = shift_template(op->kind, dt, buf, n);
+		break;
 	case FL_OP_REDUCE_SUM: c.init = "0"; break;
 	case FL_OP_REDUCE_MAX:
-		c.init = int_min_name(dt);
+		c.init = fl_dtype_min_name(dt);
 		c.update = "($0 > $o ? $0 : $o)";
 		break;
 	case FL_OP_REDUCE_MIN:
-		c.init = int_max_name(dt);
+		c.init = fl_dtype_max_name(dt);
 		c.update = "($0 < $o ? $0 : $o)";
 		break;
 	default: break;

@@ -151,7 +151,8 @@ typedef enum fl_op_kind {
 	FL_OP_FLOOR, FL_OP_CEIL, FL_OP_SIGN,
 	/* binary / ternary with broadcasting */
 	FL_OP_ADD, FL_OP_SUB, FL_OP_MUL, FL_OP_DIV, FL_OP_MAX, FL_OP_MIN,
-	FL_OP_POW, FL_OP_WHERE, FL_OP_MOD, FL_OP_FMOD,
+	FL_OP_POW, FL_OP_WHERE, FL_OP_MOD, FL_OP_FMOD, FL_OP_SHIFT_LEFT,
+	FL_OP_SHIFT_RIGHT,
 	/* comparisons and logic: bool results (docs/types.md) */
 	FL_OP_EQUAL, FL_OP_LESS, FL_OP_LESS_EQUAL, FL_OP_GREATER,
 	FL_OP_GREATER_EQUAL, FL_OP_AND, FL_OP_OR, FL_OP_XOR, FL_OP_NOT,

@@ -54,13 +54,15 @@ static int all_bool(const fl_op *op, const fl_dtype *in, fl_error *err)
 	return 0;
 }
 
-/* Ops that compute on integers as on floats (not on bool). */
+/* Ops that compute on integers as on floats (not on bool); mod and fmod
+ * take the integer remainder exactly (ops_typed.c). */
 static bool integer_arithmetic(fl_op_kind k)
 {
 	switch (k) {
 	case FL_OP_NEG: case FL_OP_ABS: case FL_OP_RELU: case FL_OP_SQUARE:
 	case FL_OP_ADD: case FL_OP_SUB: case FL_OP_MUL: case FL_OP_DIV:
-	case FL_OP_MAX: case FL_OP_MIN: case FL_OP_REDUCE_SUM:
+	case FL_OP_MAX: case FL_OP_MIN: case FL_OP_MOD: case FL_OP_FMOD:
+	case FL_OP_REDUCE_SUM:
 	case FL_OP_REDUCE_MAX: case FL_OP_REDUCE_MIN:
 		return true;
 	default:
@@ -143,6 +145,16 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 		if (fl_custom_fn_of(op) == FL_CUSTOM_OPAQUE)
 			return cast_dtype(op, out, err);
 		break;
+	case FL_OP_SHIFT_LEFT: case FL_OP_SHIFT_RIGHT:
+		/* ONNX's BitShift is defined on unsigned types only: C's
+		 * shifts of negative values are not portable */
+		if (common_dtype(op, in, 0, out, err) < 0)
+			return -1;
+		if (!fl_dtype_is_int(out[0]) || out[0] == FL_BOOL ||
+		    !fl_dtype_is_unsigned(out[0]))
+			return refuse(op, 0, in, "takes unsigned integers "
+				      "(u8, u16, u32, u64)", err);
+		return 0;
 	case FL_OP_GATHER: case FL_OP_GATHER_ELEMENTS:
 		if (op->n_in > 1 && in[1] == FL_BOOL)
 			return refuse(op, 1, in, "takes integer indices", err);

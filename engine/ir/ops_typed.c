@@ -7,7 +7,8 @@
  * 64-bit token id or an int32 sum that overflows comes out as C's
  * fixed-width arithmetic computes it; integer division truncates toward
  * zero (C and ONNX), dividing by zero gives 0 (generated code does the
- * same, rather than trap).
+ * same, rather than trap); mod is Python's remainder, fmod C's, shifts
+ * by the width or more give 0.
  *
  * Three families:
  *   - elementwise ops (cast, comparisons, logic, where, integer
@@ -44,7 +45,8 @@ void fl_op_eval(const fl_op *op, const fl_buf *in, fl_buf *out)
 
 static double get_f(const fl_buf *b, int64_t i)
 {
-	return b->dtype == FL_F32 ? b->data[i] : (double)b->ints[i];
+	return b->dtype == FL_F32 ? b->data[i]
+				  : fl_dtype_to_double(b->dtype, b->ints[i]);
 }
 
 static int64_t get_i(const fl_buf *b, int64_t i)
@@ -69,10 +71,12 @@ static int64_t wrap_mul(int64_t a, int64_t b)
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
-static int64_t int_div(int64_t a, int64_t b)
+static int64_t int_div(fl_dtype dt, int64_t a, int64_t b)
 {
 	if (b == 0)
 		return 0;
+	if (dt == FL_U64)
+		return (int64_t)((uint64_t)a / (uint64_t)b);
 	if (b == -1)
 		return wrap_mul(a, -1);
 	return a / b;
@@ -85,7 +89,7 @@ static int compare(const fl_buf *a, int64_t i, const fl_buf *b, int64_t j)
 
 		return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;	/* 2: NaN */
 	}
-	return a->ints[i] < b->ints[j] ? -1 : a->ints[i] > b->ints[j];
+	return fl_dtype_compare(a->dtype, a->ints[i], b->ints[j]);
 }
 
 static int64_t compare_op(fl_op_kind k, int c)
@@ -99,10 +103,42 @@ static int64_t compare_op(fl_op_kind k, int c)
 	}
 }
 
+/* C's remainder (a's sign); Python's (b's sign) when `python`.  x % 0
+ * and x % -1 give 0 (the latter would trap on INT64_MIN). */
+static int64_t int_mod(fl_dtype dt, int64_t a, int64_t b, bool python)
+{
+	int64_t r;
+
+	if (b == 0)
+		return 0;
+	if (dt == FL_U64)
+		return (int64_t)((uint64_t)a % (uint64_t)b);
+	if (b == -1)
+		return 0;
+	r = a % b;
+	return python && r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+/* a shifted by b bits in dt (unsigned); by the width or more: 0. */
+static int64_t int_shift(fl_dtype dt, int64_t a, int64_t b, bool left)
+{
+	uint64_t n = (uint64_t)b;
+
+	if (n >= (uint64_t)(8 * fl_dtype_size(dt)))
+		return 0;
+	return (int64_t)(left ? (uint64_t)a << n : (uint64_t)a >> n);
+}
+
+static int sign_of(fl_dtype dt, int64_t v)
+{
+	return fl_dtype_compare(dt, v, 0);
+}
+
 /* Element of an integral result from the operands' elements off[k]. */
 static int64_t int_element(const fl_op *op, const fl_buf *in,
 			   const int64_t *off, fl_dtype to)
 {
+	fl_dtype dt = in[0].dtype;	/* arithmetic: one dtype in and out */
 	int64_t a, b;
 
 	switch (op->kind) {
@@ -128,15 +164,19 @@ static int64_t int_element(const fl_op *op, const fl_buf *in,
 	b = op->n_in > 1 ? get_i(&in[1], off[1]) : 0;
 	switch (op->kind) {
 	case FL_OP_NEG: return wrap_mul(a, -1);
-	case FL_OP_ABS: return a < 0 ? wrap_mul(a, -1) : a;
-	case FL_OP_RELU: return a > 0 ? a : 0;
+	case FL_OP_ABS: return sign_of(dt, a) < 0 ? wrap_mul(a, -1) : a;
+	case FL_OP_RELU: return sign_of(dt, a) > 0 ? a : 0;
 	case FL_OP_SQUARE: return wrap_mul(a, a);
 	case FL_OP_ADD: return wrap_add(a, b);
 	case FL_OP_SUB: return wrap_add(a, wrap_mul(b, -1));
 	case FL_OP_MUL: return wrap_mul(a, b);
-	case FL_OP_DIV: return int_div(a, b);
-	case FL_OP_MAX: return a > b ? a : b;
-	case FL_OP_MIN: return a < b ? a : b;
+	case FL_OP_DIV: return int_div(dt, a, b);
+	case FL_OP_MOD: return int_mod(dt, a, b, true);
+	case FL_OP_FMOD: return int_mod(dt, a, b, false);
+	case FL_OP_SHIFT_LEFT: return int_shift(dt, a, b, true);
+	case FL_OP_SHIFT_RIGHT: return int_shift(dt, a, b, false);
+	case FL_OP_MAX: return fl_dtype_compare(dt, a, b) > 0 ? a : b;
+	case FL_OP_MIN: return fl_dtype_compare(dt, a, b) < 0 ? a : b;
 	default: return a;	/* copy */
 	}
 }
@@ -175,18 +215,20 @@ static void eval_reduce(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
 	int64_t n = fl_shape_numel(&out->shape), idx[FL_MAX_RANK] = {0};
 	int64_t i = 0;
+	fl_dtype dt = in->dtype;
 
 	for (int64_t j = 0; j < n; j++)
 		out->ints[j] = op->kind == FL_OP_REDUCE_SUM ? 0
-			       : op->kind == FL_OP_REDUCE_MAX ? INT64_MIN
-							       : INT64_MAX;
+			       : op->kind == FL_OP_REDUCE_MAX ? fl_dtype_min(dt)
+							       : fl_dtype_max(dt);
 	do {
 		int64_t o = fl_broadcast_offset(&out->shape, &in->shape, idx);
 		int64_t v = in->ints[i++], *acc = &out->ints[o];
+		int c = fl_dtype_compare(dt, v, *acc);
 
 		if (op->kind == FL_OP_REDUCE_SUM)
 			*acc = wrap_add(*acc, v);
-		else if (op->kind == FL_OP_REDUCE_MAX ? v > *acc : v < *acc)
+		else if (op->kind == FL_OP_REDUCE_MAX ? c > 0 : c < 0)
 			*acc = v;
 	} while (fl_index_next(&in->shape, idx));
 	for (int64_t j = 0; j < n; j++)
