@@ -36,7 +36,7 @@ static const char *const onnx_ops[] = {
 	"Where",
 	/* issue 29's unary primitives */
 	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd",
+	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd", "IsNaN", "IsInf",
 };
 
 static bool is_onnx_op(const char *type)
@@ -487,6 +487,13 @@ static const op_case op_cases[] = {
 	{HEAD IN("x", "[2,3,4]") OUT("y", "[2,1,1]") OPS
 	 OP("a", "reduce_prod", "'x'", "y", "'axes':[1,2]") TAIL,
 	 "ReduceProd", ""},
+	/* the predicates, bool results */
+	{HEAD IN("x", "[2,3]") OUT("y", "[2,3]") OPS
+	 OP("a", "is_nan", "'x'", "b1", "") ","
+	 OP("b", "is_inf", "'x'", "b2", "'negative':false") ","
+	 OP("c", "or", "'b1','b2'", "b3", "") ","
+	 OP("d", "cast", "'b3'", "y", "'dtype':'f32'") TAIL,
+	 "IsNaN IsInf Or Cast", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

@@ -187,9 +187,9 @@ static int extent_of(fl_onnx_ctx *c, int k, int o, int dim, int rank,
 		? fl_onnx_declared_value(c->graph, c->node->output[o]) : NULL;
 	if (!vi || fl_onnx_declared_shape(vi, &s, &dynamic, err) < 0 ||
 	    dynamic || s.rank != rank || dim >= s.rank || s.dim[dim] < 0)
+		/* as fl_onnx_input_ints says it */
 		return fl_onnx_cannot_model(c, err, "input %d computed at run "
-					    "time, and no static output "
-					    "shape declared", k);
+					    "time", k);
 	*n = s.dim[dim];
 	return 0;
 }
