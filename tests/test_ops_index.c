@@ -20,6 +20,7 @@
 #include "onnx.pb-c.h"
 #include "onnx_import.h"
 #include "ops.h"
+#include "runner.h"
 #include "test_util.h"
 
 #define I64(...) ((const int64_t[]){__VA_ARGS__})
@@ -434,7 +435,29 @@ static void test_ops_index_is_nan_inf_onnx(void **state)
 	node_test_verifies_with("test_isnan", "CC='cc -ffast-math'", "");
 }
 
-/* The CUDA source tests the bits too. */
+/* The CUDA source tests the bits too, and nvcc (when there is one)
+ * compiles it. */
+static void nvcc_compiles(const char *cu)
+{
+	char nvcc[512], dir[256], path[400], cmd[1400], *out = NULL;
+	FILE *f;
+
+	if (T_SANITIZED || !fl_nvcc_find(nvcc, sizeof nvcc))
+		return;
+	t_make_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/k.cu", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(cu, f) >= 0);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' " T_NVCC_CHECK " -o k.o "
+		 "k.cu", dir, nvcc);
+	if (t_run(cmd, &out) != 0)
+		fail_msg("the CUDA does not compile:\n%.4000s", out);
+	free(out);
+	t_remove_dir(dir);
+}
+
 static void test_ops_index_is_nan_inf_cuda_text(void **state)
 {
 	fl_graph *g = t_load_q(
@@ -453,6 +476,7 @@ static void test_ops_index_is_nan_inf_cuda_text(void **state)
 	t_assert_contains(cu, "fl_isinf_bits(");
 	t_assert_contains(cu, ", 1, 0)");
 	t_assert_contains(cu, "__float_as_uint(x)");
+	nvcc_compiles(cu);
 	fl_engine_close(s);
 	fl_graph_free(g);
 }
