@@ -11,7 +11,7 @@ struct fl_groups {
 	int *cons_start, *cons;	/* consumer ops of each op (CSR) */
 	int *ord;		/* micro-graph -> slot in topological order */
 	int *at_slot;		/* slot -> micro-graph, -1: free */
-	uint64_t (*kinds)[4];	/* per group and type: member op kinds */
+	fl_kind_set (*kinds)[4];	/* per group and type: member op kinds */
 	/* constraint membership: per group, nw words of one bit per
 	 * constraint (side_a[g * nw + w]); as many words as the constraints
 	 * need, so that feedback may forbid many merges at once */
@@ -220,7 +220,8 @@ int fl_groups_init(fl_state *st, fl_error *err)
 		goto oom;
 	for (int i = 0; i < n; i++) {
 		gx->ord[i] = gx->at_slot[i] = i;
-		gx->kinds[i][st->part.type_of[i]] |= 1ull << g->ops[i].kind;
+		fl_kind_set_add(&gx->kinds[i][st->part.type_of[i]],
+				g->ops[i].kind);
 	}
 	return 0;
 oom:
@@ -228,7 +229,7 @@ oom:
 	return -1;
 }
 
-uint64_t fl_groups_kinds(const fl_state *st, int g)
+fl_kind_set fl_groups_kinds(const fl_state *st, int g)
 {
 	return st->groups->kinds[g][st->part.groups[g].type];
 }
@@ -456,7 +457,8 @@ int fl_groups_merge(fl_state *st, int into, int from, fl_op_type type,
 	for (int i = 0; i < b->n_members; i++)
 		st->part.group_of[b->members[i]] = into;
 	for (int t = 0; t < 4; t++)
-		gx->kinds[into][t] |= gx->kinds[from][t];
+		for (int w = 0; w < FL_KIND_WORDS; w++)
+			gx->kinds[into][t].w[w] |= gx->kinds[from][t].w[w];
 	for (int w = 0; w < gx->nw; w++) {
 		size_t i = (size_t)into * (size_t)gx->nw + (size_t)w;
 		size_t f = (size_t)from * (size_t)gx->nw + (size_t)w;
