@@ -435,7 +435,7 @@ static const struct {
 	{FL_OP_NOT, "Not"}, {FL_OP_EQUAL, "Equal"}, {FL_OP_LESS, "Less"},
 	{FL_OP_LESS_EQUAL, "LessOrEqual"}, {FL_OP_GREATER, "Greater"},
 	{FL_OP_GREATER_EQUAL, "GreaterOrEqual"}, {FL_OP_AND, "And"},
-	{FL_OP_OR, "Or"}, {FL_OP_XOR, "Xor"},
+	{FL_OP_OR, "Or"}, {FL_OP_XOR, "Xor"}, {FL_OP_IS_NAN, "IsNaN"},
 	{FL_OP_SIN, "Sin"}, {FL_OP_COS, "Cos"}, {FL_OP_TAN, "Tan"},
 	{FL_OP_ASIN, "Asin"}, {FL_OP_ACOS, "Acos"}, {FL_OP_ATAN, "Atan"},
 	{FL_OP_SINH, "Sinh"}, {FL_OP_COSH, "Cosh"}, {FL_OP_ASINH, "Asinh"},
@@ -567,6 +567,19 @@ static int export_cast(builder *b)
 
 	return nd ? attr_int(b, nd, "to", fl_onnx_from_dtype(
 				     b->g->tensors[b->op->out[0]].dtype)) : -1;
+}
+
+/* is_inf: IsInf, its "positive" and "negative" as detect_positive and
+ * detect_negative. */
+static int export_is_inf(builder *b)
+{
+	Onnx__NodeProto *nd = own_node(b, "IsInf");
+	bool pos = true, neg = true;
+
+	fl_attr_bool(&b->op->attrs, "positive", true, &pos, NULL);
+	fl_attr_bool(&b->op->attrs, "negative", true, &neg, NULL);
+	return nd && attr_int(b, nd, "detect_positive", pos) == 0 &&
+	       attr_int(b, nd, "detect_negative", neg) == 0 ? 0 : -1;
 }
 
 /* rsqrt(x) = Reciprocal(Sqrt(x)) */
@@ -1049,6 +1062,7 @@ static int export_op(builder *b)
 	switch (b->op->kind) {
 	case FL_OP_RSQRT: return export_rsqrt(b);
 	case FL_OP_CAST: return export_cast(b);
+	case FL_OP_IS_INF: return export_is_inf(b);
 	case FL_OP_SQUARE: return export_square(b);
 	case FL_OP_WHERE: return export_where(b);
 	case FL_OP_REDUCE_SUM: return export_reduce(b, "ReduceSum", true);

@@ -18,6 +18,7 @@ FL_SUITE_DECL(onnx_recurrent);
 FL_SUITE_DECL(ops_more);
 FL_SUITE_DECL(indexed);
 FL_SUITE_DECL(quant);
+FL_SUITE_DECL(ops_index);
 FL_SUITE_DECL(loader);
 FL_SUITE_DECL(interp);
 FL_SUITE_DECL(samples);
@@ -166,6 +167,7 @@ int main(int argc, char **argv)
 		{fl_suite_ops_more, &fl_suite_ops_more_n},
 		{fl_suite_indexed, &fl_suite_indexed_n},
 		{fl_suite_quant, &fl_suite_quant_n},
+		{fl_suite_ops_index, &fl_suite_ops_index_n},
 		{fl_suite_loader, &fl_suite_loader_n},
 		{fl_suite_interp, &fl_suite_interp_n},
 		{fl_suite_samples, &fl_suite_samples_n},

@@ -37,7 +37,7 @@ static const char *const onnx_ops[] = {
 	/* issue 29's unary primitives */
 	"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
 	"Acosh", "Atanh", "Ceil", "Sign", "Mod", "ReduceProd", "BitShift",
-	"GatherElements", "ScatterElements",
+	"GatherElements", "ScatterElements", "IsNaN", "IsInf",
 };
 
 static bool is_onnx_op(const char *type)
@@ -501,6 +501,13 @@ static const op_case op_cases[] = {
 	 OP("se", "scatter_elements", "'x','idx','t1'", "y",
 	    "'axis':0,'reduction':'add'") TAIL,
 	 "Floor Where Clip GatherElements ScatterElements", ""},
+	/* the predicates, bool results */
+	{HEAD IN("x", "[2,3]") OUT("y", "[2,3]") OPS
+	 OP("a", "is_nan", "'x'", "b1", "") ","
+	 OP("b", "is_inf", "'x'", "b2", "'negative':false") ","
+	 OP("c", "or", "'b1','b2'", "b3", "") ","
+	 OP("d", "cast", "'b3'", "y", "'dtype':'f32'") TAIL,
+	 "IsNaN IsInf Or Cast", ""},
 };
 
 #define N_OP_CASES (sizeof op_cases / sizeof op_cases[0])

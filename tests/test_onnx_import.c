@@ -592,7 +592,9 @@ static void test_onnx_import_custom_and_provenance(void **state)
 /* The model of test_onnx_import_opaque_ops: x[N,3,8,8] -> Relu r ->
  * Resize (scales 1,1,2,2; tf_crop_and_resize) up -> Tanh t -> ArgMax am
  * (int64 output, computed: docs/types.md);
- * TopK on t with two outputs, the second never read; If on a bool input
+ * TopK on t with two outputs, the second never read, its k a graph input
+ * (known at run time only, and the declared output shape has the
+ * symbolic N: opaque); If on a bool input
  * whose branch reads r from the outer graph, its output's shape in
  * value_info with the symbolic N -> Sigmoid bo. */
 static void opaque_model(model *b, Onnx__GraphProto *then_g,
@@ -601,7 +603,7 @@ static void opaque_model(model *b, Onnx__GraphProto *then_g,
 {
 	static int64_t xd[] = {0, 3, 8, 8}, upd[] = {0, 3, 16, 16};
 	static int64_t amd[] = {0, 1, 16, 16}, tvd[] = {0, 3, 16, 4};
-	static int64_t sd[] = {4}, kd[] = {1}, k[] = {4};
+	static int64_t sd[] = {4}, kd[] = {1};
 	static float scales[] = {1, 1, 2, 2};
 	static char *then_in[] = {"r"}, *then_out[] = {"o"};
 	Onnx__AttributeProto *a;
@@ -613,7 +615,8 @@ static void opaque_model(model *b, Onnx__GraphProto *then_g,
 	b->tt[1].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
 	initializer(b, "scales", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sd, 1,
 		    scales, NULL, 4);
-	initializer(b, "k", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, kd, 1, NULL, k, 1);
+	input(b, "k", kd, 1);
+	b->tt[b->n_vi - 1].elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	node(b, "Relu", "relu", (const char *[]){"x", NULL}, "r");
 	node(b, "Resize", "up", (const char *[]){"r", "", "scales", NULL},
 	     "up");
@@ -770,8 +773,8 @@ static void test_onnx_import_cli_opaque_ops(void **state)
 	snprintf(args, sizeof args, "--check --input-shape x=2,3,8,8 %s", path);
 	assert_int_equal(t_fuselab(args, &out), 0);
 	t_assert_contains(out, "3 ops cannot be modelled and are opaque: "
-			  "Resize x1, TopK x1, If x1 (condition computed at "
-			  "run time)");
+			  "Resize x1, TopK x1 (input 1 computed at run "
+			  "time), If x1 (condition computed at run time)");
 	free(out);
 	snprintf(args, sizeof args, "--batch --stage layer1 --events "
 		 "--input-shape x=2,3,8,8 %s", path);

@@ -83,6 +83,14 @@ int fl_onnx_emit_conv(fl_onnx_ctx *c, int x, int w, int b, int out,
  * MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv; NULL for the
  * other op types. */
 fl_onnx_map_fn fl_onnx_quant_mapping(const char *op_type);
+/* onnx_ops.c: Cast of the node's input 0 to ONNX element type `to`
+ * into its output 0 (Cast, CastLike). */
+int fl_onnx_cast_node(fl_onnx_ctx *c, int to, fl_error *err);
+/* onnx_ops_index.c: IsNaN, IsInf, CastLike, OneHot, Compress, TopK,
+ * ReverseSequence, then onnx_linalg.c's (Det, Einsum), or NULL;
+ * fl_onnx_mapping_more falls back on it. */
+fl_onnx_map_fn fl_onnx_mapping_index(const char *op_type);
+fl_onnx_map_fn fl_onnx_mapping_linalg(const char *op_type);
 /* onnx_ops_more.c: the mappings of issue 29's operators (Mod, Trilu,
  * CumSum, ...), or NULL; fl_onnx_mapping falls back on it. */
 fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type);

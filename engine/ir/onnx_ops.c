@@ -383,8 +383,12 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
  * floats, strings and complex numbers are refused. */
 static int map_cast(fl_onnx_ctx *c, fl_error *err)
 {
-	int to = (int)fl_onnx_attr_int(c, "to", 0), x;
-	int dt = fl_onnx_to_dtype(to);
+	return fl_onnx_cast_node(c, (int)fl_onnx_attr_int(c, "to", 0), err);
+}
+
+int fl_onnx_cast_node(fl_onnx_ctx *c, int to, fl_error *err)
+{
+	int dt = fl_onnx_to_dtype(to), x;
 	fl_onnx_binding *b = fl_onnx_input(c, 0, err);
 	fl_attrs a = {0};
 

@@ -492,7 +492,8 @@ static int map_hardmax(fl_onnx_ctx *c, fl_error *err)
 
 /* --- constants from shapes: EyeLike --- */
 
-/* EyeLike(x): a 2-D constant of x's shape, 1 on the diagonal k. */
+/* EyeLike(x): a 2-D constant of x's shape, 1 on the diagonal k, of the
+ * element type "dtype" (default x's). */
 static int map_eye_like(fl_onnx_ctx *c, fl_error *err)
 {
 	int64_t k = fl_onnx_attr_int(c, "k", 0);
@@ -506,9 +507,10 @@ static int map_eye_like(fl_onnx_ctx *c, fl_error *err)
 		return -1;
 	if (!fl_onnx_attr(c, "dtype"))
 		dtype = b->dtype;
-	if (!fl_onnx_dtype_is_float((int)dtype)) {
+	if (fl_onnx_to_dtype((int)dtype) < 0) {
 		fl_error_set(err, "attribute dtype: element type %s is not "
-			     "supported (fuselab computes in float)",
+			     "supported (fuselab's element types: float, bool, "
+			     "int8, uint8, int32, int64)",
 			     fl_onnx_dtype_name((int)dtype));
 		return -1;
 	}
@@ -531,6 +533,10 @@ static int map_eye_like(fl_onnx_ctx *c, fl_error *err)
 			m[i * s.dim[1] + i + k] = 1;
 	t = fl_onnx_const_tensor(c, "eye", &s, m, err);
 	free(m);
+	/* an integer or bool identity holds its 0s and 1s exactly */
+	if (t >= 0 && fl_tensor_convert_const(&c->g->tensors[t], (fl_dtype)
+			fl_onnx_to_dtype((int)dtype), err) < 0)
+		return -1;
 	return done(un(c, FL_OP_COPY, t, OUT, err));
 }
 
@@ -641,5 +647,7 @@ fl_onnx_map_fn fl_onnx_mapping_more(const char *op_type)
 			return mappings[k].map;
 	fl_onnx_map_fn m = fl_onnx_mapping_indexed(op_type);
 
-	return m ? m : fl_onnx_quant_mapping(op_type);
+	if (!m)
+		m = fl_onnx_quant_mapping(op_type);
+	return m ? m : fl_onnx_mapping_index(op_type);
 }

@@ -102,6 +102,15 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	TYPED_BINARY(FL_OP_XOR, "xor", "$0 != $1", "a xor b, bool"),
 	{"not", FL_OP_NOT, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
 	 fl_eval_typed, NULL, NO_ATTRS, "not a, bool", EXPR("!$0")},
+	/* bit tests of the generated file's prologue: x != x would fold to
+	 * false under -ffinite-math-only (or -ffast-math) */
+	{"is_nan", FL_OP_IS_NAN, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
+	 fl_eval_typed, NULL, NO_ATTRS, "x is NaN, bool",
+	 EXPR("fl_isnan_bits($0)")},
+	{"is_inf", FL_OP_IS_INF, FL_CLASS_UNARY, 1, 1, 1, fl_infer_is_inf,
+	 fl_eval_typed, NULL, ATTRS("positive", "negative"),
+	 "x is an infinity (\"positive\", \"negative\"), bool",
+	 EXPR("fl_isinf_bits($0, 1, 1)"), C_OF(is_inf)},
 	REDUCE(FL_OP_REDUCE_SUM, "reduce_sum", "0.0f", "$o + $0",
 	       "sum over \"axes\" (kept as 1)"),
 	REDUCE(FL_OP_REDUCE_MAX, "reduce_max", "-INFINITY", "fl_fmaxf($o, $0)",

@@ -19,6 +19,10 @@
  *   comparisons        equal less less_equal greater greater_equal: two
  *                      inputs of one dtype, broadcasting, bool result
  *   logic              and or xor: bool inputs, broadcasting, bool result
+ *   is_nan(x), is_inf(x)  f32 -> bool, tested on the float's bits (so
+ *                      that no compiler flag folds them away); is_inf's
+ *                      "positive" and "negative" (default 1 both) say
+ *                      which infinities count
  *   where(c, a, b)     c != 0 ? a : b, the three broadcast together; c of
  *                      any dtype (bool from ONNX), a and b of one dtype
  *   mod(a, b), fmod(a, b)  remainders, broadcasting: fmod's has a's sign
@@ -156,6 +160,7 @@ typedef enum fl_op_kind {
 	/* comparisons and logic: bool results (docs/types.md) */
 	FL_OP_EQUAL, FL_OP_LESS, FL_OP_LESS_EQUAL, FL_OP_GREATER,
 	FL_OP_GREATER_EQUAL, FL_OP_AND, FL_OP_OR, FL_OP_XOR, FL_OP_NOT,
+	FL_OP_IS_NAN, FL_OP_IS_INF,
 	/* reductions */
 	FL_OP_REDUCE_SUM, FL_OP_REDUCE_MAX, FL_OP_REDUCE_MIN, FL_OP_REDUCE_PROD,
 	/* opaque */

@@ -136,6 +136,12 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 	case FL_OP_AND: case FL_OP_OR: case FL_OP_XOR: case FL_OP_NOT:
 		out[0] = FL_BOOL;
 		return all_bool(op, in, err);
+	case FL_OP_IS_NAN: case FL_OP_IS_INF:
+		if (in[0] != FL_F32)
+			return refuse(op, 0, in, "tests floats (an integer is "
+				      "never NaN or infinite)", err);
+		out[0] = FL_BOOL;
+		return 0;
 	case FL_OP_WHERE:
 		return common_dtype(op, in, 1, out, err);
 	case FL_OP_CUSTOM:

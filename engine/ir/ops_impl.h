@@ -41,6 +41,12 @@ FL_DECLARE_PRIM(custom)
  * (fl_op_c_fn in ops.h). */
 fl_op_c fl_c_pool2d(const fl_op *op, char *buf, size_t n);
 fl_op_c fl_c_pad(const fl_op *op, char *buf, size_t n);
+/* ops_typed.c: is_inf's bit test for the signs its attributes ask, and
+ * its inference (a unary op's, after checking that "positive" and
+ * "negative" are bools). */
+fl_op_c fl_c_is_inf(const fl_op *op, char *buf, size_t n);
+int fl_infer_is_inf(const fl_op *op, const fl_shape *in, fl_shape *out,
+		    fl_error *err);
 
 /* ops_compound.c */
 FL_DECLARE_COMPOUND(softmax)

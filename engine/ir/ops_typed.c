@@ -19,6 +19,7 @@
  *     float implementation runs once per 16-bit plane of the values,
  *     each plane exact in a float (stored plus one, so that pad's
  *     inserted zeros stand out and get the pad value). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ops_impl.h"
@@ -134,6 +135,57 @@ static int sign_of(fl_dtype dt, int64_t v)
 	return fl_dtype_compare(dt, v, 0);
 }
 
+/* NaN and infinity by the float's bits, as the generated code tests
+ * them (fl_isnan_bits, fl_isinf_bits): a comparison such as x != x is
+ * folded away by a compiler told that no NaN occurs. */
+static uint32_t float_bits(float x)
+{
+	union { float f; uint32_t u; } v = {.f = x};
+
+	return v.u;
+}
+
+static bool is_nan_bits(float x)
+{
+	return (float_bits(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+/* is_inf's attributes: which infinities count (both by default). */
+static void is_inf_signs(const fl_op *op, bool *pos, bool *neg)
+{
+	fl_attr_bool(&op->attrs, "positive", true, pos, NULL);
+	fl_attr_bool(&op->attrs, "negative", true, neg, NULL);
+}
+
+static bool is_inf_bits(const fl_op *op, float x)
+{
+	bool pos, neg;
+
+	is_inf_signs(op, &pos, &neg);
+	return (pos && float_bits(x) == 0x7f800000u) ||
+	       (neg && float_bits(x) == 0xff800000u);
+}
+
+int fl_infer_is_inf(const fl_op *op, const fl_shape *in, fl_shape *out,
+		    fl_error *err)
+{
+	bool b;
+
+	if (fl_attr_bool(&op->attrs, "positive", true, &b, err) < 0 ||
+	    fl_attr_bool(&op->attrs, "negative", true, &b, err) < 0)
+		return -1;
+	return fl_infer_unary(op, in, out, err);
+}
+
+fl_op_c fl_c_is_inf(const fl_op *op, char *buf, size_t n)
+{
+	bool pos, neg;
+
+	is_inf_signs(op, &pos, &neg);
+	snprintf(buf, n, "fl_isinf_bits($0, %d, %d)", pos, neg);
+	return (fl_op_c){.compute = buf};
+}
+
 /* Element of an integral result from the operands' elements off[k]. */
 static int64_t int_element(const fl_op *op, const fl_buf *in,
 			   const int64_t *off, fl_dtype to)
@@ -147,6 +199,8 @@ static int64_t int_element(const fl_op *op, const fl_buf *in,
 			? fl_dtype_from_float(to, in[0].data[off[0]])
 			: in[0].ints[off[0]];
 	case FL_OP_NOT: return !get_b(&in[0], off[0]);
+	case FL_OP_IS_NAN: return is_nan_bits((float)get_f(&in[0], off[0]));
+	case FL_OP_IS_INF: return is_inf_bits(op, (float)get_f(&in[0], off[0]));
 	case FL_OP_AND: return get_b(&in[0], off[0]) && get_b(&in[1], off[1]);
 	case FL_OP_OR: return get_b(&in[0], off[0]) || get_b(&in[1], off[1]);
 	case FL_OP_XOR: return get_b(&in[0], off[0]) != get_b(&in[1], off[1]);

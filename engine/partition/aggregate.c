@@ -54,27 +54,40 @@ static bool seen_add(seen_set *s, uint64_t key)
 	return true;
 }
 
-static uint64_t kind_mask(const fl_op_kind *k, int n)
+static fl_kind_set kind_set(const fl_op_kind *k, int n)
 {
-	uint64_t m = 0;
+	fl_kind_set m = {{0}};
 
 	for (int i = 0; i < n; i++)
-		m |= fl_kind_bit(k[i]);
+		fl_kind_set_add(&m, k[i]);
 	return m;
+}
+
+/* Whether a has a kind that list (n kinds) has (inside) or lacks
+ * (!inside). */
+static bool any_kind(fl_kind_set a, const fl_op_kind *list, int n,
+		     bool inside)
+{
+	fl_kind_set m = kind_set(list, n);
+
+	for (int w = 0; w < FL_KIND_WORDS; w++)
+		if (a.w[w] & (inside ? m.w[w] : ~m.w[w]))
+			return true;
+	return false;
 }
 
 /* Do the op-kind lists of rule r allow producer gp and consumer gc? */
 static bool kinds_allow(const fl_state *st, const fl_rule *r, int gp, int gc)
 {
-	uint64_t pk = fl_groups_kinds(st, gp), ck = fl_groups_kinds(st, gc);
+	fl_kind_set pk = fl_groups_kinds(st, gp), ck = fl_groups_kinds(st, gc);
 
-	if (r->n_p_only && (pk & ~kind_mask(r->p_only, r->n_p_only)))
+	if (r->n_p_only && any_kind(pk, r->p_only, r->n_p_only, false))
 		return false;
-	if (r->n_p_except && (pk & kind_mask(r->p_except, r->n_p_except)))
+	if (r->n_p_except && any_kind(pk, r->p_except, r->n_p_except, true))
 		return false;
-	if (r->n_c_only && (ck & ~kind_mask(r->c_only, r->n_c_only)))
+	if (r->n_c_only && any_kind(ck, r->c_only, r->n_c_only, false))
 		return false;
-	if (r->n_c_except && (ck & kind_mask(r->c_except, r->n_c_except)))
+	if (r->n_c_except && any_kind(ck, r->c_except, r->n_c_except, true))
 		return false;
 	return true;
 }

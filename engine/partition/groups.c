@@ -12,7 +12,7 @@ struct fl_groups {
 	int *cons_start, *cons;	/* consumer ops of each op (CSR) */
 	int *ord;		/* micro-graph -> slot in topological order */
 	int *at_slot;		/* slot -> micro-graph, -1: free */
-	uint64_t (*kinds)[4];	/* per group and type: member op kinds */
+	fl_kind_set (*kinds)[4];	/* per group and type: member op kinds */
 	/* constraint membership: per group, nw words of one bit per
 	 * constraint (side_a[g * nw + w]); as many words as the constraints
 	 * need, so that feedback may forbid many merges at once */
@@ -221,7 +221,8 @@ int fl_groups_init(fl_state *st, fl_error *err)
 		goto oom;
 	for (int i = 0; i < n; i++) {
 		gx->ord[i] = gx->at_slot[i] = i;
-		gx->kinds[i][st->part.type_of[i]] |= fl_kind_bit(g->ops[i].kind);
+		fl_kind_set_add(&gx->kinds[i][st->part.type_of[i]],
+				g->ops[i].kind);
 	}
 	return 0;
 oom:
@@ -229,7 +230,7 @@ oom:
 	return -1;
 }
 
-uint64_t fl_groups_kinds(const fl_state *st, int g)
+fl_kind_set fl_groups_kinds(const fl_state *st, int g)
 {
 	return st->groups->kinds[g][st->part.groups[g].type];
 }
@@ -316,11 +317,11 @@ static int check_fence(const fl_state *st, int x, int y, char *why, size_t n)
 /* Whether micro-graph g holds a scatter_elements (whatever its type). */
 static bool holds_scatter(const fl_state *st, int g)
 {
-	uint64_t all = 0;
-
 	for (int t = 0; t < 4; t++)
-		all |= st->groups->kinds[g][t];
-	return (all & fl_kind_bit(FL_OP_SCATTER_ELEMENTS)) != 0;
+		if (fl_kind_set_has(&st->groups->kinds[g][t],
+				    FL_OP_SCATTER_ELEMENTS))
+			return true;
+	return false;
 }
 
 /* A scatter writes elements chosen by data: a consumer fused with it
@@ -484,7 +485,8 @@ int fl_groups_merge(fl_state *st, int into, int from, fl_op_type type,
 	for (int i = 0; i < b->n_members; i++)
 		st->part.group_of[b->members[i]] = into;
 	for (int t = 0; t < 4; t++)
-		gx->kinds[into][t] |= gx->kinds[from][t];
+		for (int w = 0; w < FL_KIND_WORDS; w++)
+			gx->kinds[into][t].w[w] |= gx->kinds[from][t].w[w];
 	for (int w = 0; w < gx->nw; w++) {
 		size_t i = (size_t)into * (size_t)gx->nw + (size_t)w;
 		size_t f = (size_t)from * (size_t)gx->nw + (size_t)w;

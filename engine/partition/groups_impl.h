@@ -11,6 +11,7 @@
 #ifndef FL_GROUPS_IMPL_H
 #define FL_GROUPS_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "state_impl.h"
@@ -31,9 +32,26 @@ int fl_groups_check(fl_state *st, int x, int y, char *why, size_t n);
 int fl_groups_merge(fl_state *st, int into, int from, fl_op_type type,
 		    const char *rule, fl_error *err);
 
-/* Op kinds (bit set over fl_op_kind) of the members of g whose own type is
- * g's type: what a rule's only/except lists are checked against. */
-uint64_t fl_groups_kinds(const fl_state *st, int g);
+/* A set of op kinds, one bit per fl_op_kind: the op library has more
+ * kinds than one 64-bit word holds. */
+#define FL_KIND_WORDS ((FL_OP_COUNT + 63) / 64)
+typedef struct fl_kind_set {
+	uint64_t w[FL_KIND_WORDS];
+} fl_kind_set;
+
+static inline void fl_kind_set_add(fl_kind_set *s, fl_op_kind k)
+{
+	s->w[k / 64] |= 1ull << (k % 64);
+}
+
+static inline bool fl_kind_set_has(const fl_kind_set *s, fl_op_kind k)
+{
+	return (s->w[k / 64] >> (k % 64)) & 1;
+}
+
+/* Op kinds of the members of g whose own type is g's type: what a rule's
+ * only/except lists are checked against. */
+fl_kind_set fl_groups_kinds(const fl_state *st, int g);
 
 /* Ops named `name`: the op with that name, else every op opened from the
  * user's op `name`.  Returns the count; idx (malloc'd) receives them. */

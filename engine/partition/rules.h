@@ -25,16 +25,6 @@
 
 #define FL_RULE_MAX_KINDS 16
 
-/* The bit of op kind k in a 64-bit set of the kinds a micro-graph holds
- * (rules' only/except lists).  Every primitive that partition can merge
- * has one; custom ops (never in a cluster, so never merged) and compound
- * ops (opened before partition merges) may lie beyond and get none. */
-_Static_assert(FL_OP_BROADCAST_TO < 64, "mergeable op kinds fit 64 bits");
-static inline uint64_t fl_kind_bit(fl_op_kind k)
-{
-	return (unsigned)k < 64 ? 1ull << k : 0;
-}
-
 typedef enum fl_rule_stage {
 	FL_STAGE_PARTITION,
 	FL_STAGE_LAYER2,
