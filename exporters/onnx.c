@@ -818,21 +818,6 @@ static const char *export_index(builder *b, const char *idx, int in_t,
 	return nd->output[0];
 }
 
-static int attr_string(builder *b, Onnx__NodeProto *nd, const char *name,
-		       const char *v)
-{
-	Onnx__AttributeProto *a = nd ? add_attr(b, nd, name,
-		ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) : NULL;
-	char *d = a ? dup_str(b, v) : NULL;
-
-	if (!d)
-		return -1;
-	a->has_s = 1;
-	a->s.data = (uint8_t *)d;
-	a->s.len = strlen(d);
-	return 0;
-}
-
 /* gather_elements is GatherElements, scatter_elements ScatterElements
  * (opset 18 for max and min), their indices resolved as fuselab does. */
 static int export_indexed(builder *b)
