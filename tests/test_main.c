@@ -16,6 +16,7 @@ FL_SUITE_DECL(compound);
 FL_SUITE_DECL(recurrent);
 FL_SUITE_DECL(onnx_recurrent);
 FL_SUITE_DECL(ops_more);
+FL_SUITE_DECL(norm_pool);
 FL_SUITE_DECL(loader);
 FL_SUITE_DECL(interp);
 FL_SUITE_DECL(samples);
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 		{fl_suite_recurrent, &fl_suite_recurrent_n},
 		{fl_suite_onnx_recurrent, &fl_suite_onnx_recurrent_n},
 		{fl_suite_ops_more, &fl_suite_ops_more_n},
+		{fl_suite_norm_pool, &fl_suite_norm_pool_n},
 		{fl_suite_loader, &fl_suite_loader_n},
 		{fl_suite_interp, &fl_suite_interp_n},
 		{fl_suite_samples, &fl_suite_samples_n},

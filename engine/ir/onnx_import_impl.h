@@ -73,6 +73,14 @@ int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err);
 /* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
 int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
 
+/* onnx_norm.c: LayerNormalization (with its Mean and InvStdDev),
+ * BatchNormalization (and its training mode), InstanceNormalization and
+ * Dropout (with its mask). */
+int fl_onnx_map_layernorm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_batchnorm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_instancenorm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_dropout(fl_onnx_ctx *c, fl_error *err);
+
 /* onnx_recurrent.c: LSTM, GRU and RNN. */
 int fl_onnx_map_lstm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_gru(fl_onnx_ctx *c, fl_error *err);

@@ -4,10 +4,10 @@
  * opsets 7 to 18, attributes read as the node's opset defines them) into
  * ops of the op library, emitted through fl_onnx_emit so that they carry
  * the node's provenance and have their shapes inferred at once, and binds
- * the node's outputs (output 0; the optional extra outputs of Dropout,
- * LayerNormalization, BatchNormalization and MaxPool are left unbound,
- * and onnx_import.c makes a node whose unbound output is read opaque as
- * a whole).  Inputs that
+ * the node's outputs (output 0; an optional extra output a mapping
+ * does not compute is left unbound, and onnx_import.c makes a node whose
+ * unbound output is read opaque as a whole).  The normalisations and
+ * Dropout are mapped in onnx_norm.c.  Inputs that
  * must be known at import (shapes, axes, pads, ...) are read with
  * fl_onnx_input_ints; an op type missing here becomes a `custom` op in
  * onnx_import.c, and so does a node whose mapping finds a form it cannot
@@ -56,7 +56,7 @@ static const struct {
 	{"Neg", FL_OP_NEG}, {"Abs", FL_OP_ABS}, {"Sqrt", FL_OP_SQRT},
 	{"Reciprocal", FL_OP_RECIP}, {"Exp", FL_OP_EXP}, {"Log", FL_OP_LOG},
 	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
-	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
+	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY},
 	{"Round", FL_OP_ROUND},	/* both round half to even */
 	{"Sin", FL_OP_SIN}, {"Cos", FL_OP_COS}, {"Tan", FL_OP_TAN},
 	{"Asin", FL_OP_ASIN}, {"Acos", FL_OP_ACOS}, {"Atan", FL_OP_ATAN},
@@ -88,16 +88,10 @@ static fl_op_kind kind_of(const char *t, bool unary)
 
 static int map_unary(fl_onnx_ctx *c, fl_error *err)
 {
-	const fl_onnx_values *training = fl_onnx_input_known(c, 2);
 	int x = fl_onnx_data(c, 0, err);
 
 	if (x < 0)
 		return -1;
-	/* Dropout is the identity at inference; training draws randoms */
-	if (!strcmp(c->node->op_type, "Dropout") &&
-	    (fl_onnx_has_input(c, 2) && (!training || training->f[0] != 0))) {
-		return fl_onnx_cannot_model(c, err, "training mode");
-	}
 	return fl_onnx_emit1(c, kind_of(c->node->op_type, true), x, OUT,
 			     err) < 0 ? -1 : 0;
 }
@@ -791,70 +785,7 @@ static int map_global_pool(fl_onnx_ctx *c, fl_error *err)
 			 "axes", axes, n, OUT, err) < 0 ? -1 : 0;
 }
 
-/* --- normalisations, softmax --- */
-
-/* A per-channel parameter [C] of an NC... tensor of rank r as [C,1,..]. */
-static int per_channel(fl_onnx_ctx *c, int k, int rank, fl_error *err)
-{
-	int p = fl_onnx_data(c, k, err);
-	fl_shape s = {0};
-
-	if (p < 0 || rank <= 2)
-		return p;
-	s.rank = rank - 1;
-	s.dim[0] = fl_shape_numel(shape_of(c, p));
-	for (int d = 1; d < s.rank; d++)
-		s.dim[d] = 1;
-	return fl_onnx_reshape(c, p, &s, TMP, err);
-}
-
-static int map_batchnorm(fl_onnx_ctx *c, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err), in[5], r;
-	fl_attrs a = {0};
-
-	if (x < 0)
-		return -1;
-	if (c->opset < 9 && fl_onnx_attr_int(c, "spatial", 1) == 0) {
-		fl_error_set(err, "spatial 0 (per-activation statistics) is "
-			     "not supported");
-		return -1;
-	}
-	r = tensor_rank(c, x);
-	in[0] = x;
-	/* ONNX: X, scale, B, mean, var; fuselab: x, mean, var, gamma, beta */
-	if ((in[1] = per_channel(c, 3, r, err)) < 0 ||
-	    (in[2] = per_channel(c, 4, r, err)) < 0 ||
-	    (in[3] = per_channel(c, 1, r, err)) < 0 ||
-	    (in[4] = per_channel(c, 2, r, err)) < 0)
-		return -1;
-	if (fl_attrs_set_number(&a, "eps",
-				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	return fl_onnx_emit_attrs(c, FL_OP_BATCHNORM, in, 5, &a, OUT, err) < 0
-		       ? -1 : 0;
-}
-
-static int map_layernorm(fl_onnx_ctx *c, fl_error *err)
-{
-	int in[3], n = 0;
-	fl_attrs a = {0};
-
-	for (int k = 0; k < 3 && fl_onnx_has_input(c, k); k++)
-		if ((in[n++] = fl_onnx_data(c, k, err)) < 0)
-			return -1;
-	if (fl_attrs_set_number(&a, "axis",
-				(double)fl_onnx_attr_int(c, "axis", -1)) < 0 ||
-	    fl_attrs_set_number(&a, "eps",
-				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	return fl_onnx_emit_attrs(c, FL_OP_LAYERNORM, in, n, &a, OUT, err) < 0
-		       ? -1 : 0;
-}
+/* --- softmax --- */
 
 /* Softmax, LogSoftmax.  From opset 13 along "axis" (default -1); before,
  * over the input coerced to 2-D at "axis" (default 1): every dim from
@@ -891,32 +822,6 @@ static int map_softmax(fl_onnx_ctx *c, fl_error *err)
 	    (y = fl_onnx_emit1(c, kind, x, TMP, err)) < 0)
 		return -1;
 	return fl_onnx_reshape(c, y, &s, OUT, err) < 0 ? -1 : 0;
-}
-
-/* InstanceNormalization: layernorm over every dim from 2 on (each
- * sample's each channel), then the per-channel scale and bias. */
-static int map_instancenorm(fl_onnx_ctx *c, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err), y, scale, bias;
-	fl_attrs a = {0};
-
-	if (x < 0 || tensor_rank(c, x) < 3) {
-		if (x >= 0)
-			fl_error_set(err, "input 0: needs rank >= 3");
-		return -1;
-	}
-	if (fl_attrs_set_number(&a, "axis", 2) < 0 ||
-	    fl_attrs_set_number(&a, "eps",
-				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	if ((y = fl_onnx_emit_attrs(c, FL_OP_LAYERNORM, &x, 1, &a, TMP, err)) < 0 ||
-	    (scale = per_channel(c, 1, tensor_rank(c, x), err)) < 0 ||
-	    (bias = per_channel(c, 2, tensor_rank(c, x), err)) < 0 ||
-	    (y = fl_onnx_emit2(c, FL_OP_MUL, y, scale, TMP, err)) < 0)
-		return -1;
-	return fl_onnx_emit2(c, FL_OP_ADD, y, bias, OUT, err) < 0 ? -1 : 0;
 }
 
 /* --- reductions --- */
@@ -1679,7 +1584,8 @@ static const struct {
 	{"Neg", map_unary}, {"Abs", map_unary}, {"Sqrt", map_unary},
 	{"Reciprocal", map_unary}, {"Exp", map_unary}, {"Log", map_unary},
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
-	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
+	{"Erf", map_unary}, {"Identity", map_unary},
+	{"Dropout", fl_onnx_map_dropout},
 	{"Round", map_unary},
 	{"Sin", map_unary}, {"Cos", map_unary}, {"Tan", map_unary},
 	{"Asin", map_unary}, {"Acos", map_unary}, {"Atan", map_unary},
@@ -1703,8 +1609,8 @@ static const struct {
 	{"MaxPool", map_pool}, {"AveragePool", map_pool},
 	{"GlobalAveragePool", map_global_pool},
 	{"GlobalMaxPool", map_global_pool},
-	{"BatchNormalization", map_batchnorm},
-	{"LayerNormalization", map_layernorm},
+	{"BatchNormalization", fl_onnx_map_batchnorm},
+	{"LayerNormalization", fl_onnx_map_layernorm},
 	{"Softmax", map_softmax}, {"LogSoftmax", map_softmax},
 	{"ReduceSum", map_reduce}, {"ReduceMean", map_reduce},
 	{"ReduceMax", map_reduce}, {"ReduceMin", map_reduce},
@@ -1715,7 +1621,8 @@ static const struct {
 	{"Expand", map_expand},
 	{"Softplus", map_soft_activation}, {"Softsign", map_soft_activation},
 	{"Mish", map_soft_activation}, {"Selu", map_soft_activation},
-	{"PRelu", map_prelu}, {"InstanceNormalization", map_instancenorm},
+	{"PRelu", map_prelu}, {"InstanceNormalization",
+	 fl_onnx_map_instancenorm},
 	{"ReduceSumSquare", map_reduce}, {"ReduceL1", map_reduce},
 	{"ReduceL2", map_reduce}, {"ReduceLogSum", map_reduce},
 	{"ReduceLogSumExp", map_reduce}, {"Split", map_split},
