@@ -90,8 +90,6 @@ static void test_norm_pool_layernorm_stats(void **state)
 			      3);
 	/* over every axis: statistics of shape [1, 1] */
 	backend_test_verifies("node", "test_layer_normalization_2d_axis0", 3);
-	backend_test_verifies("node",
-			      "test_layer_normalization_3d_axis1_epsilon", 3);
 }
 
 /* ---- BatchNormalization in training mode ---------------------------- */
@@ -102,8 +100,6 @@ static void test_norm_pool_batchnorm_training(void **state)
 	/* y from the batch's statistics, running mean and variance */
 	backend_test_verifies("node", "test_batchnorm_example_training_mode",
 			      3);
-	backend_test_verifies("node", "test_batchnorm_epsilon_training_mode",
-			      3);
 }
 
 /* ---- Dropout -------------------------------------------------------- */
@@ -113,14 +109,57 @@ static void test_norm_pool_dropout_mask(void **state)
 	(void)state;
 	/* inference: y = x, the mask all true (bool, compared exactly) */
 	backend_test_verifies("node", "test_dropout_default_mask", 2);
-	backend_test_verifies("node", "test_dropout_default_mask_ratio", 2);
 	/* training with its mode an input: a random mask, opaque */
 	assert_true(imports_opaque("test_training_dropout_mask"));
 	assert_false(imports_opaque("test_dropout_default_mask"));
+}
+
+/* ---- pooling: dilations, ceil_mode, 3-D, MaxPool's Indices ---------- */
+
+static void test_norm_pool_pool_forms(void **state)
+{
+	(void)state;
+	/* pool2d's dilation */
+	backend_test_verifies("node", "test_maxpool_2d_dilations", 1);
+	/* ceil_mode 1: a last window past the floor's, its extension not
+	 * counted by the average */
+	backend_test_verifies("node", "test_maxpool_2d_ceil", 1);
+	backend_test_verifies("node", "test_averagepool_2d_ceil", 1);
+	/* 3-D: separable, with pads */
+	backend_test_verifies("pytorch-converted",
+			      "test_MaxPool3d_stride_padding", 1);
+	backend_test_verifies("pytorch-converted", "test_AvgPool3d_stride", 1);
+}
+
+static void test_norm_pool_maxpool_indices(void **state)
+{
+	(void)state;
+	/* int64 flat indices compared exactly: padded windows, and
+	 * storage_order 1 (column-major) with strides */
+	backend_test_verifies("node",
+			      "test_maxpool_with_argmax_2d_precomputed_pads", 2);
+	backend_test_verifies("node",
+			      "test_maxpool_with_argmax_2d_precomputed_strides",
+			      2);
+}
+
+/* ---- 3-D convolution ------------------------------------------------ */
+
+static void test_norm_pool_conv_3d(void **state)
+{
+	(void)state;
+	/* depth taps stacked into channels: groups, and strided, dilated
+	 * windows (3-D pads: the MaxPool3d case above) */
+	backend_test_verifies("pytorch-converted", "test_Conv3d_groups", 1);
+	backend_test_verifies("pytorch-converted",
+			      "test_Conv3d_dilated_strided", 1);
 }
 
 FL_SUITE(norm_pool,
 	 cmocka_unit_test(test_norm_pool_layernorm_stats),
 	 cmocka_unit_test(test_norm_pool_batchnorm_training),
 	 cmocka_unit_test(test_norm_pool_dropout_mask),
+	 cmocka_unit_test(test_norm_pool_pool_forms),
+	 cmocka_unit_test(test_norm_pool_maxpool_indices),
+	 cmocka_unit_test(test_norm_pool_conv_3d),
 );

@@ -81,6 +81,12 @@ int fl_onnx_map_batchnorm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_instancenorm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_dropout(fl_onnx_ctx *c, fl_error *err);
 
+/* onnx_window.c: Conv, MaxPool (with its Indices), AveragePool over 1
+ * to 3 spatial dims, and the global pools. */
+int fl_onnx_map_conv(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_pool(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_global_pool(fl_onnx_ctx *c, fl_error *err);
+
 /* onnx_recurrent.c: LSTM, GRU and RNN. */
 int fl_onnx_map_lstm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_gru(fl_onnx_ctx *c, fl_error *err);
