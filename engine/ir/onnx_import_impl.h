@@ -81,7 +81,7 @@ int fl_onnx_map_batchnorm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_instancenorm(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_dropout(fl_onnx_ctx *c, fl_error *err);
 
-/* onnx_window.c: Conv, MaxPool (with its Indices), AveragePool over 1
+/* onnx_sliding.c: Conv, MaxPool (with its Indices), AveragePool over 1
  * to 3 spatial dims, and the global pools. */
 int fl_onnx_map_conv(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_pool(fl_onnx_ctx *c, fl_error *err);

@@ -8,7 +8,7 @@
  * does not compute is left unbound, and onnx_import.c makes a node whose
  * unbound output is read opaque as a whole).  The normalisations and
  * Dropout are mapped in onnx_norm.c, the convolutions and pools in
- * onnx_window.c.  Inputs that
+ * onnx_sliding.c.  Inputs that
  * must be known at import (shapes, axes, pads, ...) are read with
  * fl_onnx_input_ints; an op type missing here becomes a `custom` op in
  * onnx_import.c, and so does a node whose mapping finds a form it cannot
