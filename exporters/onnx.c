@@ -675,7 +675,7 @@ static int export_matmul(builder *b)
 static int export_pool(builder *b)
 {
 	const char *mode = "max";
-	int64_t kernel[2], stride[2];
+	int64_t kernel[2], stride[2], dilation[FL_MAX_RANK * 2];
 	Onnx__NodeProto *nd;
 	int n;
 
@@ -684,8 +684,10 @@ static int export_pool(builder *b)
 	op_ints(b, "stride", stride, &n);
 	if (n != 2)
 		memcpy(stride, kernel, sizeof stride);
+	op_ints(b, "dilation", dilation, &n);
 	nd = own_node(b, strcmp(mode, "avg") ? "MaxPool" : "AveragePool");
-	if (!nd || attr_ints(b, nd, "kernel_shape", kernel, 2) < 0)
+	if (!nd || attr_ints(b, nd, "kernel_shape", kernel, 2) < 0 ||
+	    (n == 2 && attr_ints(b, nd, "dilations", dilation, 2) < 0))
 		return -1;
 	return attr_ints(b, nd, "strides", stride, 2);
 }

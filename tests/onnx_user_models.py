@@ -236,21 +236,26 @@ def case_if_opaque_branch(out):
 
 
 def case_later_output(out):
-    """A later output fuselab's mapping does not compute, read by a node
-    or given out: the whole node is opaque (its first output too); the
-    same op type with only output 0 read is mapped."""
-    x = rand(2, 8)
-    nodes = [h.make_node("LayerNormalization", ["x", "g"], ["ln", "mean"],
+    """A later output fuselab's mapping does not compute (inference
+    BatchNormalization's running mean), read by a node or given out: the
+    whole node is opaque (its first output too); the same op type with
+    only output 0 read is mapped, and so are LayerNormalization's Mean and
+    Dropout's mask, which fuselab computes."""
+    nodes = [h.make_node("BatchNormalization", ["x", "g", "b", "m", "v"],
+                         ["bn", "bn_mean"], name="bn_mean"),
+             h.make_node("Relu", ["bn_mean"], ["br"], name="relu"),
+             h.make_node("BatchNormalization", ["x", "g", "b", "m", "v"],
+                         ["bn2", "unused"], name="bn_plain"),
+             h.make_node("LayerNormalization", ["x", "g"], ["ln", "mean"],
                          axis=-1, name="ln_mean"),
-             h.make_node("Relu", ["mean"], ["mr"], name="relu"),
-             h.make_node("LayerNormalization", ["x", "g"], ["ln2", "unused"],
-                         axis=-1, name="ln_plain"),
              h.make_node("Dropout", ["x"], ["d", "mask"], name="drop")]
+    params = [nh.from_array(np.ones(8, np.float32), n)
+              for n in ("g", "b", "m", "v")]
     m = model(nodes, [vi("x", [2, 8])],
-              [vi("ln", [2, 8]), vi("mr", [2, 1]), vi("ln2", [2, 8]),
+              [vi("bn", [2, 8]), vi("br", [8]), vi("bn2", [2, 8]),
+               vi("ln", [2, 8]), vi("mean", [2, 1]),
                vi("mask", [2, 8], T.BOOL)],
-              [nh.from_array(np.ones(8, np.float32), "g")],
-              value_info=[vi("mean", [2, 1])])
+              params, value_info=[vi("bn_mean", [8])])
     save(out, m)
 
 

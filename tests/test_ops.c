@@ -571,6 +571,13 @@ static void test_pool2d_values(void **state)
 	SET_INTS(&op, "kernel", 1, 3);
 	SET_INTS(&op, "stride", 1, 2);
 	check_eval(&op, &in, SH(1, 1, 4, 1), F32(3, 7, 11, 15), 0);
+	/* dilated 2x2 windows, taps 2 apart (ONNX MaxPool's dilations) */
+	SET_INTS(&op, "kernel", 2, 2);
+	SET_INTS(&op, "stride", 1, 1);
+	SET_INTS(&op, "dilation", 2, 2);
+	check_eval(&op, &in, SH(1, 1, 2, 2), F32(11, 12, 15, 16), 0);
+	assert_int_equal(fl_attrs_set_string(&op.attrs, "mode", "avg"), 0);
+	check_eval(&op, &in, SH(1, 1, 2, 2), F32(6, 7, 10, 11), 0);
 	fl_attrs_free(&op.attrs);
 }
 

@@ -69,10 +69,11 @@ fl_onnx_map_fn fl_onnx_mapping(const char *op_type);
 int fl_onnx_emit_trans_matmul(fl_onnx_ctx *c, const int *in, int out,
 			      fl_error *err);
 
-/* onnx_ops.c, shared with the quantized operators (onnx_quant.c):
- * ONNX's MatMul of tensors a and b (numpy's rules for 1-D operands and
- * batch dims), and Conv of x by weights w with bias b (-1: none) under
- * the node's own Conv attributes (pads, strides, dilations, group,
+/* onnx_ops.c and onnx_sliding.c, shared with the quantized operators
+ * (onnx_quant.c): ONNX's MatMul of tensors a and b (numpy's rules for
+ * 1-D operands and batch dims), and Conv of x by weights w (1 to 3
+ * spatial dims) with bias b (-1: none) under the node's own Conv
+ * attributes (pads, strides, dilations, group,
  * auto_pad); the result into out (0: the node's output 0, -1: a new
  * intermediate).  -1 at once when an operand is -1, so calls chain. */
 int fl_onnx_emit_matmul(fl_onnx_ctx *c, int a, int b, int out, fl_error *err);
@@ -110,6 +111,20 @@ fl_onnx_map_fn fl_onnx_mapping_indexed(const char *op_type);
 int fl_onnx_map_gather_nd_dynamic(fl_onnx_ctx *c, fl_error *err);
 /* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
 int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
+
+/* onnx_norm.c: LayerNormalization (with its Mean and InvStdDev),
+ * BatchNormalization (and its training mode), InstanceNormalization and
+ * Dropout (with its mask). */
+int fl_onnx_map_layernorm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_batchnorm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_instancenorm(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_dropout(fl_onnx_ctx *c, fl_error *err);
+
+/* onnx_sliding.c: Conv, MaxPool (with its Indices), AveragePool over 1
+ * to 3 spatial dims, and the global pools. */
+int fl_onnx_map_conv(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_pool(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_global_pool(fl_onnx_ctx *c, fl_error *err);
 
 /* onnx_recurrent.c: LSTM, GRU and RNN. */
 int fl_onnx_map_lstm(fl_onnx_ctx *c, fl_error *err);

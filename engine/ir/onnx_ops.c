@@ -4,10 +4,11 @@
  * opsets 7 to 18, attributes read as the node's opset defines them) into
  * ops of the op library, emitted through fl_onnx_emit so that they carry
  * the node's provenance and have their shapes inferred at once, and binds
- * the node's outputs (output 0; the optional extra outputs of Dropout,
- * LayerNormalization, BatchNormalization and MaxPool are left unbound,
- * and onnx_import.c makes a node whose unbound output is read opaque as
- * a whole).  Inputs that
+ * the node's outputs (output 0; an optional extra output a mapping
+ * does not compute is left unbound, and onnx_import.c makes a node whose
+ * unbound output is read opaque as a whole).  The normalisations and
+ * Dropout are mapped in onnx_norm.c, the convolutions and pools in
+ * onnx_sliding.c.  Inputs that
  * must be known at import (shapes, axes, pads, ...) are read with
  * fl_onnx_input_ints; an op type missing here becomes a `custom` op in
  * onnx_import.c, and so does a node whose mapping finds a form it cannot
@@ -56,7 +57,7 @@ static const struct {
 	{"Neg", FL_OP_NEG}, {"Abs", FL_OP_ABS}, {"Sqrt", FL_OP_SQRT},
 	{"Reciprocal", FL_OP_RECIP}, {"Exp", FL_OP_EXP}, {"Log", FL_OP_LOG},
 	{"Tanh", FL_OP_TANH}, {"Sigmoid", FL_OP_SIGMOID}, {"Relu", FL_OP_RELU},
-	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY}, {"Dropout", FL_OP_COPY},
+	{"Erf", FL_OP_ERF}, {"Identity", FL_OP_COPY},
 	{"Round", FL_OP_ROUND},	/* both round half to even */
 	{"Sin", FL_OP_SIN}, {"Cos", FL_OP_COS}, {"Tan", FL_OP_TAN},
 	{"Asin", FL_OP_ASIN}, {"Acos", FL_OP_ACOS}, {"Atan", FL_OP_ATAN},
@@ -88,16 +89,10 @@ static fl_op_kind kind_of(const char *t, bool unary)
 
 static int map_unary(fl_onnx_ctx *c, fl_error *err)
 {
-	const fl_onnx_values *training = fl_onnx_input_known(c, 2);
 	int x = fl_onnx_data(c, 0, err);
 
 	if (x < 0)
 		return -1;
-	/* Dropout is the identity at inference; training draws randoms */
-	if (!strcmp(c->node->op_type, "Dropout") &&
-	    (fl_onnx_has_input(c, 2) && (!training || training->f[0] != 0))) {
-		return fl_onnx_cannot_model(c, err, "training mode");
-	}
 	return fl_onnx_emit1(c, kind_of(c->node->op_type, true), x, OUT,
 			     err) < 0 ? -1 : 0;
 }
@@ -501,386 +496,7 @@ static int map_gemm(fl_onnx_ctx *c, fl_error *err)
 	return fl_onnx_emit2(c, FL_OP_ADD, y, bias, OUT, err) < 0 ? -1 : 0;
 }
 
-/* --- sliding windows: Conv, MaxPool, AveragePool --- */
-
-typedef struct window {
-	int nsp;			/* spatial dims: 1 or 2 */
-	int64_t kernel[2], stride[2], dilation[2];
-	int64_t pad_begin[2], pad_end[2];
-} window;
-
-static int read_pair(fl_onnx_ctx *c, const char *name, int nsp, int64_t dflt,
-		     int64_t *v, fl_error *err)
-{
-	int64_t tmp[4];
-	int n;
-
-	if (fl_onnx_attr_ints(c, name, tmp, 4, &n, err) < 0)
-		return -1;
-	if (n >= 0 && n != nsp) {
-		fl_error_set(err, "attribute %s: %d values for %d spatial dims",
-			     name, n, nsp);
-		return -1;
-	}
-	for (int d = 0; d < nsp; d++) {
-		v[d] = n < 0 ? dflt : tmp[d];
-		if (v[d] < (dflt == 0 ? 0 : 1)) {
-			fl_error_set(err, "attribute %s: %lld", name,
-				     (long long)v[d]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Pads from "pads" or "auto_pad" (SAME_UPPER, SAME_LOWER, VALID). */
-static int window_pads(fl_onnx_ctx *c, const fl_shape *x, window *w,
-		       fl_error *err)
-{
-	char buf[16];
-	const char *ap = fl_onnx_attr_string(c, "auto_pad", "NOTSET", buf,
-					     sizeof buf);
-	int64_t pads[4];
-	int n;
-
-	if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-		for (int d = 0; d < w->nsp; d++) {
-			int64_t in = x->dim[2 + d];
-			int64_t out = (in + w->stride[d] - 1) / w->stride[d];
-			int64_t need = (out - 1) * w->stride[d] +
-				       (w->kernel[d] - 1) * w->dilation[d] + 1 -
-				       in;
-
-			need = need > 0 ? need : 0;
-			w->pad_begin[d] = ap[5] == 'U' ? need / 2
-						       : need - need / 2;
-			w->pad_end[d] = need - w->pad_begin[d];
-		}
-		return 0;
-	}
-	if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) {
-		return fl_onnx_cannot_model(c, err, "auto_pad %s",
-					    fl_error_name(ap));
-	}
-	if (fl_onnx_attr_ints(c, "pads", pads, 4, &n, err) < 0)
-		return -1;
-	if (n >= 0 && n != 2 * w->nsp) {
-		fl_error_set(err, "attribute pads: %d values for %d spatial "
-			     "dims", n, w->nsp);
-		return -1;
-	}
-	for (int d = 0; d < w->nsp; d++) {
-		w->pad_begin[d] = n < 0 || !strcmp(ap, "VALID") ? 0 : pads[d];
-		w->pad_end[d] = n < 0 || !strcmp(ap, "VALID") ? 0
-							     : pads[w->nsp + d];
-		if (w->pad_begin[d] < 0 || w->pad_end[d] < 0) {
-			return fl_onnx_cannot_model(c, err, "negative pads");
-		}
-	}
-	return 0;
-}
-
-static int read_window(fl_onnx_ctx *c, const fl_shape *x,
-		       const int64_t *kernel, window *w, fl_error *err)
-{
-	w->nsp = x->rank - 2;
-	if (w->nsp != 1 && w->nsp != 2) {
-		return fl_onnx_cannot_model(c, err, "%d spatial dims",
-					    x->rank - 2);
-	}
-	for (int d = 0; d < w->nsp; d++)
-		w->kernel[d] = kernel[d];
-	if (read_pair(c, "strides", w->nsp, 1, w->stride, err) < 0 ||
-	    read_pair(c, "dilations", w->nsp, 1, w->dilation, err) < 0)
-		return -1;
-	return window_pads(c, x, w, err);
-}
-
-/* A 1-D window becomes a 2-D one over a unit height: x [N,C,L] is
- * reshaped to [N,C,1,L], and w's parameters get a leading unit dim. */
-static int lift_2d(fl_onnx_ctx *c, int x, window *w, fl_error *err)
-{
-	fl_shape s = *shape_of(c, x);
-
-	if (w->nsp == 2)
-		return x;
-	w->kernel[1] = w->kernel[0], w->kernel[0] = 1;
-	w->stride[1] = w->stride[0], w->stride[0] = 1;
-	w->dilation[1] = w->dilation[0], w->dilation[0] = 1;
-	w->pad_begin[1] = w->pad_begin[0], w->pad_begin[0] = 0;
-	w->pad_end[1] = w->pad_end[0], w->pad_end[0] = 0;
-	s.rank = 4;
-	s.dim[3] = s.dim[2];
-	s.dim[2] = 1;
-	return fl_onnx_reshape(c, x, &s, TMP, err);
-}
-
-static bool has_pads(const window *w)
-{
-	return w->pad_begin[0] || w->pad_begin[1] || w->pad_end[0] ||
-	       w->pad_end[1];
-}
-
-/* x padded by the window's pads (value v), or x when there are none. */
-static int pad_window(fl_onnx_ctx *c, int x, const window *w, double v,
-		      fl_error *err)
-{
-	int64_t pads[8] = {0, 0, w->pad_begin[0], w->pad_begin[1],
-			   0, 0, w->pad_end[0], w->pad_end[1]};
-	fl_attrs a = {0};
-
-	if (!has_pads(w))
-		return x;
-	if (fl_attrs_set_ints(&a, "pads", pads, 8) < 0 ||
-	    fl_attrs_set_number(&a, "value", v) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	return fl_onnx_emit_attrs(c, FL_OP_PAD, &x, 1, &a, TMP, err);
-}
-
-/* Back to the node's rank for a 1-D window: [N,K,1,L] -> [N,K,L]. */
-static int drop_unit_height_into(fl_onnx_ctx *c, int y, int out,
-				 fl_error *err)
-{
-	fl_shape s = *shape_of(c, y);
-
-	s.rank = 3;
-	s.dim[2] = s.dim[3];
-	return fl_onnx_reshape(c, y, &s, out, err);
-}
-
-static int drop_unit_height(fl_onnx_ctx *c, int y, fl_error *err)
-{
-	return drop_unit_height_into(c, y, OUT, err);
-}
-
-static int window_attrs(fl_attrs *a, const window *w, fl_error *err)
-{
-	if (fl_attrs_set_ints(a, "stride", w->stride, 2) < 0)
-		return fl_onnx_oom(err);
-	return 0;
-}
-
-/* Conv's bias [K] as [K,1,1] added to y. */
-static int conv_bias(fl_onnx_ctx *c, int y, int b, int out, fl_error *err)
-{
-	fl_shape s;
-
-	if (b < 0)
-		return -1;
-	s = fl_shape_make(3, (int64_t[]){fl_shape_numel(shape_of(c, b)), 1, 1});
-	if ((b = fl_onnx_reshape(c, b, &s, TMP, err)) < 0)
-		return -1;
-	return fl_onnx_emit2(c, FL_OP_ADD, y, b, out, err);
-}
-
-int fl_onnx_emit_conv(fl_onnx_ctx *c, int x, int wt, int b, int out,
-		      fl_error *err)
-{
-	int in[2] = {x, wt}, y;
-	bool bias = b >= 0, last;
-	fl_shape ws, s;
-	fl_attrs a = {0};
-	window w;
-
-	if (x < 0 || wt < 0)
-		return -1;
-	ws = *shape_of(c, in[1]);
-	if (read_pair(c, "kernel_shape", ws.rank - 2, 1, w.kernel, err) < 0 ||
-	    read_window(c, shape_of(c, in[0]), ws.dim + 2, &w, err) < 0)
-		return -1;
-	if (w.nsp == 1) {
-		s = fl_shape_make(4, (int64_t[]){ws.dim[0], ws.dim[1], 1,
-						 ws.dim[2]});
-		if ((in[1] = fl_onnx_reshape(c, in[1], &s, TMP, err)) < 0)
-			return -1;
-	}
-	if ((in[0] = lift_2d(c, in[0], &w, err)) < 0 ||
-	    (in[0] = pad_window(c, in[0], &w, 0.0, err)) < 0)
-		return -1;
-	if (window_attrs(&a, &w, err) < 0 ||
-	    fl_attrs_set_ints(&a, "dilation", w.dilation, 2) < 0 ||
-	    fl_attrs_set_number(&a, "groups",
-				(double)fl_onnx_attr_int(c, "group", 1)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	last = w.nsp == 2;	/* the conv or its bias is the result */
-	y = fl_onnx_emit_attrs(c, FL_OP_CONV2D, in, 2, &a,
-			       last && !bias ? out : TMP, err);
-	if (y < 0 || (bias && (y = conv_bias(c, y, b, last ? out : TMP,
-					     err)) < 0))
-		return -1;
-	return last ? y : drop_unit_height_into(c, y, out, err);
-}
-
-static int map_conv(fl_onnx_ctx *c, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err), w = x < 0 ? -1 : fl_onnx_data(c, 1, err);
-	int b = -1;
-
-	if (w >= 0 && fl_onnx_has_input(c, 2) && (b = fl_onnx_data(c, 2, err)) < 0)
-		return -1;
-	return fl_onnx_emit_conv(c, x, w, b, OUT, err) < 0 ? -1 : 0;
-}
-
-static int pool(fl_onnx_ctx *c, int x, const window *w, bool avg, int out,
-		fl_error *err)
-{
-	fl_attrs a = {0};
-
-	if (window_attrs(&a, w, err) < 0 ||
-	    fl_attrs_set_ints(&a, "kernel", w->kernel, 2) < 0 ||
-	    fl_attrs_set_string(&a, "mode", avg ? "avg" : "max") < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	return fl_onnx_emit_attrs(c, FL_OP_POOL2D, &x, 1, &a, out, err);
-}
-
-/* The mean over the valid elements of each window (count_include_pad
- * 0): the window mean of the zero-padded x over the window mean of a
- * zero-padded tensor of ones. */
-static int avg_valid_only(fl_onnx_ctx *c, int x, const window *w, int out,
-			  fl_error *err)
-{
-	fl_shape s = *shape_of(c, x);
-	char name[300];
-	int ones, sum, cnt;
-
-	s.dim[0] = s.dim[1] = 1;
-	snprintf(name, sizeof name, "%s.ones", c->origin);
-	ones = fl_graph_add_scalar(c->g, name, 1.0f, err);
-	if (ones < 0)
-		return -1;
-	c->g->tensors[ones].shape = s;	/* one value splatted over s */
-	if ((sum = pad_window(c, x, w, 0.0, err)) < 0 ||
-	    (sum = pool(c, sum, w, true, TMP, err)) < 0 ||
-	    (cnt = pad_window(c, ones, w, 0.0, err)) < 0 ||
-	    (cnt = pool(c, cnt, w, true, TMP, err)) < 0)
-		return -1;
-	return fl_onnx_emit2(c, FL_OP_DIV, sum, cnt, out, err);
-}
-
-static int map_pool(fl_onnx_ctx *c, fl_error *err)
-{
-	bool avg = !strcmp(c->node->op_type, "AveragePool");
-	int x = fl_onnx_data(c, 0, err), y, n, nsp;
-	int64_t kernel[4];
-	window w;
-
-	if (x < 0 ||
-	    fl_onnx_attr_ints(c, "kernel_shape", kernel, 4, &n, err) < 0)
-		return -1;
-	if (n != tensor_rank(c, x) - 2) {
-		fl_error_set(err, "attribute kernel_shape: needs one value per "
-			     "spatial dim");
-		return -1;
-	}
-	if (fl_onnx_attr_int(c, "ceil_mode", 0)) {
-		return fl_onnx_cannot_model(c, err, "ceil_mode 1");
-	}
-	if (read_window(c, shape_of(c, x), kernel, &w, err) < 0)
-		return -1;
-	if (w.dilation[0] != 1 || (w.nsp == 2 && w.dilation[1] != 1)) {
-		return fl_onnx_cannot_model(c, err, "pooling with dilations");
-	}
-	nsp = w.nsp;
-	if ((x = lift_2d(c, x, &w, err)) < 0)
-		return -1;
-	if (avg && has_pads(&w) && !fl_onnx_attr_int(c, "count_include_pad", 0))
-		y = avg_valid_only(c, x, &w, nsp == 2 ? OUT : TMP, err);
-	else if ((x = pad_window(c, x, &w, avg ? 0.0 : -FLT_MAX, err)) < 0)
-		return -1;
-	else
-		y = pool(c, x, &w, avg, nsp == 2 ? OUT : TMP, err);
-	if (y < 0)
-		return -1;
-	return nsp == 1 && drop_unit_height(c, y, err) < 0 ? -1 : 0;
-}
-
-/* GlobalAveragePool, GlobalMaxPool: a reduction over the spatial dims,
- * which fuselab keeps as extent 1 like ONNX does. */
-static int map_global_pool(fl_onnx_ctx *c, fl_error *err)
-{
-	bool avg = !strcmp(c->node->op_type, "GlobalAveragePool");
-	int x = fl_onnx_data(c, 0, err);
-	int64_t axes[FL_MAX_RANK];
-	int n = 0;
-
-	if (x < 0)
-		return -1;
-	for (int d = 2; d < tensor_rank(c, x); d++)
-		axes[n++] = d;
-	return fl_onnx_emit_ints(c, avg ? FL_OP_REDUCE_MEAN : FL_OP_REDUCE_MAX, x,
-			 "axes", axes, n, OUT, err) < 0 ? -1 : 0;
-}
-
-/* --- normalisations, softmax --- */
-
-/* A per-channel parameter [C] of an NC... tensor of rank r as [C,1,..]. */
-static int per_channel(fl_onnx_ctx *c, int k, int rank, fl_error *err)
-{
-	int p = fl_onnx_data(c, k, err);
-	fl_shape s = {0};
-
-	if (p < 0 || rank <= 2)
-		return p;
-	s.rank = rank - 1;
-	s.dim[0] = fl_shape_numel(shape_of(c, p));
-	for (int d = 1; d < s.rank; d++)
-		s.dim[d] = 1;
-	return fl_onnx_reshape(c, p, &s, TMP, err);
-}
-
-static int map_batchnorm(fl_onnx_ctx *c, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err), in[5], r;
-	fl_attrs a = {0};
-
-	if (x < 0)
-		return -1;
-	if (c->opset < 9 && fl_onnx_attr_int(c, "spatial", 1) == 0) {
-		fl_error_set(err, "spatial 0 (per-activation statistics) is "
-			     "not supported");
-		return -1;
-	}
-	r = tensor_rank(c, x);
-	in[0] = x;
-	/* ONNX: X, scale, B, mean, var; fuselab: x, mean, var, gamma, beta */
-	if ((in[1] = per_channel(c, 3, r, err)) < 0 ||
-	    (in[2] = per_channel(c, 4, r, err)) < 0 ||
-	    (in[3] = per_channel(c, 1, r, err)) < 0 ||
-	    (in[4] = per_channel(c, 2, r, err)) < 0)
-		return -1;
-	if (fl_attrs_set_number(&a, "eps",
-				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	return fl_onnx_emit_attrs(c, FL_OP_BATCHNORM, in, 5, &a, OUT, err) < 0
-		       ? -1 : 0;
-}
-
-static int map_layernorm(fl_onnx_ctx *c, fl_error *err)
-{
-	int in[3], n = 0;
-	fl_attrs a = {0};
-
-	for (int k = 0; k < 3 && fl_onnx_has_input(c, k); k++)
-		if ((in[n++] = fl_onnx_data(c, k, err)) < 0)
-			return -1;
-	if (fl_attrs_set_number(&a, "axis",
-				(double)fl_onnx_attr_int(c, "axis", -1)) < 0 ||
-	    fl_attrs_set_number(&a, "eps",
-				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	return fl_onnx_emit_attrs(c, FL_OP_LAYERNORM, in, n, &a, OUT, err) < 0
-		       ? -1 : 0;
-}
+/* --- softmax --- */
 
 /* Softmax, LogSoftmax.  From opset 13 along "axis" (default -1); before,
  * over the input coerced to 2-D at "axis" (default 1): every dim from
@@ -917,32 +533,6 @@ static int map_softmax(fl_onnx_ctx *c, fl_error *err)
 	    (y = fl_onnx_emit1(c, kind, x, TMP, err)) < 0)
 		return -1;
 	return fl_onnx_reshape(c, y, &s, OUT, err) < 0 ? -1 : 0;
-}
-
-/* InstanceNormalization: layernorm over every dim from 2 on (each
- * sample's each channel), then the per-channel scale and bias. */
-static int map_instancenorm(fl_onnx_ctx *c, fl_error *err)
-{
-	int x = fl_onnx_data(c, 0, err), y, scale, bias;
-	fl_attrs a = {0};
-
-	if (x < 0 || tensor_rank(c, x) < 3) {
-		if (x >= 0)
-			fl_error_set(err, "input 0: needs rank >= 3");
-		return -1;
-	}
-	if (fl_attrs_set_number(&a, "axis", 2) < 0 ||
-	    fl_attrs_set_number(&a, "eps",
-				fl_onnx_attr_float(c, "epsilon", 1e-5f)) < 0) {
-		fl_attrs_free(&a);
-		return fl_onnx_oom(err);
-	}
-	if ((y = fl_onnx_emit_attrs(c, FL_OP_LAYERNORM, &x, 1, &a, TMP, err)) < 0 ||
-	    (scale = per_channel(c, 1, tensor_rank(c, x), err)) < 0 ||
-	    (bias = per_channel(c, 2, tensor_rank(c, x), err)) < 0 ||
-	    (y = fl_onnx_emit2(c, FL_OP_MUL, y, scale, TMP, err)) < 0)
-		return -1;
-	return fl_onnx_emit2(c, FL_OP_ADD, y, bias, OUT, err) < 0 ? -1 : 0;
 }
 
 /* --- reductions --- */
@@ -1707,7 +1297,8 @@ static const struct {
 	{"Neg", map_unary}, {"Abs", map_unary}, {"Sqrt", map_unary},
 	{"Reciprocal", map_unary}, {"Exp", map_unary}, {"Log", map_unary},
 	{"Tanh", map_unary}, {"Sigmoid", map_unary}, {"Relu", map_unary},
-	{"Erf", map_unary}, {"Identity", map_unary}, {"Dropout", map_unary},
+	{"Erf", map_unary}, {"Identity", map_unary},
+	{"Dropout", fl_onnx_map_dropout},
 	{"Round", map_unary},
 	{"Sin", map_unary}, {"Cos", map_unary}, {"Tan", map_unary},
 	{"Asin", map_unary}, {"Acos", map_unary}, {"Atan", map_unary},
@@ -1727,12 +1318,12 @@ static const struct {
 	{"Elu", map_activation}, {"HardSigmoid", map_activation},
 	{"HardSwish", map_activation}, {"Clip", map_clip},
 	{"Gelu", map_gelu}, {"Cast", map_cast},
-	{"MatMul", map_matmul}, {"Gemm", map_gemm}, {"Conv", map_conv},
-	{"MaxPool", map_pool}, {"AveragePool", map_pool},
-	{"GlobalAveragePool", map_global_pool},
-	{"GlobalMaxPool", map_global_pool},
-	{"BatchNormalization", map_batchnorm},
-	{"LayerNormalization", map_layernorm},
+	{"MatMul", map_matmul}, {"Gemm", map_gemm}, {"Conv", fl_onnx_map_conv},
+	{"MaxPool", fl_onnx_map_pool}, {"AveragePool", fl_onnx_map_pool},
+	{"GlobalAveragePool", fl_onnx_map_global_pool},
+	{"GlobalMaxPool", fl_onnx_map_global_pool},
+	{"BatchNormalization", fl_onnx_map_batchnorm},
+	{"LayerNormalization", fl_onnx_map_layernorm},
 	{"Softmax", map_softmax}, {"LogSoftmax", map_softmax},
 	{"ReduceSum", map_reduce}, {"ReduceMean", map_reduce},
 	{"ReduceMax", map_reduce}, {"ReduceMin", map_reduce},
@@ -1743,7 +1334,8 @@ static const struct {
 	{"Expand", map_expand},
 	{"Softplus", map_soft_activation}, {"Softsign", map_soft_activation},
 	{"Mish", map_soft_activation}, {"Selu", map_soft_activation},
-	{"PRelu", map_prelu}, {"InstanceNormalization", map_instancenorm},
+	{"PRelu", map_prelu}, {"InstanceNormalization",
+	 fl_onnx_map_instancenorm},
 	{"ReduceSumSquare", map_reduce}, {"ReduceL1", map_reduce},
 	{"ReduceL2", map_reduce}, {"ReduceLogSum", map_reduce},
 	{"ReduceLogSumExp", map_reduce}, {"Split", map_split},

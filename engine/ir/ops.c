@@ -127,7 +127,7 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	       ACC("0.0f", "$o + $0 * $1"),
 	       "NCHW convolution, weights [K,C/groups,R,S], no padding"),
 	OPAQUE(FL_OP_POOL2D, "pool2d", pool2d, 1, 1,
-	       ATTRS("mode", "kernel", "stride"), C_OF(pool2d),
+	       ATTRS("mode", "kernel", "stride", "dilation"), C_OF(pool2d),
 	       "NCHW max/avg pooling"),
 	OPAQUE(FL_OP_TRANSPOSE, "transpose", transpose, 1, 1, ATTRS("perm"),
 	       EXPR("$0"), "permute dims by \"perm\""),

@@ -50,7 +50,8 @@
  *                      padding: out [N, K, (H-dh*(R-1)-1)/sh+1, ...]
  *   pool2d(x)          x [N, C, H, W]; "mode" "max"|"avg" (default max),
  *                      "kernel" [kh, kw] *required*, "stride" (default =
- *                      kernel)
+ *                      kernel), "dilation" [dh, dw] (default [1,1]): the
+ *                      taps' spacing, as conv2d's
  *   transpose(x)       "perm" *required*, a permutation of 0..rank-1
  *   reshape(x)         "shape" *required*, one entry may be -1
  *   concat(x1..xn)     "axis" (default 0); other dims must agree

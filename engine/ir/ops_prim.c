@@ -651,7 +651,7 @@ void fl_eval_matmul(const fl_op *op, const fl_buf *in, fl_buf *out)
 }
 
 /* ------------------------------------------------------------------ */
-/* conv2d and pool2d (NCHW, no padding)                                */
+/* conv2d and pool2d (NCHW, no padding; both may be dilated)           */
 
 /* Output extent of a window of `taps` taps, dilation d, stride s over an
  * input extent x; -1 when the window does not fit. */
@@ -860,7 +860,7 @@ void fl_eval_conv2d(const fl_op *op, const fl_buf *in, fl_buf *out)
 
 typedef struct pool_params {
 	bool avg;
-	int64_t kernel[2], stride[2];
+	int64_t kernel[2], stride[2], dilation[2];
 } pool_params;
 
 static int pool_attrs(const fl_op *op, pool_params *p, fl_error *err)
@@ -885,20 +885,21 @@ static int pool_attrs(const fl_op *op, pool_params *p, fl_error *err)
 	}
 	p->stride[0] = p->kernel[0];
 	p->stride[1] = p->kernel[1];
-	return attr_pair(op, "stride", p->stride, err) < 0 ? -1 : 0;
+	p->dilation[0] = p->dilation[1] = 1;
+	return attr_pair(op, "stride", p->stride, err) < 0 ||
+	       attr_pair(op, "dilation", p->dilation, err) < 0 ? -1 : 0;
 }
 
 int fl_infer_pool2d(const fl_op *op, const fl_shape *in, fl_shape *out,
 		    fl_error *err)
 {
-	static const int64_t one[2] = {1, 1};
 	pool_params p;
 	int64_t hw[2];
 
 	if (check_inputs(op, in, err) < 0 ||
 	    check_nchw(&in[0], 0, "NCHW", err) < 0 || pool_attrs(op, &p, err) < 0 ||
-	    window_hw(&in[0], p.kernel, one, p.stride, hw, "attrs.kernel",
-		      err) < 0)
+	    window_hw(&in[0], p.kernel, p.dilation, p.stride, hw,
+		      "attrs.kernel", err) < 0)
 		return -1;
 	out[0] = in[0];
 	out[0].dim[2] = hw[0];
@@ -906,7 +907,8 @@ int fl_infer_pool2d(const fl_op *op, const fl_shape *in, fl_shape *out,
 	return check_output(&out[0], err);
 }
 
-/* One pooling window whose top-left input element is at x. */
+/* One pooling window whose top-left input element is at x, its taps
+ * p->dilation apart. */
 static double pool_window(const float *x, int64_t row_stride,
 			  const pool_params *p)
 {
@@ -914,7 +916,8 @@ static double pool_window(const float *x, int64_t row_stride,
 
 	for (int64_t r = 0; r < p->kernel[0]; r++)
 		for (int64_t s = 0; s < p->kernel[1]; s++) {
-			double v = x[r * row_stride + s];
+			double v = x[r * p->dilation[0] * row_stride +
+				     s * p->dilation[1]];
 
 			acc = p->avg ? acc + v : fmax(acc, v);
 		}

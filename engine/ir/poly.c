@@ -454,18 +454,20 @@ static int build_conv2d(builder *b)
 	return add_read(b, s, 1, subs);
 }
 
-/* Over [n,c,h,w,r,s]: { S -> x[n, c, sh*h + r, sw*w + s] } and the
+/* Over [n,c,h,w,r,s]: { S -> x[n, c, sh*h + dh*r, sw*w + dw*s] } and the
  * output; avg pooling adds FINALIZE { S[i] -> out[i] } read and written. */
 static int build_pool2d(builder *b)
 {
 	const fl_shape *so = out_shape(b);
-	int64_t kern[2], st[2], ext[6];
+	static const int64_t ones[2] = {1, 1};
+	int64_t kern[2], st[2], dil[2], ext[6];
 	isl_aff *subs[MAX_ITERS];
 	const char *mode;
 	fl_poly_stmt *s;
 
 	if (attr_pair(b, "kernel", NULL, kern) < 0 ||
 	    attr_pair(b, "stride", kern, st) < 0 ||
+	    attr_pair(b, "dilation", ones, dil) < 0 ||
 	    fl_attr_string(&b->op->attrs, "mode", "max", &mode, b->err) < 0)
 		return -1;
 	memcpy(ext, so->dim, 4 * sizeof *ext);
@@ -473,8 +475,8 @@ static int build_pool2d(builder *b)
 	if (add_init(b) < 0 || !(s = add_update(b, 6, ext)))
 		return -1;
 	iters(s, 0, 2, subs);
-	subs[2] = add_term(sub(s, 2, st[0], 0), 4, 1);
-	subs[3] = add_term(sub(s, 3, st[1], 0), 5, 1);
+	subs[2] = add_term(sub(s, 2, st[0], 0), 4, dil[0]);
+	subs[3] = add_term(sub(s, 3, st[1], 0), 5, dil[1]);
 	if (add_read(b, s, 0, subs) < 0)
 		return -1;
 	if (strcmp(mode, "avg") != 0)
