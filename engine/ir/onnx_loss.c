@@ -230,7 +230,8 @@ static int element_weight(fl_onnx_ctx *c, int hit, int rank, int64_t n_class,
 	return pick(c, hit, w, err);
 }
 
-/* x reduced over every axis into the scalar output `out`. */
+/* The sum of every element of x as a scalar, into the node's output
+ * `out` (or a new intermediate with TMP). */
 static int sum_all(fl_onnx_ctx *c, int x, int out, fl_error *err)
 {
 	int64_t axes[FL_MAX_RANK];
@@ -244,39 +245,51 @@ static int sum_all(fl_onnx_ctx *c, int x, int out, fl_error *err)
 	return x < 0 ? -1 : fl_onnx_reshape(c, x, &scalar, out, err);
 }
 
-/* The loss of log-probabilities lp [N, C, d..] (graph tensor) into the
- * node's output 0. */
-static int nll_of(fl_onnx_ctx *c, int lp, fl_error *err)
+/* The per-element loss [N, 1, d..] reduced as `red` says into the
+ * node's output 0; w, the elements' weights, is needed for the mean. */
+static int reduce_loss(fl_onnx_ctx *c, int loss, int w, int red,
+		       fl_error *err)
 {
-	fl_shape xs = *shape_of(c, lp), none;
-	int red = read_reduction(c, err), col, hit, w, loss, total;
-	bool weighted = fl_onnx_has_input(c, 2);
+	fl_shape none = *shape_of(c, loss);
+	int total;
 
-	if (red < 0 || (col = target_as_column(c, &xs, err)) < 0 ||
-	    (hit = class_mask(c, col, xs.rank, xs.dim[1], err)) < 0 ||
-	    (loss = pick(c, hit, lp, err)) < 0 ||
-	    (loss = fl_onnx_emit1(c, FL_OP_NEG, loss, TMP, err)) < 0)
-		return -1;
-	w = -1;
-	if ((weighted || red == LOSS_MEAN) &&
-	    (w = element_weight(c, hit, xs.rank, xs.dim[1], err)) < 0)
-		return -1;
-	if (weighted && (loss = fl_onnx_emit2(c, FL_OP_MUL, loss, w, TMP,
-					      err)) < 0)
-		return -1;
-	if (red == LOSS_NONE) {
-		none = xs;
-		for (int d = 1; d + 1 < xs.rank; d++)
-			none.dim[d] = xs.dim[d + 1];
+	if (red == LOSS_NONE) {	/* [N, 1, d..] -> [N, d..] */
+		for (int d = 1; d + 1 < none.rank; d++)
+			none.dim[d] = none.dim[d + 1];
 		none.rank--;
-		return fl_onnx_reshape(c, loss, &none, 0, err) < 0 ? -1 : 0;
+		return fl_onnx_reshape(c, loss, &none, 0, err);
 	}
 	if (red == LOSS_SUM)
-		return sum_all(c, loss, 0, err) < 0 ? -1 : 0;
+		return sum_all(c, loss, 0, err);
 	if ((total = sum_all(c, loss, TMP, err)) < 0 ||
 	    (w = sum_all(c, w, TMP, err)) < 0)
 		return -1;
-	return fl_onnx_emit2(c, FL_OP_DIV, total, w, 0, err) < 0 ? -1 : 0;
+	return fl_onnx_emit2(c, FL_OP_DIV, total, w, 0, err);
+}
+
+/* The loss of log-probabilities lp [N, C, d..] (graph tensor) into the
+ * node's output 0: -lp at each element's class, times its weight when
+ * the node has one, then reduced. */
+static int nll_of(fl_onnx_ctx *c, int lp, fl_error *err)
+{
+	fl_shape xs = *shape_of(c, lp);	/* a copy: tensors grow below */
+	int rank = xs.rank, red = read_reduction(c, err), col, hit, loss;
+	int64_t n_class = xs.dim[1];
+	bool weighted = fl_onnx_has_input(c, 2);
+	int w = -1;
+
+	if (red < 0 || (col = target_as_column(c, &xs, err)) < 0 ||
+	    (hit = class_mask(c, col, rank, n_class, err)) < 0 ||
+	    (loss = pick(c, hit, lp, err)) < 0 ||
+	    (loss = fl_onnx_emit1(c, FL_OP_NEG, loss, TMP, err)) < 0)
+		return -1;
+	if ((weighted || red == LOSS_MEAN) &&
+	    (w = element_weight(c, hit, rank, n_class, err)) < 0)
+		return -1;
+	if (weighted &&
+	    (loss = fl_onnx_emit2(c, FL_OP_MUL, loss, w, TMP, err)) < 0)
+		return -1;
+	return reduce_loss(c, loss, w, red, err) < 0 ? -1 : 0;
 }
 
 /* The input as float [N, C, d..]; -1 with err set otherwise. */
