@@ -15,10 +15,13 @@
  * that is not integral or an unknown reduction is an error naming the
  * input or attribute.
  *
- * Why no gather: the target picks one class per element, and a gather
- * by run-time indices along axis 1 of [N, C, d..] is not one of the
- * ops the fusion engine models (GatherElements).  Instead the pick is a
- * mask, which every strategy fuses and every backend prints:
+ * Why no gather: the target picks one class per element, which
+ * `gather_elements` along axis 1 could read (as ONNX's expanded form
+ * does), but that op is opaque to fusion (a kernel of its own, never
+ * merged) and clamps an out-of-range index where ignore_index may lie
+ * outside [0, C).  A mask instead is elementwise and reductions only, so
+ * the loss fuses with the log_softmax or whatever computes its input,
+ * and an ignore_index outside the classes simply matches nothing:
  *
  *   hit[n, c, d]  = (target[n, 1, d] == c) && target[n, 1, d] != ii
  *                   (equal against an int64 iota [1, C, 1..] made at
