@@ -15,6 +15,7 @@ FL_SUITE_DECL(ops);
 FL_SUITE_DECL(compound);
 FL_SUITE_DECL(recurrent);
 FL_SUITE_DECL(onnx_recurrent);
+FL_SUITE_DECL(onnx_loss);
 FL_SUITE_DECL(ops_more);
 FL_SUITE_DECL(indexed);
 FL_SUITE_DECL(quant);
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
 		{fl_suite_compound, &fl_suite_compound_n},
 		{fl_suite_recurrent, &fl_suite_recurrent_n},
 		{fl_suite_onnx_recurrent, &fl_suite_onnx_recurrent_n},
+		{fl_suite_onnx_loss, &fl_suite_onnx_loss_n},
 		{fl_suite_ops_more, &fl_suite_ops_more_n},
 		{fl_suite_indexed, &fl_suite_indexed_n},
 		{fl_suite_quant, &fl_suite_quant_n},

@@ -109,6 +109,9 @@ int fl_onnx_map_gather_nd(fl_onnx_ctx *c, fl_error *err);
  * it), and GatherND with indices computed at run time. */
 fl_onnx_map_fn fl_onnx_mapping_indexed(const char *op_type);
 int fl_onnx_map_gather_nd_dynamic(fl_onnx_ctx *c, fl_error *err);
+/* onnx_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
+int fl_onnx_map_nll_loss(fl_onnx_ctx *c, fl_error *err);
+int fl_onnx_map_softmax_cross_entropy(fl_onnx_ctx *c, fl_error *err);
 /* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
 int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
 

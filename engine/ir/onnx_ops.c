@@ -1343,6 +1343,8 @@ static const struct {
 	{"Tile", map_tile},
 	{"LSTM", fl_onnx_map_lstm}, {"GRU", fl_onnx_map_gru},
 	{"RNN", fl_onnx_map_rnn},
+	{"NegativeLogLikelihoodLoss", fl_onnx_map_nll_loss},
+	{"SoftmaxCrossEntropyLoss", fl_onnx_map_softmax_cross_entropy},
 };
 
 fl_onnx_map_fn fl_onnx_mapping(const char *op_type)
