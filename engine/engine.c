@@ -152,6 +152,8 @@ static void snapshot_take(fl_session *s, const fl_state *st, int pos, int p)
 	int at = s->n_snaps;
 	snapshot *n;
 
+	if (s->opts.forward_only)
+		return;
 	while (at > 0 && !snap_before(&s->snaps[at - 1], pos, p))
 		at--;
 	if (at < s->n_snaps && s->snaps[at].pos == pos && s->snaps[at].pass == p)
@@ -584,6 +586,7 @@ void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out)
 	out->compiles = fl_memo_map_count(s->memo->builds);
 	out->runs = fl_memo_map_count(s->memo->runs);
 	out->snapshots = s->n_snaps;
+	out->references = s->memo->ref_runs;
 }
 
 int fl_engine_check(const fl_session *s, fl_error *err)
