@@ -76,6 +76,10 @@ typedef struct fl_engine_opts {
 	 * with the graph's constants (ViT-B/16: 330 MB a copy, 12 passes).
 	 * Going back still works, replayed from the start.  Default false. */
 	bool forward_only;
+	/* The session reads the graph given to fl_engine_open, which must
+	 * then outlive it unchanged, instead of keeping a copy of its own
+	 * (one copy of the constants less per session).  Default false. */
+	bool borrow_graph;
 } fl_engine_opts;
 
 void fl_engine_opts_default(fl_engine_opts *o);
@@ -89,7 +93,8 @@ void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out);
 
 typedef struct fl_session fl_session;
 
-/* Opens a session on a copy of validated graph g.  Checks the options
+/* Opens a session on a copy of validated graph g (on g itself with
+ * o->borrow_graph).  Checks the options
  * (unknown op names in constraints are errors).  The session starts at
  * step 0: nothing decided yet. */
 fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,

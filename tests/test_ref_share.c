@@ -3,7 +3,8 @@
  * constants per pass per strategy): the ladder runs the interpreter once
  * for all its strategies (ref_share.h), a share gives its values only to
  * sessions of the same graph and stops giving them once dropped, and a
- * forward-only session keeps no snapshots yet still goes back right.
+ * forward-only session keeps no snapshots (nor, borrowing the graph, a
+ * copy of it) yet still goes back right.
  * Small samples, no timing rounds: quick. */
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,8 @@ static void test_ref_share_sessions(void **state)
 }
 
 /* forward_only: no snapshots, and going back to a step still gives the
- * event a session with snapshots has there. */
+ * event a session with snapshots has there; borrow_graph: no copy of
+ * the graph, which the session leaves as it was. */
 static void test_ref_share_forward_only(void **state)
 {
 	fl_graph *g = t_load_sample(SAMPLE);
@@ -115,7 +117,7 @@ static void test_ref_share_forward_only(void **state)
 	fl_error err = {""};
 	fl_engine_stats es;
 	fl_session *fwd, *full;
-	int total, k;
+	int total, k, n_ops = g->n_ops, n_tensors = g->n_tensors;
 	const fl_event *ef, *eg;
 
 	(void)state;
@@ -132,6 +134,7 @@ static void test_ref_share_forward_only(void **state)
 	assert_int_equal(es.snapshots, 0);
 	fl_engine_get_stats(full, &es);
 	assert_true(es.snapshots > 0);
+	assert_true(fl_engine_input_graph(full) != g);	/* a copy */
 	k = total / 2;
 	assert_int_equal(fl_engine_goto(fwd, k, &err), k);
 	assert_int_equal(fl_engine_goto(full, k, &err), k);
@@ -144,6 +147,18 @@ static void test_ref_share_forward_only(void **state)
 	assert_int_equal(es.snapshots, 0);
 	fl_engine_close(fwd);
 	fl_engine_close(full);
+	/* borrow_graph: the session reads g itself, also going back */
+	o.borrow_graph = true;
+	fwd = fl_engine_open(g, &o, &err);
+	assert_non_null(fwd);
+	assert_ptr_equal(fl_engine_input_graph(fwd), g);
+	assert_int_equal(fl_engine_run(fwd, &err), total);
+	assert_int_equal(fl_engine_goto(fwd, k, &err), k);
+	ef = fl_engine_peek(fwd, &err);
+	assert_non_null(ef);
+	fl_engine_close(fwd);
+	assert_int_equal(g->n_ops, n_ops);	/* unchanged */
+	assert_int_equal(g->n_tensors, n_tensors);
 	fl_graph_free(g);
 }
 

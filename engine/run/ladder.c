@@ -137,7 +137,7 @@ static void note_interrupt(fl_session *s, fl_ladder_step *st)
 /* One strategy: a session through the run pass, verifying only (the
  * ladder times every strategy together afterwards) against the reference
  * values in share, which every step reads.  The session only goes
- * forward (no snapshots: nothing steps it back).  It stays open in *out
+ * forward (no snapshots: nothing steps it back) and reads g, no copy.  It stays open in *out
  * when it ran, so that its gen.so outlives it. */
 static int run_step(const fl_graph *g, const fl_engine_opts *base,
 		    fl_ref_share *share, fl_strategy strategy,
@@ -155,6 +155,7 @@ static int run_step(const fl_graph *g, const fl_engine_opts *base,
 	o.run.repeat = 0;
 	o.ref_share = share;
 	o.forward_only = true;
+	o.borrow_graph = true;	/* g outlives every step's session */
 	st->strategy = strategy;
 	s = fl_engine_open(g, &o, &err);
 	if (!s || fl_engine_run(s, &err) < 0) {
