@@ -130,7 +130,8 @@ typedef struct fl_ladder {
  * returns.  Each session verifies its program (no timing) against
  * reference values the sessions share: the interpreter runs once for the
  * whole ladder, and its values are freed when every strategy has
- * verified; each session keeps no snapshots.  The sessions
+ * verified; each session keeps no snapshots and reads g (which must
+ * outlive the call) instead of a copy.  The sessions
  * stay open (their work directories with them) until every strategy is
  * done, then the verified ones are timed together in one child
  * (fl_time_interleaved, base->run's warmup, repeat, pin; progress "time"
