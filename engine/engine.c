@@ -59,7 +59,9 @@ typedef struct snapshot {
 } snapshot;
 
 struct fl_session {
-	fl_graph *input;
+	const fl_graph *input;	/* own_input, or the caller's graph
+				   (opts.borrow_graph) */
+	fl_graph *own_input;
 	fl_engine_opts opts;	/* as given */
 	fl_engine_opts eff;	/* with the strategy applied: what the
 				   passes read */
@@ -152,6 +154,8 @@ static void snapshot_take(fl_session *s, const fl_state *st, int pos, int p)
 	int at = s->n_snaps;
 	snapshot *n;
 
+	if (s->opts.forward_only)
+		return;
 	while (at > 0 && !snap_before(&s->snaps[at - 1], pos, p))
 		at--;
 	if (at < s->n_snaps && s->snaps[at].pos == pos && s->snaps[at].pass == p)
@@ -375,7 +379,10 @@ fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,
 	}
 	fl_engine_opts_effective(&s->opts, &s->eff);
 	s->eff.run.cancel = &s->cancel;
-	s->input = fl_graph_copy(g);
+	if (s->opts.borrow_graph)
+		s->input = g;
+	else
+		s->input = s->own_input = fl_graph_copy(g);
 	s->ctx = isl_ctx_alloc();
 	s->cache = fl_classify_cache_new();
 	s->memo = fl_memo_new(free_build, &s->eff.run);
@@ -404,7 +411,7 @@ void fl_engine_close(fl_session *s)
 	fl_event_log_free(s->full);
 	/* kernels in the memo hold isl objects of the context */
 	fl_memo_free(s->memo);
-	fl_graph_free(s->input);
+	fl_graph_free(s->own_input);
 	fl_classify_cache_free(s->cache);
 	if (s->ctx)
 		isl_ctx_free(s->ctx);
@@ -584,6 +591,7 @@ void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out)
 	out->compiles = fl_memo_map_count(s->memo->builds);
 	out->runs = fl_memo_map_count(s->memo->runs);
 	out->snapshots = s->n_snaps;
+	out->references = s->memo->ref_runs;
 }
 
 int fl_engine_check(const fl_session *s, fl_error *err)

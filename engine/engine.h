@@ -67,6 +67,19 @@ typedef struct fl_engine_opts {
 					   tolerance, progress */
 	fl_interp_opts interp;		/* the reference values' seed and
 					   memory limit */
+	/* Reference values shared with other sessions of the same graph
+	 * (ref_share.h; the ladder's), NULL: the session computes and keeps
+	 * its own.  Borrowed: must outlive the session's run pass. */
+	struct fl_ref_share *ref_share;
+	/* The session only goes forward (a batch run, the ladder): it keeps
+	 * no snapshots at pass boundaries, each a copy of the whole state
+	 * with the graph's constants (ViT-B/16: 330 MB a copy, 12 passes).
+	 * Going back still works, replayed from the start.  Default false. */
+	bool forward_only;
+	/* The session reads the graph given to fl_engine_open, which must
+	 * then outlive it unchanged, instead of keeping a copy of its own
+	 * (one copy of the constants less per session).  Default false. */
+	bool borrow_graph;
 } fl_engine_opts;
 
 void fl_engine_opts_default(fl_engine_opts *o);
@@ -80,7 +93,8 @@ void fl_engine_opts_effective(const fl_engine_opts *o, fl_engine_opts *out);
 
 typedef struct fl_session fl_session;
 
-/* Opens a session on a copy of validated graph g.  Checks the options
+/* Opens a session on a copy of validated graph g (on g itself with
+ * o->borrow_graph).  Checks the options
  * (unknown op names in constraints are errors).  The session starts at
  * step 0: nothing decided yet. */
 fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,
@@ -144,6 +158,9 @@ const fl_run_result *fl_engine_run_result(const fl_session *s);
  * and the snapshots kept at pass boundaries. */
 typedef struct fl_engine_stats {
 	int schedules, kernels_generated, compiles, runs, snapshots;
+	int references;	/* interpreter runs for reference values of the
+			   session's own (0 when they came from opts'
+			   ref_share) */
 } fl_engine_stats;
 
 void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out);

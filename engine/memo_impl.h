@@ -35,7 +35,9 @@ typedef struct fl_memo {
 	fl_memo_map *builds;	/* unit + compiler -> fl_build (compile) */
 	fl_memo_map *runs;	/* unit + run options -> fl_run_result */
 	fl_values *ref;		/* reference values of the primitive graph,
-				   NULL until the run pass needs them */
+				   NULL until the run pass needs them (and
+				   while opts' ref_share provides them) */
+	int ref_runs;		/* interpreter runs for ref */
 	char workdir[512];	/* of the latest compile, a cancelled one
 				   too (fl_engine_workdir); "" before */
 	double l1_seconds;	/* new layer-1 work done so far in the

@@ -26,9 +26,9 @@
 #   -m SIZE     --max-memory of fuselab (default 8G); the address space
 #               of each step is capped at twice that, and at most 3/4 of
 #               the machine's memory (ulimit -v): --max-memory bounds a
-#               run's tensors, not what the compiler holds, and ViT-B/16's
-#               --run grew to 23 GB of resident memory under a 32G cap
-#               until the kernel's OOM killer stopped it
+#               run's tensors, not what the compiler holds (ViT-B/16's
+#               --run --strategy all peaks at 3.6 GB resident;
+#               docs/zoo-results.md, "Memory of the run step")
 #   -l NAMES    only these models, comma-separated (zoo.py --list)
 #   -s          skip the setup and the export: the models in build/zoo
 # Exit status: 0 when the table was made (whatever it says), 1 when the

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "machine.h"
+#include "ref_share.h"
 #include "stitch.h"
 
 /* Appends "G<a> + G<b>" (the micro-graphs layer 2 stitched into k) to
@@ -134,11 +135,13 @@ static void note_interrupt(fl_session *s, fl_ladder_step *st)
 }
 
 /* One strategy: a session through the run pass, verifying only (the
- * ladder times every strategy together afterwards).  The session stays
- * open in *out when it ran, so that its gen.so outlives it. */
+ * ladder times every strategy together afterwards) against the reference
+ * values in share, which every step reads.  The session only goes
+ * forward (no snapshots: nothing steps it back) and reads g, no copy.  It stays open in *out
+ * when it ran, so that its gen.so outlives it. */
 static int run_step(const fl_graph *g, const fl_engine_opts *base,
-		    fl_strategy strategy, fl_ladder_step *st,
-		    fl_session **out)
+		    fl_ref_share *share, fl_strategy strategy,
+		    fl_ladder_step *st, fl_session **out)
 {
 	fl_engine_opts o = *base;
 	fl_error err = {""};
@@ -150,6 +153,9 @@ static int run_step(const fl_graph *g, const fl_engine_opts *base,
 	o.run_kernels = true;
 	o.run.warmup = 0;
 	o.run.repeat = 0;
+	o.ref_share = share;
+	o.forward_only = true;
+	o.borrow_graph = true;	/* g outlives every step's session */
 	st->strategy = strategy;
 	s = fl_engine_open(g, &o, &err);
 	if (!s || fl_engine_run(s, &err) < 0) {
@@ -509,11 +515,12 @@ out:
 	return rc;
 }
 
-static void close_all(fl_session **ses, int n)
+static void close_all(fl_session **ses, int n, fl_ref_share *share)
 {
 	for (int i = 0; i < n; i++)
 		fl_engine_close(ses[i]);	/* removes unless keep */
 	free(ses);
+	fl_ref_share_free(share);
 }
 
 int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
@@ -521,6 +528,7 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		  fl_error *err)
 {
 	fl_session **ses = calloc((size_t)n + 1, sizeof *ses);
+	fl_ref_share *share = fl_ref_share_new();
 
 	memset(out, 0, sizeof *out);
 	out->steps = calloc((size_t)n + 1, sizeof *out->steps);
@@ -530,8 +538,9 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 		fl_machine_text(fl_machine_get(), out->planned_for,
 				(int)sizeof out->planned_for);
 	out->load_before = out->load_after = -1;
-	if (!out->steps || !ses) {
+	if (!out->steps || !ses || !share) {
 		free(ses);
+		fl_ref_share_free(share);
 		fl_ladder_free(out);
 		fl_error_set(err, "out of memory");
 		return -1;
@@ -542,21 +551,33 @@ int fl_ladder_run(const fl_graph *g, const fl_engine_opts *base,
 			base->run.progress(base->run.progress_user, "strategy", i,
 					   n);
 		out->n = i + 1;
-		if (run_step(g, base, list[i], &out->steps[i], &ses[i]) < 0) {
-			close_all(ses, n);
+		if (run_step(g, base, share, list[i], &out->steps[i],
+			     &ses[i]) < 0) {
+			close_all(ses, n, share);
 			fl_ladder_free(out);
 			fl_error_set(err, "out of memory");
 			return -1;
 		}
 	}
+	/* every step has verified: timing reads no reference values */
+	out->reference_runs = fl_ref_share_runs(share);
+	for (int i = 0; i < out->n; i++) {
+		fl_engine_stats es;
+
+		if (ses[i]) {
+			fl_engine_get_stats(ses[i], &es);
+			out->reference_runs += es.references;
+		}
+	}
+	fl_ref_share_drop(share);
 	if (!(out->n > 0 && out->steps[out->n - 1].interrupted) &&
 	    time_steps(base, out, ses, err) < 0) {
-		close_all(ses, n);
+		close_all(ses, n, share);
 		fl_ladder_free(out);
 		return -1;
 	}
 	compare_steps(out, ses);
-	close_all(ses, n);
+	close_all(ses, n, share);
 	return 0;
 }
 

@@ -113,6 +113,10 @@ typedef struct fl_ladder {
 	/* rounds x (n_timed + 1) step indices in the order they ran in
 	 * each round; -1 is the copy probe.  NULL when not interleaved. */
 	int *order;
+	/* Interpreter runs for reference values over the whole ladder: 1
+	 * when a step reached its run (the steps share one set of values,
+	 * ref_share.h, freed once all have verified), 0 when none did. */
+	int reference_runs;
 } fl_ladder;
 
 /* Runs strategies list[0..n-1] on g with base options (rules, constraints,
@@ -123,7 +127,11 @@ typedef struct fl_ladder {
  * empty).  When base->run.interrupt is set the ladder stops: the step
  * under way (if any) is the last, with interrupted set, its child process
  * group killed and its work directory removed (even with keep) before this
- * returns.  Each session verifies its program (no timing); the sessions
+ * returns.  Each session verifies its program (no timing) against
+ * reference values the sessions share: the interpreter runs once for the
+ * whole ladder, and its values are freed when every strategy has
+ * verified; each session keeps no snapshots and reads g (which must
+ * outlive the call) instead of a copy.  The sessions
  * stay open (their work directories with them) until every strategy is
  * done, then the verified ones are timed together in one child
  * (fl_time_interleaved, base->run's warmup, repeat, pin; progress "time"

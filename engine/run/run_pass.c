@@ -22,6 +22,7 @@
 
 #include "memo_impl.h"
 #include "passes_impl.h"
+#include "ref_share.h"
 
 /* The run's memory limit: the run options', else the interpreter's
  * (--max-memory bounds the whole program, not only the interpreter). */
@@ -46,10 +47,27 @@ static char *run_key(const fl_state *st)
 	return fl_strbuf_take(&k);
 }
 
-/* The interpreter's values of every tensor, once per session. */
+/* The interpreter's values of every tensor: from the options' share when
+ * it holds this graph's (asked anew each time, as its owner may drop
+ * them: never kept beyond the run that reads them), else once per
+ * session. */
 static const fl_values *reference(fl_state *st, fl_error *err)
 {
+	fl_ref_share *share = st->opts->ref_share;
+	fl_error e = {""};
+	const fl_values *v;
+
+	if (!st->memo->ref && share) {
+		v = fl_ref_share_values(share, st->graph, &st->opts->interp, &e);
+		if (v)
+			return v;
+		if (e.msg[0]) {	/* the interpreter failed */
+			fl_error_set(err, "reference values: %s", e.msg);
+			return NULL;
+		}
+	}
 	if (!st->memo->ref) {
+		st->memo->ref_runs++;
 		st->memo->ref = fl_interp_run(st->graph, &st->opts->interp, err);
 		if (!st->memo->ref)
 			fl_error_prefix(err, "reference values");
