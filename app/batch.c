@@ -291,7 +291,9 @@ static int interpret(const fl_graph *g, const fl_options *o,
 	if (o->interpret)
 		print_checksums(g, o, v, outs, n, mark);
 	if (expect->n)
-		*mismatch = fl_expect_compare(g, v, expect) != 0;
+		*mismatch = fl_expect_compare(g, v, expect,
+					      o->expect_atol_set ? o->expect_atol
+							  : FL_EXPECT_ATOL) != 0;
 	free(outs);
 	free(mark);
 	fl_values_free(v);
@@ -830,7 +832,8 @@ int fl_batch_run(const fl_options *o)
 		 * at the tolerances of float code (feeds.h) */
 		eo.run.expect = expect.t;
 		eo.run.n_expect = expect.n;
-		eo.run.expect_atol = FL_EXPECT_RUN_ATOL;
+		eo.run.expect_atol = o->expect_atol_set ? o->expect_atol
+							: FL_EXPECT_RUN_ATOL;
 		eo.run.expect_rtol = FL_EXPECT_RUN_RTOL;
 		if (rc == 0 && o->emit_dir)
 			rc = fl_batch_emit(g, &eo, o);

@@ -204,14 +204,14 @@ int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 	return rc;
 }
 
-static bool within(float got, float want)
+static bool within(float got, float want, double atol)
 {
 	if (isnan(want) || isnan(got))
 		return isnan(want) && isnan(got);
 	if (isinf(want) || isinf(got))
 		return got == want;
 	return fabs((double)got - want) <=
-	       FL_EXPECT_ATOL + FL_EXPECT_RTOL * fabs((double)want);
+	       atol + FL_EXPECT_RTOL * fabs((double)want);
 }
 
 /* Compares an integral or bool output exactly; prints its line; 0 when
@@ -241,7 +241,7 @@ static int compare_exact(const fl_buf *got, const fl_feed *want)
 
 /* Compares one output; prints its line; 0 when it matches. */
 static int compare_output(const fl_graph *g, const fl_values *v,
-			  const fl_feed *want)
+			  const fl_feed *want, double atol)
 {
 	int t = fl_graph_find_tensor(g, want->name);
 	const float *got = v->bufs[t].data;
@@ -254,7 +254,7 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 	for (int64_t i = 0; i < n; i++) {
 		float w = want->buf.data[i];
 
-		if (!within(got[i], w)) {
+		if (!within(got[i], w, atol)) {
 			bad++;
 			if (first < 0)
 				first = i;
@@ -266,24 +266,23 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 	if (!bad) {
 		printf("expect %s %s: ok (max abs error %.3g; rtol %g, "
 		       "atol %g)\n", fl_safe_name(want->name), sh, max_abs,
-		       FL_EXPECT_RTOL, FL_EXPECT_ATOL);
+		       FL_EXPECT_RTOL, atol);
 		return 0;
 	}
 	fl_shape_format_index(&want->buf.shape, first, at, sizeof at);
 	printf("expect %s %s: MISMATCH in %lld of %lld elements; first %s: "
 	       "got %.9g, want %.9g (rtol %g, atol %g)\n",
 	       fl_safe_name(want->name), sh, (long long)bad, (long long)n, at,
-	       got[first], want->buf.data[first], FL_EXPECT_RTOL,
-	       FL_EXPECT_ATOL);
+	       got[first], want->buf.data[first], FL_EXPECT_RTOL, atol);
 	return 1;
 }
 
 int fl_expect_compare(const fl_graph *g, const fl_values *v,
-		      const fl_tensor_files *e)
+		      const fl_tensor_files *e, double atol)
 {
 	int rc = 0;
 
 	for (int k = 0; k < e->n; k++)
-		rc |= compare_output(g, v, &e->t[k]);
+		rc |= compare_output(g, v, &e->t[k], atol);
 	return rc;
 }

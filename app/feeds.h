@@ -43,10 +43,11 @@ int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 
 void fl_tensor_files_free(fl_tensor_files *f);
 
-/* Compares the interpreter's values v of g with the expected outputs e,
+/* Compares the interpreter's values v of g with the expected outputs e
+ * at FL_EXPECT_RTOL and atol (FL_EXPECT_ATOL unless --expect-atol),
  * printing one line per output ("expect NAME [shape]: ok (...)" or
  * "... MISMATCH ..."); 0 when every one is within the tolerances. */
 int fl_expect_compare(const fl_graph *g, const fl_values *v,
-		      const fl_tensor_files *e);
+		      const fl_tensor_files *e, double atol);
 
 #endif

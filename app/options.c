@@ -24,7 +24,7 @@ typedef enum opt_id {
 	OPT_DOMAIN, OPT_DOMAIN_DIMS, OPT_DOMAIN_FIXED, OPT_PIN, OPT_LOCAL_BUDGET,
 	OPT_STITCH_CAPACITY, OPT_LAUNCH_COST, OPT_TARGET, OPT_INPUTS, OPT_EXPECT,
 	OPT_EXPORT_ONNX,
-	OPT_INPUT_SHAPE, OPT_MACHINE, OPT_BIND_INPUTS, OPT_BIND,
+	OPT_INPUT_SHAPE, OPT_MACHINE, OPT_BIND_INPUTS, OPT_BIND, OPT_EXPECT_ATOL,
 } opt_id;
 
 typedef struct opt_spec {
@@ -57,6 +57,10 @@ static const opt_spec specs[] = {
 	 "DIR/output_0.pb, ... at ONNX's tolerances (rtol 1e-3, atol 1e-7) "
 	 "and, with --run, each strategy's (rtol 1e-3, atol 1e-5); exit "
 	 "status 1 when one differs"},
+	{OPT_EXPECT_ATOL, "expect-atol", 0, "A",
+	 "with --expect: the absolute tolerance A of both comparisons "
+	 "instead of 1e-7 and 1e-5 (rtol stays 1e-3), for a model whose "
+	 "reference runtimes disagree by more"},
 	{OPT_MAX_MEMORY, "max-memory", 0, "SIZE",
 	 "refuse to interpret graphs, or run programs (tensors plus "
 	 "reference values), needing more (default 8G; K, M, G suffixes)"},
@@ -636,6 +640,16 @@ static int apply(const opt_spec *spec, const char *arg, fl_options *o,
 		}
 		o->launch_cost_set = true;
 		break;
+	case OPT_EXPECT_ATOL:
+		o->expect_atol = strtod(arg, &end);
+		if (end == arg || *end || !(o->expect_atol >= 0) ||
+		    !(o->expect_atol <= 1e6)) {
+			snprintf(err, err_len, "--expect-atol: expected a "
+				 "tolerance >= 0, got \"%s\"", arg);
+			return -1;
+		}
+		o->expect_atol_set = true;
+		break;
 	case OPT_MAX_RECOMPUTE:
 		o->max_recompute = strtod(arg, &end);
 		if (end == arg || *end || !(o->max_recompute >= 1.0)) {
@@ -818,6 +832,10 @@ int fl_options_parse(int argc, char **argv, fl_options *o, char *err,
 		} else {
 			o->file = a;
 		}
+	}
+	if (o->expect_atol_set && !o->expect_dir) {
+		snprintf(err, err_len, "--expect-atol needs --expect DIR");
+		return -1;
 	}
 	if (!o->machine_spec && getenv("FUSELAB_MACHINE") &&
 	    getenv("FUSELAB_MACHINE")[0] &&

@@ -34,6 +34,8 @@ typedef struct fl_options {
 	uint64_t seed;
 	const char *inputs_dir;	/* --inputs: input_K.pb files */
 	const char *expect_dir;	/* --expect: output_K.pb files */
+	double expect_atol;	/* --expect-atol, when expect_atol_set */
+	bool expect_atol_set;
 	int64_t max_bytes;
 	/* engine */
 	const char *stage;	/* a pass name, "partition", or NULL */

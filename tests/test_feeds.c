@@ -193,7 +193,54 @@ static void test_cli_expect_mismatch_and_bad_files(void **state)
 	remove_dir(dir);
 }
 
+/* --expect-atol widens both comparisons' absolute tolerance: the 4.01
+ * the test above rejects is within 0.01 + 1e-3 * 4.01 of 4, not within
+ * 0.001 + ...; a bad value or no --expect is a usage error. */
+static void test_cli_expect_atol(void **state)
+{
+	char *dir = make_dir(), args[1200], *out = NULL;
+	float wrong[6];
+	const char *graph;
+
+	(void)state;
+	graph = write_graph(dir);
+	memcpy(wrong, y_vals, sizeof wrong);
+	wrong[4] = 4.01f;
+	write_tensor(dir, "input_0.pb", "x", x_vals, 2, 3);
+	write_tensor(dir, "output_0.pb", "y", wrong, 2, 3);
+	snprintf(args, sizeof args, "--batch --inputs %s --expect %s "
+		 "--expect-atol 0.01 --run --strategy xla --repeat 1 "
+		 "--warmup 0 %s", dir, dir, graph);
+	assert_int_equal(t_fuselab(args, &out), 0);
+	assert_non_null(strstr(out, "expect y [2,3]: ok (max abs error 0.01; "
+				    "rtol 0.001, atol 0.01)"));
+	assert_non_null(strstr(out, "xla        vs expected: ok (1 output, "));
+	assert_non_null(strstr(out, "rtol 0.001, atol 0.01)"));
+	free(out);
+
+	snprintf(args, sizeof args, "--batch --inputs %s --expect %s "
+		 "--expect-atol 0.001 %s", dir, dir, graph);
+	assert_int_equal(t_fuselab(args, &out), 1);
+	assert_non_null(strstr(out, "MISMATCH in 1 of 6 elements"));
+	assert_non_null(strstr(out, "(rtol 0.001, atol 0.001)"));
+	free(out);
+
+	snprintf(args, sizeof args, "--batch --inputs %s --expect %s "
+		 "--expect-atol -1 %s", dir, dir, graph);
+	assert_int_equal(t_fuselab(args, &out), 2);
+	assert_non_null(strstr(out, "--expect-atol: expected a tolerance >= 0, "
+				    "got \"-1\""));
+	free(out);
+
+	snprintf(args, sizeof args, "--batch --expect-atol 0.1 %s", graph);
+	assert_int_equal(t_fuselab(args, &out), 2);
+	assert_non_null(strstr(out, "--expect-atol needs --expect DIR"));
+	free(out);
+	remove_dir(dir);
+}
+
 FL_SUITE(feeds,
 	 cmocka_unit_test(test_interp_feeds_by_name),
 	 cmocka_unit_test(test_cli_inputs_expect_every_strategy),
-	 cmocka_unit_test(test_cli_expect_mismatch_and_bad_files));
+	 cmocka_unit_test(test_cli_expect_mismatch_and_bad_files),
+	 cmocka_unit_test(test_cli_expect_atol));
