@@ -107,10 +107,11 @@ $(B)/libfuselab_ui.a: $(UI_OBJ)
 
 # The runtimes are C that goes into generated programs: the contraction
 # micro-kernel (engine/backend/contract.c) and the vectorisable tanh and
-# erf (print_c.c).  Each is embedded as a string, and compiled here on its
+# erf (print_c.c), the 16-bit float conversions (half_rt.c, which the
+# interpreter includes too).  Each is embedded as a string, and compiled here on its
 # own, with every warning an error, for the vector ISA of this machine
 # and for plain C, so that a mistake in it fails the build, not a run.
-RUNTIMES := contract_rt math_rt
+RUNTIMES := contract_rt math_rt half_rt
 ENGINE_OBJ += $(RUNTIMES:%=$(B)/gen/%.o)
 
 $(B)/gen/%_rt.c: engine/backend/runtime/%_rt.c scripts/embed.sh

@@ -60,14 +60,18 @@ static int match_tensor(const fl_graph *g, const int *cand, int n_cand,
 	return -1;
 }
 
-/* Takes v's values into b in b's dtype: floats as floats, integers
- * exactly (a file's integers when it has them, else its floats
- * converted as Cast does). */
+/* Takes v's values into b in b's dtype: floats as floats (a 16-bit
+ * float's rounded to its type; a uint16 file for one holds its bits, as
+ * ONNX's tests store bfloat16), integers exactly (a file's integers when
+ * it has them, else its floats converted as Cast does). */
 static int take_values(fl_buf *b, fl_onnx_values *v)
 {
 	if (!fl_dtype_is_int(b->dtype)) {
+		fl_onnx_values_reinterpret_half(v, fl_onnx_from_dtype(b->dtype));
 		b->data = v->f;	/* taken over */
 		v->f = NULL;
+		for (int64_t i = 0; i < v->n; i++)
+			b->data[i] = fl_dtype_round(b->dtype, b->data[i]);
 		return 0;
 	}
 	b->ints = malloc((size_t)(v->n ? v->n : 1) * sizeof *b->ints);
@@ -204,14 +208,20 @@ int fl_tensor_files_load(const char *dir, const char *stem, const fl_graph *g,
 	return rc;
 }
 
-static bool within(float got, float want, double atol)
+double fl_expect_rtol(fl_dtype dt, double rtol)
+{
+	return fl_dtype_is_half(dt) && fl_dtype_ulp(dt) > rtol
+		? fl_dtype_ulp(dt) : rtol;
+}
+
+static bool within(float got, float want, double rtol, double atol)
 {
 	if (isnan(want) || isnan(got))
 		return isnan(want) && isnan(got);
 	if (isinf(want) || isinf(got))
 		return got == want;
 	return fabs((double)got - want) <=
-	       atol + FL_EXPECT_RTOL * fabs((double)want);
+	       atol + rtol * fabs((double)want);
 }
 
 /* Compares an integral or bool output exactly; prints its line; 0 when
@@ -246,7 +256,8 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 	int t = fl_graph_find_tensor(g, want->name);
 	const float *got = v->bufs[t].data;
 	int64_t n = fl_shape_numel(&want->buf.shape), bad = 0, first = -1;
-	double max_abs = 0;
+	double max_abs = 0, rtol = fl_expect_rtol(g->tensors[t].dtype,
+						       FL_EXPECT_RTOL);
 	char sh[128], at[160];
 
 	if (v->bufs[t].ints && want->buf.ints)
@@ -254,7 +265,7 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 	for (int64_t i = 0; i < n; i++) {
 		float w = want->buf.data[i];
 
-		if (!within(got[i], w, atol)) {
+		if (!within(got[i], w, rtol, atol)) {
 			bad++;
 			if (first < 0)
 				first = i;
@@ -266,14 +277,14 @@ static int compare_output(const fl_graph *g, const fl_values *v,
 	if (!bad) {
 		printf("expect %s %s: ok (max abs error %.3g; rtol %g, "
 		       "atol %g)\n", fl_safe_name(want->name), sh, max_abs,
-		       FL_EXPECT_RTOL, atol);
+		       rtol, atol);
 		return 0;
 	}
 	fl_shape_format_index(&want->buf.shape, first, at, sizeof at);
 	printf("expect %s %s: MISMATCH in %lld of %lld elements; first %s: "
 	       "got %.9g, want %.9g (rtol %g, atol %g)\n",
 	       fl_safe_name(want->name), sh, (long long)bad, (long long)n, at,
-	       got[first], want->buf.data[first], FL_EXPECT_RTOL, atol);
+	       got[first], want->buf.data[first], rtol, atol);
 	return 1;
 }
 

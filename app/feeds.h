@@ -23,6 +23,13 @@
 #define FL_EXPECT_RUN_RTOL 1e-3
 #define FL_EXPECT_RUN_ATOL 1e-5
 
+/* A float16 or bfloat16 output is compared at rtol one unit in the last
+ * place of its type (fl_dtype_ulp: 2^-10, 2^-7) when that is above
+ * rtol: a result rounded once more or less, or another way (ONNX 1.12's
+ * test data truncates to bfloat16 where fuselab rounds to nearest even:
+ * docs/types.md), is at most that apart. */
+double fl_expect_rtol(fl_dtype dt, double rtol);
+
 typedef struct fl_tensor_files {
 	int n;
 	fl_feed *t;		/* name: the graph tensor's (owned) */

@@ -274,6 +274,27 @@ static const char *init_typed_named(builder *b, char *name,
 	return tp->name;
 }
 
+/* An initializer named `name` (taken) of shape s holding v (n_data
+ * values, splatted when 1) as the bits of 16-bit float dtype dt. */
+static const char *init_half_named(builder *b, char *name, fl_dtype dt,
+				   const fl_shape *s, const float *v,
+				   int64_t n_data)
+{
+	int64_t n = fl_shape_numel(s);
+	Onnx__TensorProto *tp = add_initializer(b, name, fl_onnx_from_dtype(dt),
+						s->dim, s->rank, n, 2);
+
+	if (!tp)
+		return NULL;
+	for (int64_t k = 0; k < n; k++) {
+		uint16_t u = fl_dtype_half_bits(dt, v[n_data == 1 ? 0 : k]);
+
+		tp->raw_data.data[2 * k] = (uint8_t)u;
+		tp->raw_data.data[2 * k + 1] = (uint8_t)(u >> 8);
+	}
+	return tp->name;
+}
+
 /* A helper float initializer of shape s, every element v. */
 static const char *init_splat(builder *b, const char *what, const fl_shape *s,
 			      float v)
@@ -737,10 +758,16 @@ static int export_pad(builder *b)
 	fl_shape scalar = fl_shape_scalar();
 	const char *in[3] = {in_name(b, 0)};
 
+	fl_dtype dt = b->g->tensors[b->op->in[0]].dtype;
+	float value = (float)op_float(b, "value", 0);
+
 	op_ints(b, "pads", pads, &n);
-	if (!(in[1] = init_int64(b, "pads", pads, 2 * rank, false)) ||
-	    !(in[2] = init_splat(b, "value", &scalar,
-				 (float)op_float(b, "value", 0))))
+	/* ONNX's constant_value has the data's type */
+	in[2] = fl_dtype_is_half(dt)
+		? init_half_named(b, helper_name(b, "value"), dt, &scalar,
+				  &value, 1)
+		: init_splat(b, "value", &scalar, value);
+	if (!(in[1] = init_int64(b, "pads", pads, 2 * rank, false)) || !in[2])
 		return -1;
 	return add_node(b, "Pad", in, 3, out_name(b)) ? 0 : -1;
 }
@@ -1165,6 +1192,10 @@ static int export_tensors(builder *b, int n_tensors)
 					   &gp->n_value_info);
 		else if (t->role == FL_ROLE_CONST && t->ints)
 			r = init_typed_named(b, dup_str(b, t->name), t) ? 0 : -1;
+		else if (t->role == FL_ROLE_CONST && fl_dtype_is_half(t->dtype))
+			r = init_half_named(b, dup_str(b, t->name), t->dtype,
+					    &t->shape, t->data, t->n_data)
+				? 0 : -1;
 		else if (t->role == FL_ROLE_CONST)
 			r = init_float_named(b, dup_str(b, t->name), &t->shape,
 					     t->data, t->n_data) ? 0 : -1;

@@ -177,6 +177,16 @@ run() {
 		${2:+--bind-inputs "$1"} "$dir/model.onnx" \
 		> "$log" 2>&1
 	rc=$?
+	# ONNX 1.12's data sets of test_castlike_*BFLOAT16* give the
+	# unused "like" input shape [1] where their model declares [3,4]:
+	# the test contradicts itself, a skip rather than a failure (an
+	# output's shape is fuselab's own and stays a failure)
+	if [ $rc -ne 0 ] && grep -q '/input_[0-9]*\.pb: tensor .* has shape .* where the graph.s is' "$log"; then
+		r=$(why 'has shape')
+		printf 'SKIP\t%s\ttest data disagrees with the model: %s\n' \
+			"$t" "$r" > "$res"
+		return 1
+	fi
 	if [ $rc -ne 0 ]; then
 		r=$(why 'MISMATCH|error|fuselab:|verified no|deviates')
 		printf 'FAIL\t%s\t%s: %s\n' "$t" "${1:+${1##*/}}" \
@@ -252,7 +262,8 @@ cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
 		-e 's/^(unsupported op): .*/\1/' \
 		-e 's/^(unsupported (type|attribute or form)): .*/\1/' \
 		-e 's/^(unsupported: a shape input computed at run time).*/\1/' \
-		-e 's/^unsupported: output [0-9]+ of .*/unsupported: a later output of a node/' |
+		-e 's/^unsupported: output [0-9]+ of .*/unsupported: a later output of a node/' \
+		-e 's/^(test data disagrees with the model): .*/\1/' |
 		sort | uniq -c | sort -rn
 	echo
 	echo "unsupported ops, by tests skipped:"

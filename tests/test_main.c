@@ -19,6 +19,7 @@ FL_SUITE_DECL(onnx_loss);
 FL_SUITE_DECL(ops_more);
 FL_SUITE_DECL(indexed);
 FL_SUITE_DECL(quant);
+FL_SUITE_DECL(half);
 FL_SUITE_DECL(ops_index);
 FL_SUITE_DECL(norm_pool);
 FL_SUITE_DECL(loader);
@@ -171,6 +172,7 @@ int main(int argc, char **argv)
 		{fl_suite_ops_more, &fl_suite_ops_more_n},
 		{fl_suite_indexed, &fl_suite_indexed_n},
 		{fl_suite_quant, &fl_suite_quant_n},
+		{fl_suite_half, &fl_suite_half_n},
 		{fl_suite_ops_index, &fl_suite_ops_index_n},
 		{fl_suite_norm_pool, &fl_suite_norm_pool_n},
 		{fl_suite_loader, &fl_suite_loader_n},

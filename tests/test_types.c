@@ -187,7 +187,7 @@ static void test_types_bad_graphs(void **state)
 {
 	(void)state;
 	t_load_fails("{\"format\":\"fuselab-graph/1\",\"tensors\":{"
-		     "\"x\":{\"shape\":[2],\"dtype\":\"f16\",\"role\":\"input\"},"
+		     "\"x\":{\"shape\":[2],\"dtype\":\"f64\",\"role\":\"input\"},"
 		     "\"y\":{\"shape\":[2],\"role\":\"output\"}},\"ops\":["
 		     "{\"name\":\"o\",\"op\":\"copy\",\"in\":[\"x\"],\"out\":[\"y\"]}]}",
 		     "tensors.x.dtype: expected one of");

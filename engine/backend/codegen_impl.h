@@ -371,6 +371,9 @@ const char *fl_cg_contract_runtime(void);
 extern const char fl_contract_rt_text[];
 /* runtime/math_rt.c (fl_tanhf, fl_erff), embedded by the Makefile */
 extern const char fl_math_rt_text[];
+/* runtime/half_rt.c: f32 <-> f16/bf16 on the bits (FL_HALF_FN sets how
+ * its functions are declared: static inline by default) */
+extern const char fl_half_rt_text[];
 
 /* ---- split.c: one loop per expensive maths call -------------------------- */
 

@@ -388,7 +388,7 @@ static void setup_arrays(fl_cg_kernel *cg)
 
 		if (t < 0 || t >= cg->g->n_tensors || kt->place == FL_PLACE_GLOBAL)
 			continue;
-		if (fl_dtype_is_int(cg->g->tensors[t].dtype)) {
+		if (cg->g->tensors[t].dtype != FL_F32) {
 			/* locals, registers and scratch are float arrays */
 			snprintf(cg->why[t], sizeof cg->why[t], "%s tensors stay "
 				 "in main memory",

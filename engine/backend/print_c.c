@@ -380,12 +380,16 @@ static const char *rhs_template(fl_cg_kernel *cg, const fl_cg_stmt *st,
 		return buf;
 	}
 	dt = fl_op_operand_dtype(cg->g, st->op);
+	if ((st->ps->role == FL_STMT_COMPUTE || st->ps->role == FL_STMT_FILL) &&
+	    (tpl = fl_op_c_half_template(st->op, dt,
+			cg->g->tensors[st->op->out[0]].dtype, buf, n)))
+		return tpl;
 	c = fl_op_c_templates_typed(st->op, dt, buf, n);
 	switch (st->ps->role) {
 	case FL_STMT_COMPUTE:
 		/* the cheaper forms are float arithmetic */
-		tpl = fl_dtype_is_int(dt) ? c.compute
-					  : compute_template(cg, st, c.compute);
+		tpl = dt != FL_F32 ? c.compute
+				   : compute_template(cg, st, c.compute);
 		break;
 	case FL_STMT_INIT: tpl = c.init; break;
 	case FL_STMT_UPDATE: tpl = c.update; break;
@@ -1692,7 +1696,7 @@ static void file_header(fl_strbuf *out, const fl_program *p)
 		  "declared otherwise. */\n%s",
 		  name, fl_strategy_name(p->strategy), p->n_kernels,
 		  p->n_kernels == 1 ? "" : "s", file_prologue);
-	fl_strbuf_printf(out, "%s\n", fl_math_rt_text);
+	fl_strbuf_printf(out, "%s\n%s\n", fl_math_rt_text, fl_half_rt_text);
 }
 
 /* The timing process's copy probe (interleave.c), in the unit so that

@@ -1157,6 +1157,10 @@ static void cuda_header(fl_strbuf *out, const fl_program *p)
 			 "device copy of each. */\n%s", name,
 			 fl_strategy_name(p->strategy), p->n_kernels,
 			 p->n_kernels == 1 ? "" : "s", cuda_prologue);
+	/* the 16-bit floats' conversions, the C backend's and the
+	 * interpreter's own, on host and device alike */
+	fl_strbuf_printf(out, "#define FL_HALF_FN static __host__ __device__ "
+			 "__forceinline__\n%s\n", fl_half_rt_text);
 	/* bytes, each tensor in its element type (docs/types.md) */
 	fl_strbuf_printf(out, "#define FL_N_TENSORS %d\n"
 			 "static const long long fl_bytes[FL_N_TENSORS + 1] = {",

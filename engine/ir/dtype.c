@@ -1,9 +1,13 @@
 /* Element types (see dtype.h): names, sizes, C types and the exact
- * conversions between the interpreter's int64 form and packed arrays. */
+ * conversions between the interpreter's int64 form and packed arrays;
+ * the 16-bit floats' conversions are the generated code's own text
+ * (engine/backend/runtime/half_rt.c), so both round alike. */
 #include "dtype.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "runtime/half_rt.c"
 
 static const struct {
 	const char *name, *c_type;
@@ -29,6 +33,10 @@ static const struct {
 		    "0", "UINT32_MAX"},
 	/* UINT64_MAX's bits, as the interpreter holds it */
 	[FL_U64] = {"u64", "uint64_t", 8, true, 0, -1, "0", "UINT64_MAX"},
+	/* floats stored in 16 bits: never integral, no integer range */
+	[FL_F16] = {"f16", "uint16_t", 2, false, 0, 0, "-INFINITY", "INFINITY"},
+	[FL_BF16] = {"bf16", "uint16_t", 2, false, 0, 0, "-INFINITY",
+		     "INFINITY"},
 };
 
 static bool valid(fl_dtype dt)
@@ -61,7 +69,45 @@ const char *fl_dtype_c_type(fl_dtype dt)
 
 bool fl_dtype_is_int(fl_dtype dt)
 {
-	return dt != FL_F32;
+	return dt != FL_F32 && !fl_dtype_is_half(dt);
+}
+
+bool fl_dtype_is_half(fl_dtype dt)
+{
+	return dt == FL_F16 || dt == FL_BF16;
+}
+
+uint16_t fl_dtype_half_bits(fl_dtype dt, float x)
+{
+	return dt == FL_BF16 ? fl_f32_to_bf16(x) : fl_f32_to_f16(x);
+}
+
+float fl_dtype_half_value(fl_dtype dt, uint16_t bits)
+{
+	return dt == FL_BF16 ? fl_bf16_to_f32(bits) : fl_f16_to_f32(bits);
+}
+
+float fl_dtype_round(fl_dtype dt, float x)
+{
+	return fl_dtype_is_half(dt)
+		? fl_dtype_half_value(dt, fl_dtype_half_bits(dt, x)) : x;
+}
+
+double fl_dtype_ulp(fl_dtype dt)
+{
+	return dt == FL_F16 ? 0x1p-10 : dt == FL_BF16 ? 0x1p-7 : 0x1p-23;
+}
+
+const char *fl_dtype_store_fn(fl_dtype dt)
+{
+	return dt == FL_F16 ? "fl_f32_to_f16"
+	       : dt == FL_BF16 ? "fl_f32_to_bf16" : NULL;
+}
+
+const char *fl_dtype_load_fn(fl_dtype dt)
+{
+	return dt == FL_F16 ? "fl_f16_to_f32"
+	       : dt == FL_BF16 ? "fl_bf16_to_f32" : NULL;
 }
 
 bool fl_dtype_is_unsigned(fl_dtype dt)
@@ -166,4 +212,26 @@ void fl_dtype_unpack(fl_dtype dt, const void *src, int64_t *dst, int64_t n)
 			break;
 		default: dst[i] = (int64_t)((const float *)src)[i]; break;
 		}
+}
+
+void fl_dtype_pack_floats(fl_dtype dt, const float *src, void *dst,
+			  int64_t n)
+{
+	if (!fl_dtype_is_half(dt)) {
+		memcpy(dst, src, (size_t)n * sizeof(float));
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		((uint16_t *)dst)[i] = fl_dtype_half_bits(dt, src[i]);
+}
+
+void fl_dtype_unpack_floats(fl_dtype dt, const void *src, float *dst,
+			    int64_t n)
+{
+	if (!fl_dtype_is_half(dt)) {
+		memcpy(dst, src, (size_t)n * sizeof(float));
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = fl_dtype_half_value(dt, ((const uint16_t *)src)[i]);
 }

@@ -2,7 +2,10 @@
  *
  * f32 is the default and the type of every computation that is not
  * integral by nature; bool and the integers (i8 u8 i16 u16 i32 u32 i64
- * u64) carry indices, masks, token ids, quantized values and the like.  The zero value is f32, so a zeroed tensor,
+ * u64) carry indices, masks, token ids, quantized values and the like;
+ * f16 and bf16 are storage types for floats (half-precision models):
+ * values are loaded as f32, computed in f32 and rounded to nearest even
+ * when stored (half_rt.c).  The zero value is f32, so a zeroed tensor,
  * buffer or struct is a float one.
  *
  * Representation (docs/types.md): the interpreter holds every integral
@@ -10,7 +13,10 @@
  * type's range after each op (fl_dtype_wrap) -- a u64 above INT64_MAX
  * is held as its two's complement bits, so comparisons, division and
  * conversion to float go through fl_dtype_is_unsigned; generated code declares
- * each array in its own C type (fl_dtype_c_type), bool as C's bool. */
+ * each array in its own C type (fl_dtype_c_type), bool as C's bool.
+ * f16 and bf16 values are floats in the interpreter (fl_buf.data, each
+ * one exactly a value of the type: fl_dtype_round after every op) and
+ * uint16_t bit patterns in generated code. */
 #ifndef FL_DTYPE_H
 #define FL_DTYPE_H
 
@@ -29,11 +35,13 @@ typedef enum fl_dtype {
 	FL_U16,
 	FL_U32,
 	FL_U64,
+	FL_F16,
+	FL_BF16,
 	FL_DTYPE_COUNT
 } fl_dtype;
 
-/* "f32", "bool", "i8", "u8", "i32", "i64", "i16", "u16", "u32", "u64"
- * (the graph format's names). */
+/* "f32", "bool", "i8", "u8", "i32", "i64", "i16", "u16", "u32", "u64",
+ * "f16", "bf16" (the graph format's names). */
 const char *fl_dtype_name(fl_dtype dt);
 
 /* The dtype named `name`; -1 when it names none. */
@@ -43,11 +51,34 @@ int fl_dtype_parse(const char *name);
 int fl_dtype_size(fl_dtype dt);
 
 /* The element's C type in generated code: "float", "bool", "int8_t",
- * "uint8_t", ..., "uint64_t". */
+ * "uint8_t", ..., "uint64_t"; "uint16_t" for f16 and bf16, whose bits
+ * the generated code converts (fl_f16_to_f32 and the like). */
 const char *fl_dtype_c_type(fl_dtype dt);
 
-/* True for every dtype but f32: values held exactly as integers. */
+/* True for bool and the integers: values held exactly as integers. */
 bool fl_dtype_is_int(fl_dtype dt);
+
+/* True for f16 and bf16, the 16-bit storage types of floats. */
+bool fl_dtype_is_half(fl_dtype dt);
+
+/* x rounded to a value of float dtype dt (f16, bf16: to nearest, ties
+ * to even; f32: x). */
+float fl_dtype_round(fl_dtype dt, float x);
+
+/* The bits of x in half dtype dt (rounded to nearest even), and back. */
+uint16_t fl_dtype_half_bits(fl_dtype dt, float x);
+float fl_dtype_half_value(fl_dtype dt, uint16_t bits);
+
+/* The relative size of one unit in the last place of float dtype dt:
+ * 2^-10 for f16, 2^-7 for bf16, 2^-23 for f32 -- what comparisons of
+ * rounded results allow on top of their tolerance. */
+double fl_dtype_ulp(fl_dtype dt);
+
+/* The C function that converts a float to dtype dt's stored bits in
+ * generated code ("fl_f32_to_f16"), and the one that loads them back
+ * ("fl_f16_to_f32"); NULL for the other dtypes. */
+const char *fl_dtype_store_fn(fl_dtype dt);
+const char *fl_dtype_load_fn(fl_dtype dt);
 
 /* True for the unsigned integer types (bool included: 0 and 1). */
 bool fl_dtype_is_unsigned(fl_dtype dt);
@@ -78,5 +109,12 @@ int64_t fl_dtype_from_float(fl_dtype dt, double x);
  * packed C arrays of generated code (element type fl_dtype_c_type). */
 void fl_dtype_pack(fl_dtype dt, const int64_t *src, void *dst, int64_t n);
 void fl_dtype_unpack(fl_dtype dt, const void *src, int64_t *dst, int64_t n);
+
+/* The same for float dtypes: n floats to f32 or the 16-bit bits of dt
+ * (rounded), and back (exact). */
+void fl_dtype_pack_floats(fl_dtype dt, const float *src, void *dst,
+			  int64_t n);
+void fl_dtype_unpack_floats(fl_dtype dt, const void *src, float *dst,
+			    int64_t n);
 
 #endif

@@ -288,8 +288,9 @@ int fl_tensor_convert_const(fl_tensor *t, fl_dtype dt, fl_error *err)
 			i[k] = t->ints ? fl_dtype_wrap(dt, t->ints[k])
 				       : fl_dtype_from_float(dt, t->data[k]);
 		else
-			f[k] = t->ints ? (float)fl_dtype_to_double(t->dtype, t->ints[k])
-				       : t->data[k];
+			f[k] = fl_dtype_round(dt, t->ints
+				? (float)fl_dtype_to_double(t->dtype, t->ints[k])
+				: t->data[k]);
 	free(t->data);
 	free(t->ints);
 	t->data = f;

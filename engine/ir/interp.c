@@ -101,8 +101,8 @@ void fl_interp_fill_input(const fl_graph *g, int t, uint64_t seed,
 		return;
 	}
 	for (int64_t i = 0; i < n; i++)
-		buf->data[i] = extent > 0 ? (float)fl_rng_below(&r, extent)
-					  : fl_rng_uniform(&r);
+		buf->data[i] = fl_dtype_round(x->dtype, extent > 0
+			? (float)fl_rng_below(&r, extent) : fl_rng_uniform(&r));
 }
 
 int64_t fl_interp_bytes_needed(const fl_graph *g)
@@ -204,8 +204,8 @@ static int fill_start_value(const fl_graph *g, int t, const fl_interp_opts *o,
 		memcpy(b->ints, f->buf.ints,
 		       (size_t)fl_shape_numel(&x->shape) * sizeof *b->ints);
 	else
-		memcpy(b->data, f->buf.data,
-		       (size_t)fl_shape_numel(&x->shape) * sizeof(float));
+		for (int64_t i = 0; i < fl_shape_numel(&x->shape); i++)
+			b->data[i] = fl_dtype_round(x->dtype, f->buf.data[i]);
 	return 0;
 }
 

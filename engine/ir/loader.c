@@ -183,15 +183,25 @@ static int flatten_data(const cJSON *j, double *out, int64_t cap, int64_t *n,
 	return 0;
 }
 
-/* v fits t's dtype: f32's range, an integral type's exact values. */
+/* v fits t's dtype: f32's range, an integral type's exact values, a
+ * 16-bit float's exact values (0.1 is no f16: 0.0999755859375 is). */
 static int check_value(const fl_tensor *t, double v, fl_error *err)
 {
+	if (fl_dtype_is_half(t->dtype)) {
+		if (!fits_f32(v) ||
+		    (double)fl_dtype_round(t->dtype, (float)v) != v) {
+			fl_error_set(err, "%g is not a %s value", v,
+				     fl_dtype_name(t->dtype));
+			return -1;
+		}
+		return 0;
+	}
 	if (t->dtype == FL_F32 && !fits_f32(v)) {
 		fl_error_set(err, "%g does not fit in f32 (largest magnitude "
 			     "%g)", v, (double)FLT_MAX);
 		return -1;
 	}
-	if (t->dtype != FL_F32 &&
+	if (fl_dtype_is_int(t->dtype) &&
 	    (v != floor(v) || fl_dtype_from_float(t->dtype, v) != v)) {
 		fl_error_set(err, "%g is not a %s value", v,
 			     fl_dtype_name(t->dtype));
@@ -205,7 +215,7 @@ static int store_values(fl_tensor *t, const double *v, int64_t n)
 {
 	size_t cnt = (size_t)(n > 0 ? n : 1);
 
-	if (t->dtype == FL_F32)
+	if (!fl_dtype_is_int(t->dtype))
 		t->data = malloc(cnt * sizeof *t->data);
 	else
 		t->ints = malloc(cnt * sizeof *t->ints);
@@ -328,7 +338,8 @@ static int parse_tensor(fl_graph *g, const cJSON *j, fl_error *err)
 		       fl_dtype_parse(dtype->valuestring) >= 0)) {
 		fl_error_set(err, "tensors.%s.dtype: expected one of \"f32\", "
 			     "\"bool\", \"i8\", \"u8\", \"i16\", \"u16\", "
-			     "\"i32\", \"u32\", \"i64\", \"u64\"",
+			     "\"i32\", \"u32\", \"i64\", \"u64\", \"f16\", "
+			     "\"bf16\"",
 			     fl_error_name(name));
 		return -1;
 	}

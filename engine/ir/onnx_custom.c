@@ -187,6 +187,12 @@ bool fl_onnx_output_read(const fl_onnx_ctx *c, const char *name)
 
 	if (!name || !*name)
 		return false;
+	/* a half-precision node's float copy: its outputs stand for the
+	 * node's (onnx_half.c) */
+	for (size_t k = 0; c->unwrapped && k < c->node->n_output &&
+			   k < c->unwrapped->n_output; k++)
+		if (!strcmp(c->node->output[k], name))
+			name = c->unwrapped->output[k];
 	/* in an inlined branch: a read anywhere in the model is one of
 	 * this value (ONNX names are assigned once), or the branch or the
 	 * model gives it out */

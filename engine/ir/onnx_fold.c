@@ -699,5 +699,6 @@ int fl_onnx_fold_node(fl_onnx_ctx *c, fl_error *err)
 		fl_onnx_values_delete(v);
 		return -1;
 	}
+	fl_onnx_values_round(v);	/* a 16-bit float result as stored */
 	return bind_result(c, v, err) < 0 ? -1 : 1;
 }

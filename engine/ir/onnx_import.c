@@ -234,7 +234,9 @@ static int materialize(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 		return -1;
 	t = &c->g->tensors[b->tensor];
 	t->n_data = n;
-	if (fl_onnx_to_dtype(b->dtype) > FL_F32 && b->known->i) {
+	if (fl_onnx_to_dtype(b->dtype) >= 0 &&
+	    fl_dtype_is_int((fl_dtype)fl_onnx_to_dtype(b->dtype)) &&
+	    b->known->i) {
 		t->dtype = (fl_dtype)fl_onnx_to_dtype(b->dtype);
 		t->ints = malloc((size_t)n * sizeof *t->ints);
 		if (t->ints)
@@ -247,15 +249,23 @@ static int materialize(fl_onnx_ctx *c, fl_onnx_binding *b, fl_error *err)
 		return -1;
 	}
 	memcpy(t->data, b->known->f, (size_t)n * sizeof(float));
+	if (fl_onnx_to_dtype(b->dtype) >= 0 &&
+	    fl_dtype_is_half((fl_dtype)fl_onnx_to_dtype(b->dtype))) {
+		t->dtype = (fl_dtype)fl_onnx_to_dtype(b->dtype);
+		for (int64_t k = 0; k < n; k++)
+			t->data[k] = fl_dtype_round(t->dtype, t->data[k]);
+	}
 	return b->tensor;
 }
 
-/* float and double (computed in float); the 16-bit floats round every
- * result to fewer bits, which fuselab does not model. */
+/* float and double (computed in float), float16 and bfloat16 (stored
+ * in 16 bits, computed in float): values held as floats only. */
 bool fl_onnx_dtype_is_float(int dtype)
 {
 	return dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+	       dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
 }
 
 static int data_input(fl_onnx_ctx *c, int k, bool any_type, fl_error *err)
@@ -267,8 +277,9 @@ static int data_input(fl_onnx_ctx *c, int k, bool any_type, fl_error *err)
 	/* the op's dtype inference decides whether it takes the type */
 	if (!any_type && fl_onnx_to_dtype(b->dtype) < 0) {
 		fl_error_set(err, "input %d: \"%s\" is a %s tensor on the data "
-			     "path (fuselab's element types: float, bool and "
-			     "the 8-, 16-, 32- and 64-bit integers)", k, fl_error_name(b->name),
+			     "path (fuselab's element types: float, float16, "
+			     "bfloat16, bool and the 8-, 16-, 32- and 64-bit "
+			     "integers)", k, fl_error_name(b->name),
 			     fl_onnx_dtype_name(b->dtype));
 		return -1;
 	}
@@ -702,17 +713,15 @@ int fl_onnx_declared_shape(const Onnx__ValueInfoProto *vi, fl_shape *s,
 	return 0;
 }
 
-/* An input's values are read as f32 (--inputs converts numbers); strings
- * and complex numbers cannot be, and bfloat16 is refused too: ONNX's
- * backend tests store such inputs as uint16 bit patterns, which would
- * read as integers. */
+/* An input's values are read as numbers (--inputs converts them; a
+ * bfloat16 input's uint16 file, as ONNX's backend tests store one, as
+ * its bit patterns); strings and complex numbers cannot be. */
 static int input_type_supported(const Onnx__ValueInfoProto *vi,
 				fl_error *err)
 {
 	int dtype = vi->type->tensor_type->elem_type;
 
-	if (fl_onnx_dtype_supported(dtype) &&
-	    dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
+	if (fl_onnx_dtype_supported(dtype))
 		return 0;
 	fl_error_set(err, "element type %s is not supported for an input",
 		     fl_onnx_dtype_name(dtype));
@@ -1046,13 +1055,15 @@ static int restore_snapshot(fl_onnx_ctx *c, const snapshot *s, fl_error *err)
 	return 0;
 }
 
-/* Runs map; when it finds a form it cannot model (fl_onnx_cannot_model)
+/* Runs map (on the node's float version when it computes on float16 or
+ * bfloat16: onnx_half.c); when it finds a form it cannot model (fl_onnx_cannot_model)
  * or leaves a later output that something reads unbound, undoes what
  * it added and makes the node opaque (all its outputs). */
 static int map_or_opaque(fl_onnx_ctx *c, fl_onnx_map_fn map, fl_error *err)
 {
 	snapshot s = take_snapshot(c);
-	int rc = map(c, err), k = -1;
+	int half = fl_onnx_half_input(c), k = -1;
+	int rc = half ? fl_onnx_map_in_f32(c, map, half, err) : map(c, err);
 
 	if (rc == 0 && (k = unbound_read_output(c)) < 0)
 		return 0;

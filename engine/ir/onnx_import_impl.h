@@ -54,6 +54,9 @@ typedef struct fl_onnx_ctx {
 	 * time (names; recorded only when values are given) */
 	char **wanted;
 	int n_wanted, cap_wanted;
+	/* while a half-precision node's float copy is mapped (onnx_half.c):
+	 * the node itself, whose output names the copy's stand for */
+	const Onnx__NodeProto *unwrapped;
 } fl_onnx_ctx;
 
 /* A per-operator mapping: adds the node's ops (or binds known values) and
@@ -112,6 +115,15 @@ int fl_onnx_map_gather_nd_dynamic(fl_onnx_ctx *c, fl_error *err);
 /* onnx_loss.c: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss. */
 int fl_onnx_map_nll_loss(fl_onnx_ctx *c, fl_error *err);
 int fl_onnx_map_softmax_cross_entropy(fl_onnx_ctx *c, fl_error *err);
+/* onnx_half.c: the ONNX type (float16 or bfloat16) of the node's first
+ * half-precision input when the node computes on it, else 0 (none, or
+ * a node that takes the 16-bit types as they are: Cast, data movement).
+ * fl_onnx_map_in_f32 then runs `map` on the node's float version: the
+ * inputs cast up, the float results cast back to type `half`. */
+int fl_onnx_half_input(fl_onnx_ctx *c);
+int fl_onnx_map_in_f32(fl_onnx_ctx *c, fl_onnx_map_fn map, int half,
+		       fl_error *err);
+
 /* onnx_conv_transpose.c: ConvTranspose (1-D, 2-D). */
 int fl_onnx_map_conv_transpose(fl_onnx_ctx *c, fl_error *err);
 

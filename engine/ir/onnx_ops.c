@@ -374,8 +374,9 @@ static int map_gelu(fl_onnx_ctx *c, fl_error *err)
 }
 
 /* Cast between fuselab's element types (docs/types.md): float (and
- * double) to float is a copy, anything else fuselab's cast; the 16-bit
- * floats, strings and complex numbers are refused. */
+ * double) to float is a copy, anything else fuselab's cast (to float16
+ * and bfloat16 rounding to nearest even); strings, complex numbers and
+ * the 8-bit floats are refused. */
 static int map_cast(fl_onnx_ctx *c, fl_error *err)
 {
 	return fl_onnx_cast_node(c, (int)fl_onnx_attr_int(c, "to", 0), err);
@@ -391,8 +392,9 @@ int fl_onnx_cast_node(fl_onnx_ctx *c, int to, fl_error *err)
 		return -1;
 	if (dt < 0) {
 		fl_error_set(err, "Cast to %s is not supported (fuselab's "
-			     "element types: float, bool and the 8-, 16-, 32- "
-			     "and 64-bit integers)", fl_onnx_dtype_name(to));
+			     "element types: float, float16, bfloat16, bool "
+			     "and the 8-, 16-, 32- and 64-bit integers)",
+			     fl_onnx_dtype_name(to));
 		return -1;
 	}
 	x = fl_onnx_data(c, 0, err);

@@ -66,6 +66,8 @@ static const struct {
 	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, FL_U16},
 	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT32, FL_U32},
 	{ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, FL_U64},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, FL_F16},
+	{ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, FL_BF16},
 	{ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, FL_F32},
 };
 
@@ -99,29 +101,6 @@ static bool dtype_integral(int dtype)
 	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
 	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
 	       dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
-}
-
-static float half_to_float(uint16_t h)
-{
-	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	float v;
-
-	if (e == 0)
-		v = ldexpf((float)m, -24);
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(m | 0x400), e - 25);
-	return (h & 0x8000) ? -v : v;
-}
-
-static float bfloat_to_float(uint16_t h)
-{
-	uint32_t bits = (uint32_t)h << 16;
-	float v;
-
-	memcpy(&v, &bits, sizeof v);
-	return v;
 }
 
 /* Little-endian unsigned integer of `bytes` bytes at p. */
@@ -165,10 +144,10 @@ static void store_bits(fl_onnx_values *v, int64_t k, uint64_t bits, int bytes)
 		return;
 	}
 	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
-		v->f[k] = half_to_float((uint16_t)bits);
+		v->f[k] = fl_dtype_half_value(FL_F16, (uint16_t)bits);
 		return;
 	case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
-		v->f[k] = bfloat_to_float((uint16_t)bits);
+		v->f[k] = fl_dtype_half_value(FL_BF16, (uint16_t)bits);
 		return;
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
@@ -506,4 +485,29 @@ int fl_onnx_read_tensor_file(const char *path, fl_onnx_values *v, char **name,
 	if (rc)
 		fl_error_prefix(err, "%s", path);
 	return rc;
+}
+
+void fl_onnx_values_round(fl_onnx_values *v)
+{
+	int dt = fl_onnx_to_dtype(v->dtype);
+
+	if (dt < 0 || !fl_dtype_is_half((fl_dtype)dt))
+		return;
+	for (int64_t k = 0; k < v->n; k++)
+		v->f[k] = fl_dtype_round((fl_dtype)dt, v->f[k]);
+}
+
+int fl_onnx_values_reinterpret_half(fl_onnx_values *v, int dtype)
+{
+	if (v->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__UINT16 || !v->i ||
+	    (dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
+	     dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16))
+		return 0;
+	for (int64_t k = 0; k < v->n; k++)
+		v->f[k] = fl_dtype_half_value(
+			(fl_dtype)fl_onnx_to_dtype(dtype), (uint16_t)v->i[k]);
+	free(v->i);
+	v->i = NULL;
+	v->dtype = dtype;
+	return 1;
 }

@@ -36,8 +36,8 @@ typedef struct fl_onnx_values {
 const char *fl_onnx_dtype_name(int dtype);
 
 /* The fuselab dtype of ONNX element type `dtype` (float and double:
- * f32; bool and the 8- to 64-bit integers: their own), -1 for the
- * others (the 16-bit floats, strings, complex). */
+ * f32; bool, the 8- to 64-bit integers, float16 and bfloat16: their
+ * own), -1 for the others (strings, complex, the 8-bit floats). */
 int fl_onnx_to_dtype(int dtype);
 
 /* The ONNX element type of fuselab dtype dt. */
@@ -53,6 +53,16 @@ int fl_onnx_tensor_values(const Onnx__TensorProto *t, const char *base_dir,
 			  fl_onnx_values *v, fl_error *err);
 
 void fl_onnx_values_free(fl_onnx_values *v);
+
+/* v's floats rounded to its type when that is float16 or bfloat16 (a
+ * value computed at import, stored as the type holds it). */
+void fl_onnx_values_round(fl_onnx_values *v);
+
+/* ONNX's backend tests store a bfloat16 tensor's data as uint16 bit
+ * patterns (numpy has no bfloat16): a uint16 v read for a tensor of
+ * 16-bit float type `dtype` becomes that type's values.  1 when it did,
+ * 0 when v is left as it was. */
+int fl_onnx_values_reinterpret_half(fl_onnx_values *v, int dtype);
 
 /* Decodes a serialized TensorProto held in memory (len bytes at data)
  * like fl_onnx_read_tensor_file; errors name no file. */

@@ -50,7 +50,8 @@ static const fl_op_info op_table[FL_OP_COUNT] = {
 	      "round to nearest, ties to even"),
 	{"cast", FL_OP_CAST, FL_CLASS_UNARY, 1, 1, 1, fl_infer_unary,
 	 fl_eval_unary, NULL, ATTRS("dtype"),
-	 "convert to \"dtype\" (f32 bool i8 u8 i16 u16 i32 u32 i64 u64)", EXPR("$0")},
+	 "convert to \"dtype\" (f32 bool i8 u8 i16 u16 i32 u32 i64 u64 "
+	 "f16 bf16)", EXPR("$0")},
 	UNARY(FL_OP_SIN, "sin", "sinf($0)", "sine"),
 	UNARY(FL_OP_COS, "cos", "cosf($0)", "cosine"),
 	UNARY(FL_OP_TAN, "tan", "tanf($0)", "tangent"),
@@ -306,6 +307,33 @@ fl_op_c fl_op_c_templates_typed(const fl_op *op, fl_dtype dt, char *buf,
 	default: break;
 	}
 	return c;
+}
+
+/* The 16-bit floats in generated code are uint16_t bits (half_rt.c):
+ * a cast converts through f32, and pad's value is stored as the bits of
+ * the value rounded to the type.  The other ops that take them only
+ * move the bits (ops_dtype.c). */
+const char *fl_op_c_half_template(const fl_op *op, fl_dtype from,
+				  fl_dtype to, char *buf, size_t n)
+{
+	const char *load = fl_dtype_load_fn(from), *store = fl_dtype_store_fn(to);
+	double v = 0.0;
+
+	if (op->kind == FL_OP_PAD && store) {
+		fl_attr_float(&op->attrs, "value", 0.0, &v, NULL);
+		snprintf(buf, n, "(uint16_t)0x%04x",
+			 (unsigned)fl_dtype_half_bits(to, (float)v));
+		return buf;
+	}
+	if (op->kind != FL_OP_CAST || (!load && !store))
+		return NULL;
+	if (load && store)
+		snprintf(buf, n, "%s(%s($0))", store, load);
+	else if (load)
+		snprintf(buf, n, "%s($0)", load);
+	else
+		snprintf(buf, n, "%s((float)$0)", store);
+	return buf;
 }
 
 fl_dtype fl_op_operand_dtype(const fl_graph *g, const fl_op *op)

@@ -323,6 +323,13 @@ int fl_scatter_reduction(const struct fl_op *op, fl_scatter_red *r,
 			 fl_error *err);
 int64_t fl_index_resolve(double v, int64_t extent);
 
+/* The C template of a statement of op from dtype `from` (its input) to
+ * `to` (its output) where a 16-bit float is involved and the op's own
+ * template would be wrong on uint16_t bits: a cast (through f32) or
+ * pad's fill (the value's bits); NULL otherwise.  buf holds it. */
+const char *fl_op_c_half_template(const struct fl_op *op, fl_dtype from,
+				  fl_dtype to, char *buf, size_t n);
+
 /* The dtype op computes in: its first input's (where: its branches'). */
 fl_dtype fl_op_operand_dtype(const struct fl_graph *g,
 			     const struct fl_op *op);

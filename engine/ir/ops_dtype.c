@@ -3,7 +3,13 @@
  * fl_graph_infer_op beside shape inference.  The rules sort ops into a
  * few families; an op no family names computes in f32 only, so an op
  * added to the library later is safe (it refuses integers) until its
- * author says otherwise here. */
+ * author says otherwise here.
+ *
+ * f16 and bf16 are storage types: cast, data movement (gather and an
+ * unreduced scatter included) and where's branches take them as they
+ * are; every op that computes on values refuses them, and the ONNX
+ * importer casts a half-precision node's inputs to f32 and its results
+ * back (onnx_half.c), which is where arithmetic in f32 comes from. */
 #include "ops_impl.h"
 
 static int refuse(const fl_op *op, int k, const fl_dtype *in, const char *why,
@@ -85,9 +91,23 @@ static bool moves_values(const fl_op *op)
 	}
 }
 
+/* Inputs from `first` on hold no 16-bit float: the op computes. */
+static int no_half(const fl_op *op, const fl_dtype *in, int first,
+		   fl_error *err)
+{
+	for (int k = first; k < op->n_in; k++)
+		if (fl_dtype_is_half(in[k]))
+			return refuse(op, k, in, "computes in f32 (f16 and "
+				      "bf16 are storage types: cast the input "
+				      "to f32 first)", err);
+	return 0;
+}
+
 static int float_only(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 		      fl_error *err)
 {
+	if (no_half(op, in, 0, err) < 0)
+		return -1;
 	for (int k = 0; k < op->n_in; k++)
 		if (in[k] != FL_F32)
 			return refuse(op, k, in, "computes in f32 (cast the "
@@ -106,7 +126,7 @@ static int scatter_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 
 	if (op->n_in < 3)
 		return float_only(op, in, out, err);
-	if (in[1] == FL_BOOL)
+	if (in[1] == FL_BOOL || fl_dtype_is_half(in[1]))
 		return refuse(op, 1, in, "takes integer indices", err);
 	if (in[2] != in[0]) {
 		fl_error_set(err, "in[2]: scatter_elements needs updates of the "
@@ -115,6 +135,8 @@ static int scatter_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 		return -1;
 	}
 	if (fl_scatter_reduction(op, &r, err) < 0)
+		return -1;
+	if (r != FL_SCATTER_NONE && no_half(op, in, 0, err) < 0)
 		return -1;
 	if (r != FL_SCATTER_NONE && in[0] == FL_BOOL)
 		return refuse(op, 0, in, "combines numbers with a reduction "
@@ -132,17 +154,25 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 	case FL_OP_EQUAL: case FL_OP_LESS: case FL_OP_LESS_EQUAL:
 	case FL_OP_GREATER: case FL_OP_GREATER_EQUAL:
 		out[0] = FL_BOOL;
+		if (no_half(op, in, 0, err) < 0)
+			return -1;
 		return common_dtype(op, in, 0, &(fl_dtype){FL_F32}, err);
 	case FL_OP_AND: case FL_OP_OR: case FL_OP_XOR: case FL_OP_NOT:
 		out[0] = FL_BOOL;
 		return all_bool(op, in, err);
 	case FL_OP_IS_NAN: case FL_OP_IS_INF:
+		if (no_half(op, in, 0, err) < 0)
+			return -1;
 		if (in[0] != FL_F32)
 			return refuse(op, 0, in, "tests floats (an integer is "
 				      "never NaN or infinite)", err);
 		out[0] = FL_BOOL;
 		return 0;
 	case FL_OP_WHERE:
+		/* a condition is tested as its C value: not a half's bits */
+		if (fl_dtype_is_half(in[0]))
+			return refuse(op, 0, in, "takes a condition of bool, "
+				      "an integer type or f32", err);
 		return common_dtype(op, in, 1, out, err);
 	case FL_OP_CUSTOM:
 		/* an opaque op is never computed: it takes anything, and
@@ -162,7 +192,8 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 				      "(u8, u16, u32, u64)", err);
 		return 0;
 	case FL_OP_GATHER: case FL_OP_GATHER_ELEMENTS:
-		if (op->n_in > 1 && in[1] == FL_BOOL)
+		if (op->n_in > 1 &&
+		    (in[1] == FL_BOOL || fl_dtype_is_half(in[1])))
 			return refuse(op, 1, in, "takes integer indices", err);
 		out[0] = in[0];
 		return 0;
@@ -175,7 +206,8 @@ int fl_op_infer_dtype(const fl_op *op, const fl_dtype *in, fl_dtype *out,
 		return common_dtype(op, in, 0, out, err);
 	if (!integer_arithmetic(op->kind))
 		return float_only(op, in, out, err);
-	if (common_dtype(op, in, 0, out, err) < 0)
+	if (no_half(op, in, 0, err) < 0 ||
+	    common_dtype(op, in, 0, out, err) < 0)
 		return -1;
 	if (out[0] == FL_BOOL)
 		return refuse(op, 0, in, "computes on numbers (cast bool to "

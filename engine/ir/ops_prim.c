@@ -208,7 +208,8 @@ int fl_infer_unary(const fl_op *op, const fl_shape *in, fl_shape *out,
 		if (fl_dtype_parse(dtype) < 0) {
 			fl_error_set(err,
 				     "attrs.dtype: unknown dtype \"%s\" (f32, "
-				     "bool, i8, u8, i16, u16, i32, u32, i64 or u64)", dtype);
+				     "bool, i8, u8, i16, u16, i32, u32, i64, u64, "
+				     "f16 or bf16)", dtype);
 			return -1;
 		}
 	}

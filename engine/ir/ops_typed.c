@@ -18,7 +18,11 @@
  *     broadcast_to, gather, copy) never computes on values, so their
  *     float implementation runs once per 16-bit plane of the values,
  *     each plane exact in a float (stored plus one, so that pad's
- *     inserted zeros stand out and get the pad value). */
+ *     inserted zeros stand out and get the pad value).
+ *
+ * f16 and bf16 buffers hold floats (fl_buf.data) like f32's: every op
+ * computes on them in f32 and fl_op_eval rounds what it stores in one
+ * to nearest even (fl_dtype_round), as generated code's stores do. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,6 +36,17 @@ static bool buf_is_typed(const fl_buf *b)
 	return fl_dtype_is_int(b->dtype);
 }
 
+/* A 16-bit float output's values rounded to its type (the store). */
+static void round_half(fl_buf *b)
+{
+	int64_t n = fl_shape_numel(&b->shape);
+
+	if (!fl_dtype_is_half(b->dtype) || !b->data)
+		return;
+	for (int64_t i = 0; i < n; i++)
+		b->data[i] = fl_dtype_round(b->dtype, b->data[i]);
+}
+
 void fl_op_eval(const fl_op *op, const fl_buf *in, fl_buf *out)
 {
 	bool typed = buf_is_typed(&out[0]);
@@ -42,23 +57,25 @@ void fl_op_eval(const fl_op *op, const fl_buf *in, fl_buf *out)
 		fl_eval_typed(op, in, out);
 	else
 		fl_op_info_of(op->kind)->eval(op, in, out);
+	for (int k = 0; k < op->n_out; k++)
+		round_half(&out[k]);
 }
 
 static double get_f(const fl_buf *b, int64_t i)
 {
-	return b->dtype == FL_F32 ? b->data[i]
-				  : fl_dtype_to_double(b->dtype, b->ints[i]);
+	return !buf_is_typed(b) ? b->data[i]
+				: fl_dtype_to_double(b->dtype, b->ints[i]);
 }
 
 static int64_t get_i(const fl_buf *b, int64_t i)
 {
-	return b->dtype == FL_F32 ? fl_dtype_from_float(FL_I64, b->data[i])
-				  : b->ints[i];
+	return !buf_is_typed(b) ? fl_dtype_from_float(FL_I64, b->data[i])
+				: b->ints[i];
 }
 
 static bool get_b(const fl_buf *b, int64_t i)
 {
-	return b->dtype == FL_F32 ? b->data[i] != 0 : b->ints[i] != 0;
+	return !buf_is_typed(b) ? b->data[i] != 0 : b->ints[i] != 0;
 }
 
 /* Two's complement arithmetic without C's undefined signed overflow. */
@@ -85,7 +102,7 @@ static int64_t int_div(fl_dtype dt, int64_t a, int64_t b)
 
 static int compare(const fl_buf *a, int64_t i, const fl_buf *b, int64_t j)
 {
-	if (a->dtype == FL_F32 || b->dtype == FL_F32) {
+	if (!buf_is_typed(a) || !buf_is_typed(b)) {
 		double x = get_f(a, i), y = get_f(b, j);
 
 		return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;	/* 2: NaN */
@@ -195,7 +212,7 @@ static int64_t int_element(const fl_op *op, const fl_buf *in,
 
 	switch (op->kind) {
 	case FL_OP_CAST:
-		return in[0].dtype == FL_F32
+		return !buf_is_typed(&in[0])
 			? fl_dtype_from_float(to, in[0].data[off[0]])
 			: in[0].ints[off[0]];
 	case FL_OP_NOT: return !get_b(&in[0], off[0]);
@@ -235,8 +252,8 @@ static int64_t int_element(const fl_op *op, const fl_buf *in,
 	}
 }
 
-/* Element of an f32 result (cast from an integer, where with float
- * branches). */
+/* Element of a float result (cast from an integer, where with float
+ * branches); fl_op_eval rounds a 16-bit one. */
 static float float_element(const fl_op *op, const fl_buf *in,
 			   const int64_t *off)
 {
@@ -254,7 +271,7 @@ static void eval_elementwise(const fl_op *op, const fl_buf *in, fl_buf *out)
 		for (int k = 0; k < op->n_in && k < 8; k++)
 			off[k] = fl_broadcast_offset(&in[k].shape, &out->shape,
 						     idx);
-		if (out->dtype == FL_F32)
+		if (!buf_is_typed(out))
 			out->data[i] = float_element(op, in, off);
 		else
 			out->ints[i] = fl_dtype_wrap(
@@ -342,13 +359,13 @@ static void eval_moving(const fl_op *op, const fl_buf *in, fl_buf *out)
 	int64_t n = fl_shape_numel(&out->shape), fill = pad_value(op, out->dtype);
 	fl_buf fin[64], fout = {.shape = out->shape};
 	fl_op flat = *op;
-	int planes = out->dtype == FL_F32 ? 1 : N_PLANES;
+	int planes = !buf_is_typed(out) ? 1 : N_PLANES;
 
 	if (op->n_in > 64 || fl_attrs_copy(&flat.attrs, &op->attrs) < 0)
 		return;
 	if (op->kind == FL_OP_PAD)
 		fl_attrs_set_number(&flat.attrs, "value", 0);
-	fout.data = out->dtype == FL_F32 ? out->data
+	fout.data = !buf_is_typed(out) ? out->data
 		    : malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
 	for (int64_t i = 0; out->ints && i < n; i++)
 		out->ints[i] = 0;

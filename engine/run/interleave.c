@@ -532,6 +532,20 @@ static void fill_packed(const fl_graph *g, int t, uint64_t seed, fl_buf *b,
 	free(b->ints);
 }
 
+/* A 16-bit float tensor's inputs: the interpreter's floats, packed. */
+static void fill_half(const fl_graph *g, int t, uint64_t seed, fl_buf *b,
+		      void *mem)
+{
+	int64_t n = fl_shape_numel(&b->shape);
+
+	b->data = malloc((size_t)(n ? n : 1) * sizeof *b->data);
+	if (!b->data)
+		return;
+	fl_interp_fill_input(g, t, seed, b);
+	fl_dtype_pack_floats(b->dtype, b->data, mem, n);
+	free(b->data);
+}
+
 /* Every tensor of program i's graph: fed tensors with the interpreter's
  * inputs, the rest zero (the warm-up writes them before they are read). */
 static float **child_buffers(const il_plan *pl, int i)
@@ -558,6 +572,10 @@ static float **child_buffers(const il_plan *pl, int i)
 		b = (fl_buf){.shape = x->shape, .data = mem, .dtype = x->dtype};
 		if (fl_dtype_is_int(x->dtype)) {
 			fill_packed(g, t, pl->seed, &b, mem);
+			continue;
+		}
+		if (fl_dtype_is_half(x->dtype)) {
+			fill_half(g, t, pl->seed, &b, mem);
 			continue;
 		}
 		fl_interp_fill_input(g, t, pl->seed, &b);

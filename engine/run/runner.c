@@ -351,15 +351,49 @@ static cmp_result compare_exact(fl_dtype dt, const void *got,
 	return c;
 }
 
-/* Buffer got of tensor t against the reference ref, by its dtype. */
+/* The floats of a tensor of float dtype dt at got (a 16-bit float's
+ * unpacked into a malloc'd copy, to be freed when it differs from got);
+ * NULL when out of memory. */
+static const float *float_view(fl_dtype dt, const void *got, int64_t n)
+{
+	float *f;
+
+	if (!fl_dtype_is_half(dt))
+		return got;
+	f = malloc((size_t)(n ? n : 1) * sizeof *f);
+	if (f)
+		fl_dtype_unpack_floats(dt, got, f, n);
+	return f;
+}
+
+static void free_view(const float *view, const void *got)
+{
+	if ((const void *)view != got)
+		free((void *)view);
+}
+
+/* Buffer got of tensor t against the reference ref, by its dtype: a
+ * 16-bit float's result was rounded to its type after computing in f32,
+ * so it may be one unit in its last place off on top of the f32
+ * tolerance (fl_dtype_ulp: 2^-10 for f16, 2^-7 for bf16). */
 static cmp_result compare_tensor(const run_plan *pl, int t, const void *got,
 				 const fl_buf *ref)
 {
 	int64_t n = fl_shape_numel(&pl->p->graph->tensors[t].shape);
+	const float *view;
+	cmp_result c;
 
 	if (ref->ints)
 		return compare_exact(ref->dtype, got, ref->ints, n);
-	return compare(got, ref->data, n, pl->o.atol, pl->o.rtol);
+	if (!fl_dtype_is_half(ref->dtype))
+		return compare(got, ref->data, n, pl->o.atol, pl->o.rtol);
+	view = float_view(ref->dtype, got, n);
+	if (!view)
+		return (cmp_result){0.0, 0.0, false, 0, 0.0, 0.0, 0.0};
+	c = compare(view, ref->data, n, pl->o.atol,
+		    pl->o.rtol + fl_dtype_ulp(ref->dtype));
+	free_view(view, got);
+	return c;
 }
 
 static bool ref_known(const fl_buf *ref)
@@ -374,7 +408,7 @@ static void copy_ref(const fl_buf *ref, int64_t n, float *buf)
 	if (ref->ints)
 		fl_dtype_pack(ref->dtype, ref->ints, buf, n);
 	else
-		memcpy(buf, ref->data, (size_t)n * sizeof(float));
+		fl_dtype_pack_floats(ref->dtype, ref->data, buf, n);
 }
 
 static void describe_deviation(const run_plan *pl, int k, int t,
@@ -404,8 +438,8 @@ static bool is_fed(fl_role r)
 }
 
 /* Fed tensors (inputs, params, consts) from the reference, every other
- * one NaN (integers: a byte pattern), so that reading what nobody wrote
- * shows. */
+ * one NaN (integers: a byte pattern; 16-bit floats: 0xffff, a NaN in
+ * both), so that reading what nobody wrote shows. */
 static void reset_buffers(const run_plan *pl, float *const *bufs)
 {
 	const fl_graph *g = pl->p->graph;
@@ -419,6 +453,8 @@ static void reset_buffers(const run_plan *pl, float *const *bufs)
 		else if (fl_dtype_is_int(g->tensors[t].dtype))
 			memset(bufs[t], 0x5b,
 			       (size_t)n * (size_t)fl_dtype_size(g->tensors[t].dtype));
+		else if (fl_dtype_is_half(g->tensors[t].dtype))
+			memset(bufs[t], 0xff, (size_t)n * 2);
 		else
 			for (int64_t i = 0; i < n; i++)
 				bufs[t][i] = NAN;
@@ -558,12 +594,23 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 	for (int i = 0; i < pl->n_outputs; i++) {
 		int t = pl->outputs[i];
 		int64_t n = numel_of(pl->p, t);
+		fl_dtype dt = pl->p->graph->tensors[t].dtype;
+		const float *got = NULL;
+		fl_run_opts half_o = pl->o;
 		cmp_result c;
 
 		outs[i].ok = pl->produced[t];
-		if (pl->expect[i])	/* f32 outputs; the others: exact above */
+		if (pl->expect[i] && !fl_dtype_is_half(dt)) {
+			/* f32 outputs; the others: exact above */
 			compare_expected(bufs[t], pl->expect[i], n, &pl->o,
 					 &outs[i]);
+		} else if (pl->expect[i] && (got = float_view(dt, bufs[t], n))) {
+			/* one unit in the type's last place more */
+			half_o.expect_rtol += fl_dtype_ulp(dt);
+			compare_expected(got, pl->expect[i], n, &half_o,
+					 &outs[i]);
+			free_view(got, bufs[t]);
+		}
 		if (!ref_known(&pl->ref->bufs[t]))
 			continue;
 		c = compare_tensor(pl, t, bufs[t], &pl->ref->bufs[t]);
@@ -574,9 +621,14 @@ static void child_chained(const run_plan *pl, kernel_fn *kernels,
 		outs[i].ok = pl->produced[t] && c.ok;
 		rep->max_abs = fmax(rep->max_abs, c.max_abs);
 		rep->max_rel = fmax(rep->max_rel, c.max_rel);
-		if (!rep->verified || !pl->ref->bufs[t].data ||
-		    !lost_values(bufs[t], pl->ref->bufs[t].data, n))
+		if (!rep->verified || !pl->ref->bufs[t].data)
 			continue;
+		got = float_view(dt, bufs[t], n);
+		if (got && !lost_values(got, pl->ref->bufs[t].data, n)) {
+			free_view(got, bufs[t]);
+			continue;
+		}
+		free_view(got, bufs[t]);
 		rep->verified = 0;
 		snprintf(rep->message, sizeof rep->message, "output T%d has "
 			 "NaN or infinite values where the reference has numbers "
