@@ -209,8 +209,9 @@ static void test_scalars(void **state)
 /* Appends the op of kind k, named o<k>, to the "ops" list of json (n
  * bytes): its inputs are the first min_in of x, y, z; reductions reduce
  * axis 1. */
-/* The logic ops take bool operands (docs/types.md); every other
- * elementwise or reduction primitive computes on f32. */
+/* The logic ops take bool operands and the shifts unsigned integers
+ * (docs/types.md); every other elementwise or reduction primitive
+ * computes on f32. */
 static bool takes_bool(const fl_op_info *info)
 {
 	static const char *const logic[] = {"and", "or", "xor", "not"};
@@ -221,11 +222,17 @@ static bool takes_bool(const fl_op_info *info)
 	return false;
 }
 
+static bool takes_unsigned(const fl_op_info *info)
+{
+	return info->kind == FL_OP_SHIFT_LEFT || info->kind == FL_OP_SHIFT_RIGHT;
+}
+
 static void append_table_op(char *json, size_t n, const fl_op_info *info)
 {
 	static const char *const in[] = {"[\"x\"]", "[\"x\",\"y\"]",
 					 "[\"x\",\"y\",\"z\"]"};
 	static const char *const in_bool[] = {"[\"p\"]", "[\"p\",\"q\"]"};
+	static const char *const in_u32[] = {"[\"u\"]", "[\"u\",\"v\"]"};
 	size_t len = strlen(json);
 
 	assert_true(info->min_in >= 1 && info->min_in <= 3);
@@ -233,7 +240,8 @@ static void append_table_op(char *json, size_t n, const fl_op_info *info)
 		 "\"in\":%s,\"out\":\"o%d\"%s}",
 		 json[len - 1] == '[' ? "" : ",", (int)info->kind, info->name,
 		 takes_bool(info) ? in_bool[info->min_in - 1]
-				  : in[info->min_in - 1], (int)info->kind,
+		 : takes_unsigned(info) ? in_u32[info->min_in - 1]
+		 : in[info->min_in - 1], (int)info->kind,
 		 info->cls == FL_CLASS_REDUCE ? ",\"attrs\":{\"axes\":[1]}" : "");
 }
 
@@ -248,7 +256,9 @@ static void test_table_templates_verify(void **state)
 		"\"y\":{\"shape\":[9],\"role\":\"input\"},"
 		"\"z\":{\"shape\":[4,1],\"role\":\"param\"},"
 		"\"p\":{\"shape\":[4,9],\"dtype\":\"bool\",\"role\":\"input\"},"
-		"\"q\":{\"shape\":[9],\"dtype\":\"bool\",\"role\":\"input\"}},"
+		"\"q\":{\"shape\":[9],\"dtype\":\"bool\",\"role\":\"input\"},"
+		"\"u\":{\"shape\":[4,9],\"dtype\":\"u32\",\"role\":\"input\"},"
+		"\"v\":{\"shape\":[9],\"dtype\":\"u32\",\"role\":\"input\"}},"
 		"\"ops\":[";
 	int n_ops = 0;
 
