@@ -98,11 +98,9 @@ out:
 	return g;
 }
 
-fl_graph *fl_app_load_path(const char *path, const fl_options *o,
-			   fl_onnx_info *info, fl_error *err)
+static fl_graph *load_any(const char *path, const fl_options *o,
+			  fl_onnx_info *info, fl_error *err)
 {
-	if (info)
-		memset(info, 0, sizeof *info);
 	if (fl_onnx_is_model_path(path))
 		return load_onnx(path, o, info, err);
 	if (o->n_input_shape || o->bind_dir || o->n_bind) {
@@ -112,6 +110,24 @@ fl_graph *fl_app_load_path(const char *path, const fl_options *o,
 		return NULL;
 	}
 	return fl_load_graph_file(path, err);
+}
+
+fl_graph *fl_app_load_path(const char *path, const fl_options *o,
+			   fl_onnx_info *info, fl_error *err)
+{
+	fl_graph *g;
+
+	if (info)
+		memset(info, 0, sizeof *info);
+	g = load_any(path, o, info, err);
+	/* The constants are shared from now on: the explorer's copies, the
+	 * engine's sessions and their snapshots all point at these
+	 * values instead of copying a model's weights each time. */
+	if (g && fl_graph_share_values(g, err) < 0) {
+		fl_graph_free(g);
+		return NULL;
+	}
+	return g;
 }
 
 /* "conv2d+pad", "folded", "custom", or a mix, for one op type. */

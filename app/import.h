@@ -16,7 +16,8 @@
  * caller frees it with fl_onnx_info_free; info->bound lists the inputs
  * bound at import).  An ONNX model with custom ops gets one line on
  * stderr listing them with counts, and one given values for inputs a
- * line naming those bound.  NULL + message. */
+ * line naming those bound.  The graph's constant values come shared
+ * (fl_graph_share_values): copies of it share them.  NULL + message. */
 fl_graph *fl_app_load_path(const char *path, const fl_options *o,
 			   fl_onnx_info *info, fl_error *err);
 

@@ -8,7 +8,10 @@
  * per position and pass) into a list ordered by position.  Going to step
  * k restores the last snapshot at or before k and replays from there with
  * a budget of k minus its position, so a step costs the copy plus the
- * replay of part of one pass.  The costly work inside passes is memoised
+ * replay of part of one pass.  A copy shares the graph's constant values
+ * with the state it copies (reference counted and immutable, see
+ * ir/tensor_values.c), so a snapshot costs the graph's structure, not its
+ * weights.  The costly work inside passes is memoised
  * (memo_impl.h), so that replay never reschedules, regenerates, compiles
  * or runs anything twice.  Options that change decisions (user
  * constraints, feedback) drop the snapshots; the memo stays, as its keys
@@ -202,6 +205,9 @@ static int state_start(fl_session *s, fl_error *err)
 		fl_error_set(err, "out of memory");
 		return -1;
 	}
+	/* a borrowed input's constants were copied; share them from here */
+	if (fl_graph_share_values(st->graph, err) < 0)
+		return -1;
 	st->opts = &s->eff;
 	st->ctx = s->ctx;
 	st->cache = s->cache;
@@ -389,6 +395,12 @@ fl_session *fl_engine_open(const fl_graph *g, const fl_engine_opts *o,
 	s->t_open = fl_now();
 	if (!s->input || !s->ctx || !s->cache || !s->memo) {
 		fl_error_set(err, "out of memory");
+		fl_engine_close(s);
+		return NULL;
+	}
+	/* Every state and snapshot copied from our own input shares its
+	 * constants instead of copying them (ir/tensor_values.c). */
+	if (s->own_input && fl_graph_share_values(s->own_input, err) < 0) {
 		fl_engine_close(s);
 		return NULL;
 	}
@@ -592,6 +604,10 @@ void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out)
 	out->runs = fl_memo_map_count(s->memo->runs);
 	out->snapshots = s->n_snaps;
 	out->references = s->memo->ref_runs;
+	out->snapshot_value_bytes = 0;
+	for (int i = 0; i < s->n_snaps; i++)
+		out->snapshot_value_bytes +=
+			fl_graph_owned_value_bytes(s->snaps[i].st.graph);
 }
 
 int fl_engine_check(const fl_session *s, fl_error *err)

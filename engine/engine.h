@@ -155,12 +155,15 @@ const fl_run_result *fl_engine_run_result(const fl_session *s);
 
 /* What the session has worked out so far (memoised, never redone):
  * micro-graphs scheduled, kernels generated, programs compiled and run,
- * and the snapshots kept at pass boundaries. */
+ * and the snapshots kept at pass boundaries (and what they hold). */
 typedef struct fl_engine_stats {
 	int schedules, kernels_generated, compiles, runs, snapshots;
 	int references;	/* interpreter runs for reference values of the
 			   session's own (0 when they came from opts'
 			   ref_share) */
+	int64_t snapshot_value_bytes;	/* bytes of tensor values the
+			   snapshots own (constants are shared with the
+			   live state, not copied: see ir/tensor_values.c) */
 } fl_engine_stats;
 
 void fl_engine_get_stats(const fl_session *s, fl_engine_stats *out);

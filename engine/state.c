@@ -1,6 +1,7 @@
 /* The state the passes share (state_impl.h): making and logging a
- * decision under the budget, feedback to the partition, and the deep copy
- * that snapshots keep. */
+ * decision under the budget, feedback to the partition, and the copy
+ * that snapshots keep (deep, except for the graph's constant values,
+ * which the copy shares: ir/tensor_values.c). */
 #include "state_impl.h"
 
 #include <stdarg.h>
@@ -224,6 +225,11 @@ int fl_state_copy(fl_state *dst, const fl_state *src)
 {
 	bool ok;
 
+	/* Constants a pass made since the last copy (folded ones) become
+	 * shared too, so that no copy duplicates them.  Failing to share
+	 * only costs memory: fl_graph_copy copies what is not shared. */
+	if (src->graph)
+		(void)fl_graph_share_values(src->graph, NULL);
 	*dst = *src;
 	dst->graph = fl_graph_copy(src->graph);
 	dst->log = fl_event_log_copy(src->log, -1);

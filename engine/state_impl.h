@@ -58,8 +58,11 @@ typedef struct fl_state {
 /* Frees what st owns and zeroes it (borrowed pointers are dropped). */
 void fl_state_clear(fl_state *st);
 
-/* A deep copy of src into dst (borrowed pointers shared): what a
- * snapshot keeps.  0, or -1 when out of memory (dst is then cleared). */
+/* A copy of src into dst (borrowed pointers shared; the graph's constant
+ * values shared, after src's own are made shareable: src->graph's
+ * ownership bookkeeping changes, never its values; everything else
+ * deep): what a snapshot keeps.  0, or -1 when out of memory (dst is
+ * then cleared). */
 int fl_state_copy(fl_state *dst, const fl_state *src);
 
 /* The invariant checks of fl_engine_check on a state. */

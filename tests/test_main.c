@@ -59,6 +59,7 @@ FL_SUITE_DECL(math_rt);
 FL_SUITE_DECL(value_range);
 FL_SUITE_DECL(timing);
 FL_SUITE_DECL(ref_share);
+FL_SUITE_DECL(snapshot_share);
 FL_SUITE_DECL(placement);
 FL_SUITE_DECL(layer2);
 FL_SUITE_DECL(layer3);
@@ -224,6 +225,7 @@ int main(int argc, char **argv)
 		{fl_suite_value_range, &fl_suite_value_range_n},
 		{fl_suite_timing, &fl_suite_timing_n},
 		{fl_suite_ref_share, &fl_suite_ref_share_n},
+		{fl_suite_snapshot_share, &fl_suite_snapshot_share_n},
 		{fl_suite_placement, &fl_suite_placement_n},
 		{fl_suite_layer2, &fl_suite_layer2_n},
 		{fl_suite_layer3, &fl_suite_layer3_n},

@@ -35,25 +35,9 @@ static int copy_tensor(fl_graph *dst, const fl_tensor *t, fl_error *err)
 	d->declared = t->declared;
 	d->dtype = t->dtype;
 	d->dtype_declared = t->dtype_declared;
-	if (t->ints) {
-		d->ints = malloc((size_t)(t->n_data > 0 ? t->n_data : 1) *
-				 sizeof *d->ints);
-		if (!d->ints) {
-			fl_error_set(err, "out of memory");
-			return -1;
-		}
-		memcpy(d->ints, t->ints, (size_t)t->n_data * sizeof *d->ints);
-		d->n_data = t->n_data;
-	}
-	if (t->data) {
-		d->data = malloc((size_t)(t->n_data > 0 ? t->n_data : 1) *
-				 sizeof *d->data);
-		if (!d->data) {
-			fl_error_set(err, "out of memory");
-			return -1;
-		}
-		memcpy(d->data, t->data, (size_t)t->n_data * sizeof *d->data);
-		d->n_data = t->n_data;
+	if (fl_tensor_copy_values(d, t) < 0) {	/* shared ones stay shared */
+		fl_error_set(err, "out of memory");
+		return -1;
 	}
 	return 0;
 }

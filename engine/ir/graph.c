@@ -48,8 +48,7 @@ fl_graph *fl_graph_new(const char *name)
 static void tensor_clear(fl_tensor *t)
 {
 	free(t->name);
-	free(t->data);
-	free(t->ints);
+	fl_tensor_drop_values(t);
 }
 
 static void op_clear(fl_op *op)
@@ -291,8 +290,7 @@ int fl_tensor_convert_const(fl_tensor *t, fl_dtype dt, fl_error *err)
 			f[k] = fl_dtype_round(dt, t->ints
 				? (float)fl_dtype_to_double(t->dtype, t->ints[k])
 				: t->data[k]);
-	free(t->data);
-	free(t->ints);
+	fl_tensor_drop_values(t);
 	t->data = f;
 	t->ints = i;
 	t->dtype = dt;
@@ -380,22 +378,9 @@ static int copy_tensor(fl_tensor *dst, const fl_tensor *src)
 {
 	*dst = *src;
 	dst->name = strdup(src->name);
-	dst->data = NULL;
-	dst->ints = NULL;
-	if (src->data) {
-		dst->data = malloc((size_t)src->n_data * sizeof(float));
-		if (dst->data)
-			memcpy(dst->data, src->data,
-			       (size_t)src->n_data * sizeof(float));
-	}
-	if (src->ints) {
-		dst->ints = malloc((size_t)src->n_data * sizeof(int64_t));
-		if (dst->ints)
-			memcpy(dst->ints, src->ints,
-			       (size_t)src->n_data * sizeof(int64_t));
-	}
-	return dst->name && (!src->data || dst->data) &&
-	       (!src->ints || dst->ints) ? 0 : -1;
+	if (fl_tensor_copy_values(dst, src) < 0 || !dst->name)
+		return -1;
+	return 0;
 }
 
 static int copy_op(fl_op *dst, const fl_op *src)

@@ -45,6 +45,10 @@ typedef struct fl_tensor {
 	int64_t *ints;		/* integral CONST only: n_data exact values */
 	int64_t n_data;		/* 1 = one value splatted over the shape */
 	int producer;		/* op index, -1 when none */
+	struct fl_shared_values *shared;	/* NULL: data and ints are
+				 * this tensor's alone; else they belong to
+				 * this reference-counted block and are
+				 * immutable (ownership: tensor_values.c) */
 } fl_tensor;
 
 typedef struct fl_provenance {
@@ -82,7 +86,28 @@ typedef struct fl_graph {
 
 fl_graph *fl_graph_new(const char *name);
 void fl_graph_free(fl_graph *g);
+/* A copy of g: the tensor values g shares (fl_graph_share_values) are
+ * shared with the copy, the others copied. */
 fl_graph *fl_graph_copy(const fl_graph *g);
+
+/* Shared constant values (the rules are at the top of tensor_values.c).
+ *
+ * fl_graph_share_values: every tensor of g holding values it owns alone
+ * hands them to a reference-counted block, so that copies of g share
+ * them; from then on nobody writes them in place.  -1 when memory runs
+ * out (the tensors done so far stay shared).
+ * fl_tensor_drop_values: frees t's values, or drops its reference to
+ * shared ones; data, ints and shared become NULL (n_data is kept).
+ * fl_tensor_copy_values: dst gets src's values (and n_data): a new
+ * reference when src's are shared, a copy otherwise; -1 when memory runs
+ * out (dst then holds none).
+ * fl_graph_owned_value_bytes: the bytes of values g's tensors own alone
+ * (what a copy of g would duplicate). */
+int fl_graph_share_values(fl_graph *g, fl_error *err);
+void fl_tensor_drop_values(fl_tensor *t);
+int fl_tensor_copy_values(fl_tensor *dst, const fl_tensor *src);
+bool fl_tensor_values_shared(const fl_tensor *t);
+int64_t fl_graph_owned_value_bytes(const fl_graph *g);
 
 int fl_graph_find_tensor(const fl_graph *g, const char *name);
 int fl_graph_find_op(const fl_graph *g, const char *name);

@@ -494,7 +494,7 @@ static int e_finish(emitter *e, int t)
 	last->out[0] = e->op->out[0];
 	if (t == g->n_tensors - 1) {
 		free(g->tensors[t].name);
-		free(g->tensors[t].data);
+		fl_tensor_drop_values(&g->tensors[t]);
 		g->n_tensors--;
 	}
 	if (fl_graph_infer_op(g, e->last_op, e->err) < 0) {

@@ -589,7 +589,7 @@ static int try_fold(pp *p, int i)
 		return R_ERROR;
 	}
 	t = &p->g->tensors[op->out[0]];
-	free(t->data);
+	fl_tensor_drop_values(t);
 	t->data = data;
 	t->n_data = fl_shape_numel(&t->shape);
 	t->role = FL_ROLE_CONST;
