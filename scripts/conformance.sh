@@ -14,8 +14,8 @@
 # value an op needs at import, such as a Reshape's shape, given as a
 # graph input) is tried again on each data set with --bind-inputs SET:
 # the model specialised to the test's values; when that passes it is a
-# PASS noted "(shape inputs bound from the test data)", and the totals
-# count such passes.  One line per test, then the totals and the skipped
+# PASS noted "(inputs needed at import bound from the test data)", and
+# the totals count such passes.  One line per test, then the totals and the skipped
 # tests grouped by reason.
 #
 # The project's own real models (tests/models/<name>/model.onnx, the
@@ -220,7 +220,7 @@ if [ $verdict != ok ] && [ -n "$runtime" ] && \
 		fi
 		run "$set" bind || exit 0
 	done
-	printf 'PASS\t%s\t(shape inputs bound from the test data)\n' "$t" \
+	printf 'PASS\t%s\t(inputs needed at import bound from the test data)\n' "$t" \
 		> "$res"
 	exit 0
 fi
@@ -253,7 +253,7 @@ cat "$work"/r/* 2>/dev/null | sort -k2 > "$work/table"
 	echo
 	awk -F '\t' '{ n[$1]++ }
 		$1 == "PASS" && $3 ~ /bound/ { bound++ } END {
-		printf "passed %d (%d with shape inputs bound at import), " \
+		printf "passed %d (%d with inputs bound at import), " \
 		       "failed %d, skipped %d of %d\n", n["PASS"], bound,
 		       n["FAIL"], n["SKIP"], NR }' "$work/table"
 	echo

@@ -45,7 +45,7 @@ static void test_conformance_subset_passes(void **state)
 	if (t_run(cmd, &out) != 0)
 		fail_msg("conformance subset failed:\n%s", out);
 	/* every listed test passed: none failed, none skipped (some with
-	 * shape inputs bound from their data, --bind-inputs) */
+	 * inputs needed at import bound from their data, --bind-inputs) */
 	snprintf(want, sizeof want, "passed %d (", n);
 	t_assert_contains(out, want);
 	snprintf(want, sizeof want, "failed 0, skipped 0 of %d", n);
