@@ -262,6 +262,26 @@ static void test_onnx_import_backend_conv_and_pool(void **state)
 	fl_graph_free(g);
 }
 
+/* Gather with indices fed at run time: a negative index is wrapped by
+ * where(i < 0, i + extent, i) on a bool condition -- not a number's
+ * truth through relu(-i), which ONNX Runtime cannot run on the int64
+ * indices of an exported model (every transformer's embedding). */
+static void test_onnx_import_gather_wraps_by_bool(void **state)
+{
+	fl_graph *g;
+
+	(void)state;
+	g = load_backend("test_gather_0", NULL);
+	assert_int_equal(count_kind(g, FL_OP_RELU), 0);
+	assert_int_equal(count_kind(g, FL_OP_LESS), 1);
+	for (int i = 0; i < g->n_ops; i++)
+		if (g->ops[i].kind == FL_OP_WHERE)
+			assert_int_equal(g->tensors[g->ops[i].in[0]].dtype,
+					 FL_BOOL);
+	assert_int_equal(count_kind(g, FL_OP_WHERE), 1);
+	fl_graph_free(g);
+}
+
 static void test_onnx_import_backend_gemm_reduce_transpose(void **state)
 {
 	fl_onnx_info info;
@@ -1443,6 +1463,7 @@ static void test_onnx_import_bind_cli(void **state)
 
 FL_SUITE(onnx_import,
 	 cmocka_unit_test(test_onnx_import_backend_conv_and_pool),
+	 cmocka_unit_test(test_onnx_import_gather_wraps_by_bool),
 	 cmocka_unit_test(test_onnx_import_backend_gemm_reduce_transpose),
 	 cmocka_unit_test(test_onnx_import_backend_outputs_match),
 	 cmocka_unit_test(test_onnx_import_torch_export),

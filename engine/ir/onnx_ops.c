@@ -1020,14 +1020,14 @@ static int map_pad(fl_onnx_ctx *c, fl_error *err)
 	return fl_onnx_emit_attrs(c, FL_OP_PAD, &x, 1, &a, OUT, err) < 0 ? -1 : 0;
 }
 
-/* Indices computed at run time: where(relu(-i), i + extent, i), as
- * relu(-i) is non-zero exactly for the negative ones. */
+/* Indices computed at run time: where(i < 0, i + extent, i).  A bool
+ * condition, not a number's truth (relu(-i)): exported, the model's
+ * Where needs a bool, and ONNX Runtime has no Relu of int64. */
 static int wrap_negative(fl_onnx_ctx *c, int idx, int64_t ext, fl_error *err)
 {
 	int in[3];
 
-	if ((in[0] = fl_onnx_emit1(c, FL_OP_NEG, idx, TMP, err)) < 0 ||
-	    (in[0] = fl_onnx_emit1(c, FL_OP_RELU, in[0], TMP, err)) < 0 ||
+	if ((in[0] = emit_scalar_op(c, FL_OP_LESS, idx, 0.0f, TMP, err)) < 0 ||
 	    (in[1] = emit_scalar_op(c, FL_OP_ADD, idx, (float)ext, TMP,
 				    err)) < 0)
 		return -1;
