@@ -19,15 +19,6 @@
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
 
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* The interpreter's value of tensor `name` of graph (single-quoted
  * JSON), as doubles into got (n of them). */
 static void interpret(const char *graph, const char *name, double *got, int n)
@@ -135,26 +126,7 @@ static void test_indexed_scatter_elements_values(void **state)
  * each verified; the sanitizer pass runs one. */
 static void verifies_every_strategy(const char *name, const char *graph)
 {
-	char dir[256], cmd[1400], *json = strdup(graph), *out = NULL;
-	const char *path;
-	int rc;
-
-	assert_non_null(json);
-	for (char *c = json; *c; c++)
-		if (*c == '\'')
-			*c = '"';
-	t_make_dir(dir, sizeof dir);
-	path = t_write_graph(dir, name, json);
-	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
-		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(),
-		 path, T_SANITIZED ? "apollo" : "all", dir);
-	rc = t_run(cmd, &out);
-	if (rc != 0 ||
-	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
-		fail_msg("%s: rc %d\n%s", name, rc, out);
-	free(out);
-	free(json);
-	t_remove_dir(dir);
+	t_graph_verifies_every_strategy(name, graph);
 }
 
 /* Both ops between elementwise producers and consumers (which must not
@@ -201,7 +173,7 @@ static void onnx_test_verifies(const char *test)
 		fail_msg("%s:\n%s", test, out);
 	if (!strstr(out, ": ok (max abs error") && !strstr(out, "exact)"))
 		fail_msg("%s: output not compared:\n%s", test, out);
-	if (count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
+	if (t_occurrences(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
 		fail_msg("%s: not every strategy verified:\n%s", test, out);
 	free(out);
 }

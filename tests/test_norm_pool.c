@@ -14,15 +14,6 @@
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
 
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* The lines of out that start "expect " and say ": ok (". */
 static int outputs_ok(const char *out)
 {
@@ -57,7 +48,7 @@ static void backend_test_verifies(const char *group, const char *test,
 		fail_msg("%s:\n%s", test, out);
 	if (outputs_ok(out) != n_outputs)
 		fail_msg("%s: not every output compared ok:\n%s", test, out);
-	if (count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
+	if (t_occurrences(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
 		fail_msg("%s: not every strategy verified:\n%s", test, out);
 	free(out);
 }

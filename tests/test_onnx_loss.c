@@ -226,15 +226,6 @@ static void write_tensor(const char *dir, const char *stem, int k,
 	free(bytes);
 }
 
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* Writes the model, its inputs and expected outputs into a fresh
  * folder and runs fuselab on them: the interpreter must give every
  * expected output, and every strategy (one under the sanitizer) must
@@ -261,9 +252,9 @@ static void model_gives(const node *nodes, int n_nodes, const value *ins,
 		 T_SANITIZED ? "apollo" : "all", dir, dir, dir, path);
 	if (t_fuselab(args, &out) != 0)
 		fail_msg("fuselab %s:\n%s", args, out);
-	if (count(out, ": ok (max abs error") != n_outs ||
-	    count(out, "verified yes") != n_strat ||
-	    count(out, "vs expected: ok") != n_strat)
+	if (t_occurrences(out, ": ok (max abs error") != n_outs ||
+	    t_occurrences(out, "verified yes") != n_strat ||
+	    t_occurrences(out, "vs expected: ok") != n_strat)
 		fail_msg("not every output and strategy as expected:\n%s", out);
 	if (strstr(out, "opaque"))
 		fail_msg("a loss stayed opaque:\n%s", out);

@@ -32,15 +32,6 @@
 #define DT_INT64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
 #define DT_BOOL ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
 
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 static int strategies_run(void)
 {
 	return T_SANITIZED ? 1 : FL_STRATEGY_COUNT;
@@ -63,7 +54,7 @@ static void node_test_verifies_with(const char *test, const char *env,
 		 t_fuselab_bin(), T_SANITIZED ? "apollo" : "all", extra, dir,
 		 dir, dir);
 	rc = t_run(cmd, &out);
-	if (rc != 0 || count(out, "verified yes") != strategies_run())
+	if (rc != 0 || t_occurrences(out, "verified yes") != strategies_run())
 		fail_msg("%s: rc %d\n%s", test, rc, out);
 	if (!strstr(out, ": ok (max abs error") && !strstr(out, "exact)"))
 		fail_msg("%s: output not compared:\n%s", test, out);
@@ -305,11 +296,10 @@ static void model_values(const node_model *nm, const char *out,
  * generated inputs. */
 static void model_every_strategy(const node_model *nm)
 {
-	char dir[256], path[400], cmd[1400], *out = NULL;
+	char dir[256], path[400];
 	size_t len;
 	uint8_t *buf = pack(nm, &len);
 	FILE *f;
-	int rc;
 
 	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/m.onnx", dir);
@@ -318,13 +308,7 @@ static void model_every_strategy(const node_model *nm)
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	fclose(f);
 	free(buf);
-	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
-		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(),
-		 path, T_SANITIZED ? "apollo" : "all", dir);
-	rc = t_run(cmd, &out);
-	if (rc != 0 || count(out, "verified yes") != strategies_run())
-		fail_msg("%s: rc %d\n%s", nm->op, rc, out);
-	free(out);
+	t_verifies_every_strategy(path, dir, nm->op);
 	t_remove_dir(dir);
 }
 

@@ -48,24 +48,7 @@ static void unquote(char *json)
  * sanitized, the plain pass verifies every strategy's). */
 static void verifies_every_strategy(const char *name, const char *graph)
 {
-	char dir[256], cmd[1400], *json = strdup(graph), *out = NULL;
-	const char *path;
-	int rc;
-
-	assert_non_null(json);
-	unquote(json);
-	t_make_dir(dir, sizeof dir);
-	path = t_write_graph(dir, name, json);
-	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
-		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(),
-		 path, T_SANITIZED ? "apollo" : "all", dir);
-	rc = t_run(cmd, &out);
-	if (rc != 0 ||
-	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
-		fail_msg("%s: rc %d\n%s", name, rc, out);
-	free(out);
-	free(json);
-	t_remove_dir(dir);
+	t_graph_verifies_every_strategy(name, graph);
 }
 
 static void backend_test_verifies(const char *group, const char *test);
@@ -670,11 +653,10 @@ static void one_node_values(const one_node *b, const float *want, int64_t n)
 /* The model (x an input) run under every strategy on generated inputs. */
 static void one_node_every_strategy(const one_node *b)
 {
-	char dir[256], path[400], cmd[1400], *out = NULL;
+	char dir[256], path[400];
 	size_t len;
 	uint8_t *buf = pack_model(b, &len);
 	FILE *f;
-	int rc;
 
 	t_make_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/m.onnx", dir);
@@ -683,14 +665,7 @@ static void one_node_every_strategy(const one_node *b)
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	fclose(f);
 	free(buf);
-	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
-		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(),
-		 path, T_SANITIZED ? "apollo" : "all", dir);
-	rc = t_run(cmd, &out);
-	if (rc != 0 ||
-	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
-		fail_msg("%s: rc %d\n%s", b->node.op_type, rc, out);
-	free(out);
+	t_verifies_every_strategy(path, dir, b->node.op_type);
 	t_remove_dir(dir);
 }
 

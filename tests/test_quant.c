@@ -18,15 +18,6 @@
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
 
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* Runs the graph (single-quoted JSON) through every strategy (one under
  * the sanitizer) and checks that each verified. */
 static void verifies_every_strategy(const char *name, const char *graph)
@@ -43,7 +34,7 @@ static void verifies_every_strategy(const char *name, const char *graph)
 	out = t_fuselab_ok(T_SANITIZED ? "--run --strategy apollo --repeat 1 "
 			   "--warmup 0" : "--run --strategy all --repeat 1 "
 			   "--warmup 0", path);
-	if (count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
+	if (t_occurrences(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
 		fail_msg("%s: not every strategy verified:\n%s", name, out);
 	free(out);
 	free(json);
@@ -65,7 +56,7 @@ static void node_test_verifies(const char *test)
 		fail_msg("%s:\n%s", test, out);
 	if (!strstr(out, ": ok (") || strstr(out, "deviat") ||
 	    strstr(out, "opaque") ||
-	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
+	    t_occurrences(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
 		fail_msg("%s: not verified:\n%s", test, out);
 	free(out);
 }
@@ -357,29 +348,14 @@ static const char quant_model_py[] =
 
 static void test_quant_model_against_numpy(void **state)
 {
-	char dir[256], cmd[1024], *out;
+	char *out;
 
 	(void)state;
-	t_make_dir(dir, sizeof dir);
-	t_write_graph(dir, "make.py", quant_model_py);
-	snprintf(cmd, sizeof cmd, "cd %s && /usr/bin/python3 make.py", dir);
-	if (t_run(cmd, &out) != 0)
-		fail_msg("writing the model: %s", out);
-	free(out);
-	snprintf(cmd, sizeof cmd, "--run --strategy %s --repeat 1 --warmup 0 "
-		 "--inputs %s/d --expect %s/d", T_SANITIZED ? "apollo" : "all",
-		 dir, dir);
-	snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/m.onnx");
-	out = t_fuselab_ok(cmd, dir);
+	out = t_numpy_model_every_strategy(quant_model_py);
 	t_assert_contains(out, "expect mm [3,4]: ok (i32, exact)");
 	t_assert_contains(out, "expect q [8]: ok (i8, exact)");
 	t_assert_contains(out, "expect dq [2,3]: ok (max abs error 0");
-	if (strstr(out, "opaque") ||
-	    count(out, "verified yes") != (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
-		fail_msg("not every strategy verified:\n%s", out);
 	free(out);
-	dir[strlen(dir) - strlen("/m.onnx")] = '\0';
-	t_remove_dir(dir);
 }
 
 static void test_quant_onnx_quantized_ops(void **state)

@@ -418,15 +418,6 @@ static void test_recurrent_load_errors(void **state)
 /* ------------------------------------------------------------------ */
 /* Partition and every strategy                                         */
 
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
-
 /* Double quotes for the single ones of a graph text (static buffer). */
 static const char *dq(const char *single_quoted)
 {
@@ -461,20 +452,12 @@ static void test_recurrent_partition_fuses_steps(void **state)
  * own references (the sanitizer pass runs apollo alone). */
 static void verifies_everywhere(const char *name, const char *json)
 {
-	char dir[256], cmd[1400], *out = NULL;
+	char dir[256];
 	const char *path;
-	int rc;
 
 	t_make_dir(dir, sizeof dir);
 	path = t_write_graph(dir, name, dq(json));
-	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
-		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(), path,
-		 T_SANITIZED ? "apollo" : "all", dir);
-	rc = t_run(cmd, &out);
-	if (rc != 0 || count(out, "verified yes") !=
-			       (T_SANITIZED ? 1 : FL_STRATEGY_COUNT))
-		fail_msg("%s: rc %d\n%s", name, rc, out);
-	free(out);
+	t_verifies_every_strategy(path, dir, name);
 	t_remove_dir(dir);
 }
 

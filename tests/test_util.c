@@ -199,6 +199,73 @@ const char *t_write_graph(const char *dir, const char *name,
 	return path;
 }
 
+int t_occurrences(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static int strategies_verifying(void)
+{
+	return T_SANITIZED ? 1 : FL_STRATEGY_COUNT;
+}
+
+void t_verifies_every_strategy(const char *path, const char *dir,
+			       const char *what)
+{
+	char cmd[1400], *out = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof cmd, "%s --batch '%s' --run --strategy %s "
+		 "--repeat 1 --warmup 0 --workdir '%s'", t_fuselab_bin(), path,
+		 T_SANITIZED ? "apollo" : "all", dir);
+	rc = t_run(cmd, &out);
+	if (rc != 0 || t_occurrences(out, "verified yes") != strategies_verifying())
+		fail_msg("%s: rc %d\n%s", what, rc, out);
+	free(out);
+}
+
+void t_graph_verifies_every_strategy(const char *name, const char *graph)
+{
+	char dir[256], *json = strdup(graph);
+	const char *path;
+
+	assert_non_null(json);
+	for (char *c = json; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	t_make_dir(dir, sizeof dir);
+	path = t_write_graph(dir, name, json);
+	t_verifies_every_strategy(path, dir, name);
+	free(json);
+	t_remove_dir(dir);
+}
+
+char *t_numpy_model_every_strategy(const char *script)
+{
+	char dir[256], model[300], cmd[1024], *out;
+
+	t_make_dir(dir, sizeof dir);
+	t_write_graph(dir, "make.py", script);
+	snprintf(cmd, sizeof cmd, "cd %s && /usr/bin/python3 make.py", dir);
+	if (t_run(cmd, &out) != 0)
+		fail_msg("writing the model: %s", out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "--run --strategy %s --repeat 1 --warmup 0 "
+		 "--inputs %s/d --expect %s/d", T_SANITIZED ? "apollo" : "all",
+		 dir, dir);
+	snprintf(model, sizeof model, "%s/m.onnx", dir);
+	out = t_fuselab_ok(cmd, model);
+	if (strstr(out, "opaque") ||
+	    t_occurrences(out, "verified yes") != strategies_verifying())
+		fail_msg("not every strategy verified:\n%s", out);
+	t_remove_dir(dir);
+	return out;
+}
+
 void t_make_dir(char *dir, size_t n)
 {
 	const char *tmp = getenv("TMPDIR");

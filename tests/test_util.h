@@ -100,6 +100,28 @@ char *t_fuselab_ok(const char *args, const char *graph);
 const char *t_write_graph(const char *dir, const char *name,
 			  const char *text);
 
+/* How many times needle occurs in hay (overlaps counted). */
+int t_occurrences(const char *hay, const char *needle);
+
+/* "fuselab --batch PATH --run" under every strategy (apollo alone in the
+ * sanitizer pass: the generated code is not sanitized, the plain pass
+ * verifies every strategy's), its work files in dir; fails the test,
+ * naming `what`, unless each strategy verified. */
+void t_verifies_every_strategy(const char *path, const char *dir,
+			       const char *what);
+
+/* The same for a JSON graph written with ' for " (so that C strings stay
+ * readable), saved as `name` in a fresh directory removed afterwards. */
+void t_graph_verifies_every_strategy(const char *name, const char *graph);
+
+/* Runs the Python `script` (onnx and numpy) in a fresh directory: it
+ * writes m.onnx and d/input_K.pb, d/output_K.pb; then fuselab runs m.onnx
+ * under every strategy (apollo alone when sanitized) with --inputs d
+ * --expect d, and the test fails unless it ran, nothing was opaque and
+ * every strategy verified.  The output (malloc'd) for the caller's own
+ * checks; the directory is removed. */
+char *t_numpy_model_every_strategy(const char *script);
+
 /* The contents of file `path` (malloc'd, NUL-terminated; *len its length
  * when len is not NULL); fails the test when it cannot be read. */
 char *t_read_file(const char *path, size_t *len);
